@@ -1,0 +1,93 @@
+# Pinot capacity-planning workbench. `make` lists the targets.
+# Only Python 3.11+ and Java 17+ are needed on PATH; everything else is installed into .venv.
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SCENARIO ?= scenarios/default.yaml
+NAME ?= $(basename $(notdir $(SCENARIO)))
+SWEEP ?= sweeps/servers.yaml
+PYTEST_ARGS ?=
+
+export PYTHONDONTWRITEBYTECODE := 1
+export SPARK_LOCAL_IP := 127.0.0.1
+
+## help: list the targets (this text)
+.PHONY: help
+help:
+	@echo "Pinot capacity-planning workbench"
+	@echo
+	@awk '/^## / { sub(/^## /, ""); i = index($$0, ": "); printf "  make %-20s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+## create_environment: create .venv (conda users: conda env create -f environment.yml)
+.PHONY: create_environment
+create_environment: $(BIN)/python
+
+## requirements: install the workbench and its development tools into .venv
+.PHONY: requirements
+requirements: $(VENV)/.installed-dev
+
+## check-java: check that Java 17+ is on PATH (Spark needs it)
+.PHONY: check-java
+check-java:
+	@$(PYTHON) scripts/check_java.py
+
+## demo: run the default scenario end to end (Spark workload -> model -> PDF under reports/)
+.PHONY: demo
+demo: $(VENV)/.installed check-java
+	$(BIN)/workbench validate $(SCENARIO)
+	$(BIN)/workbench generate $(SCENARIO) --out data/raw/$(NAME) --overwrite
+	$(BIN)/workbench simulate $(SCENARIO) --data data/raw/$(NAME) --out data/processed/$(NAME) --overwrite
+	$(BIN)/workbench report data/processed/$(NAME) --out reports/$(NAME).pdf
+
+## test: run the whole test suite (unit, Pinot vectors, validation, Spark, end to end) plus lint
+.PHONY: test
+test: $(VENV)/.installed-dev check-java lint
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+## test-fast: tests that need neither Spark nor long runs
+.PHONY: test-fast
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -m "not spark and not slow" $(PYTEST_ARGS)
+
+## lint: ruff and mypy on the library
+.PHONY: lint
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/mypy workbench
+
+## bench: run the benchmarks (printed ratios against in-process baselines)
+.PHONY: bench
+bench: $(VENV)/.installed-dev
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## sweep: run the sweep in SWEEP (default sweeps/servers.yaml) into data/processed/sweeps/
+.PHONY: sweep
+sweep: $(VENV)/.installed
+	$(BIN)/workbench sweep $(SWEEP) --out data/processed/sweeps/$(basename $(notdir $(SWEEP)))
+
+## report: write reports/NAME.pdf from data/processed/NAME (after make demo or workbench simulate)
+.PHONY: report
+report: $(VENV)/.installed
+	$(BIN)/workbench report data/processed/$(NAME) --out reports/$(NAME).pdf
+
+## clean: remove generated data, reports and caches (keeps .venv)
+.PHONY: clean
+clean:
+	rm -rf data/raw/* data/processed/* reports/*.pdf reports/figures .pytest_cache .mypy_cache .ruff_cache spark-warehouse
+	find . -name __pycache__ -prune -exec rm -rf {} +

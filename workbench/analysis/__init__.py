@@ -1,0 +1,1 @@
+"""Statistics, closed-form queueing results and pure plotting functions."""

@@ -1,0 +1,110 @@
+"""Estimates with confidence intervals, from a run's flat records.
+
+Percentile intervals: with two or more replications each replication gives one independent estimate
+and the interval is Student-t over them (the textbook method of independent replications). With one
+replication the run is cut into ``batches`` contiguous batches by arrival time and the same
+t-interval is taken over batch estimates (batch means), since single queries are correlated through
+the queues and an order-statistic interval would be too narrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from workbench import defaults as D
+
+if TYPE_CHECKING:
+    from workbench.sim.records import Result
+
+__all__ = ["PERCENTILES", "mean_ci", "percentile_ci", "summarise"]
+
+#: Percentiles the workbench reports, as (label, quantile).
+PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("p99.9", 99.9))
+
+
+def mean_ci(estimates: np.ndarray, confidence: float = D.CONFIDENCE) -> tuple[float, float, float]:
+    """Mean of independent estimates and its Student-t interval ``(mean, low, high)``.
+
+    >>> mean_ci(np.array([1.0, 2.0, 3.0]), 0.95)[0]
+    2.0
+    """
+    x = np.asarray(estimates, dtype=float)
+    m = float(np.mean(x))
+    if len(x) < 2:
+        return m, float("nan"), float("nan")
+    half = float(st.t.ppf(0.5 + confidence / 2, len(x) - 1) * np.std(x, ddof=1) / np.sqrt(len(x)))
+    return m, m - half, m + half
+
+
+def _groups(queries: pd.DataFrame, batches: int) -> list[np.ndarray]:
+    reps = queries["replication"].unique()
+    if len(reps) >= 2:
+        return [g["latency_ms"].to_numpy() for _, g in queries.groupby("replication")]
+    ordered = queries.sort_values("arrival_s")["latency_ms"].to_numpy()
+    return [b for b in np.array_split(ordered, batches) if len(b)]
+
+
+def percentile_ci(
+    queries: pd.DataFrame, q: float, confidence: float = D.CONFIDENCE, batches: int = 10
+) -> tuple[float, float, float]:
+    """Pooled percentile ``q`` of ``latency_ms`` with an interval from replications or batch means."""
+    if queries.empty:
+        return float("nan"), float("nan"), float("nan")
+    point = float(np.percentile(queries["latency_ms"].to_numpy(), q))
+    per_group = np.array([np.percentile(g, q) for g in _groups(queries, batches)])
+    _, low, high = mean_ci(per_group, confidence)
+    half = (high - low) / 2
+    return point, max(0.0, point - half), point + half
+
+
+def _mean_latency_ci(queries: pd.DataFrame, confidence: float) -> tuple[float, float, float]:
+    """Mean latency with the same replication / batch-means interval as the percentiles."""
+    if queries.empty:
+        return float("nan"), float("nan"), float("nan")
+    point = float(queries["latency_ms"].mean())
+    _, low, high = mean_ci(np.array([g.mean() for g in _groups(queries, 10)]), confidence)
+    return point, max(0.0, point - (high - low) / 2), point + (high - low) / 2
+
+
+def _littles_law(result: Result) -> dict[str, float]:
+    """Time-average queries in flight (measured in the model) against arrival rate x mean latency."""
+    q, w = result.queries, result.windows
+    window = float(w["window_s"].sum())
+    lam = len(q) / window if window else float("nan")
+    l_measured = float((w["mean_in_flight"] * w["window_s"]).sum() / window) if window else float("nan")
+    l_little = lam * float(q["latency_ms"].mean()) / 1000.0 if len(q) else float("nan")
+    rel = abs(l_measured - l_little) / l_little if l_little else float("nan")
+    return {"L_measured": l_measured, "lambda_W": l_little, "relative_difference": rel}
+
+
+def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]:
+    """The headline numbers of a run, JSON-ready."""
+    conf = D.CONFIDENCE if confidence is None else confidence
+    q = result.queries
+    latency = {
+        label: dict(zip(("value", "ci_low", "ci_high"), percentile_ci(q, pct, conf), strict=True))
+        for label, pct in PERCENTILES
+    }
+    mean, lo, hi = _mean_latency_ci(q, conf)
+    window = float(result.windows["window_s"].sum())
+    return {
+        "queries": len(q),
+        "replications": int(result.windows["replication"].nunique()),
+        "confidence": conf,
+        "latency_ms": {"mean": {"value": mean, "ci_low": lo, "ci_high": hi}, **latency},
+        "throughput_qps": len(q) / window if window else float("nan"),
+        "utilisation": {
+            "mean": float(result.servers["utilisation"].mean()),
+            "max": float(result.servers["utilisation"].max()),
+        },
+        "partial_rate": float(q["partial"].mean()) if len(q) else float("nan"),
+        "gc_delayed_rate": float(q["gc_delayed"].mean()) if len(q) else float("nan"),
+        "servers_queried_mean": float(q["servers_queried"].mean()) if len(q) else float("nan"),
+        "segments_queried_mean": float(q["segments_queried"].mean()) if len(q) else float("nan"),
+        "gc_pauses": len(result.gc_pauses),
+        "littles_law": _littles_law(result),
+    }

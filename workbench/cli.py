@@ -1,0 +1,146 @@
+"""``workbench``: the command line, a thin layer over :mod:`workbench.api`.
+
+Each sub-command parses its arguments, calls one API function and prints where the output went.
+Bad input is reported as one line naming the key or file and the fix, with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+__all__ = ["main"]
+
+_Handler = Callable[[argparse.Namespace], int]
+
+
+def _say(message: str) -> None:
+    sys.stdout.write(message + "\n")
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from workbench.scenario import load_scenario
+
+    for path in args.scenarios:
+        sc = load_scenario(path)
+        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
+             f"workload {sc.workload.source})")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from workbench.api import generate
+
+    manifest = generate(args.spec, args.out, master=args.master, seed=args.seed, overwrite=args.overwrite)
+    _say(f"wrote {manifest['row_counts']['events']:,} events in {manifest['row_counts']['segments']} "
+         f"segments to {args.out} ({manifest['elapsed_s']:.1f} s)")
+    return 0
+
+
+def _tick(bar: Any) -> None:
+    bar.update()
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from workbench.api import write_run
+    from workbench.scenario import load_scenario
+    from workbench.sim.run import simulate
+
+    sc = load_scenario(args.scenario)
+    segments = Path(args.data) / "segments.parquet" if args.data else None
+    if segments is not None and not segments.is_file():
+        raise WorkbenchError(f"--data {args.data}: no segments.parquet there; run `workbench generate` first")
+    with tqdm(total=sc.simulation.replications, desc="replications", disable=args.quiet) as bar:
+        result = simulate(sc, args.seed, segments_path=segments, progress=lambda _: _tick(bar))
+    write_run(result, args.out, overwrite=args.overwrite)
+    s = result.summary()
+    _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from workbench.sweep import run_sweep
+
+    combined = run_sweep(args.sweep, args.out)
+    _say(f"wrote {len(combined)} points to {Path(args.out) / 'combined.parquet'}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from workbench.report import build_run_report
+
+    pdf = build_run_report(args.run, args.out)
+    _say(f"report: {pdf.resolve()}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="workbench",
+        description="Size an Apache Pinot cluster before paying for it: generate a workload, "
+                    "simulate the cluster, sweep configurations and write a PDF sizing report.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    v = sub.add_parser("validate", help="check scenario files and report the first problem in each",
+                       description="Load and validate scenarios (YAML or JSON) without running anything.")
+    v.add_argument("scenarios", nargs="+", help="scenario files")
+    v.set_defaults(handler=_validate)
+
+    g = sub.add_parser("generate", help="generate events and segments with Spark",
+                       description="Generate a workload (events, segments, manifest) with PySpark. SPEC is a "
+                                   "scenario with workload.generate, or a bare generate-spec YAML.")
+    g.add_argument("spec", help="scenario or workload spec file")
+    g.add_argument("--out", required=True, help="output directory, e.g. data/raw/NAME")
+    g.add_argument("--master", help="Spark master (default: scenario, WORKBENCH_SPARK_MASTER, local[*])")
+    g.add_argument("--seed", type=int, help="override the spec's seed")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    g.set_defaults(handler=_generate)
+
+    s = sub.add_parser("simulate", help="run the SimPy cluster model on a scenario",
+                       description="Simulate a scenario's replications and write queries/servers/gc_pauses "
+                                   "Parquet tables and summary.json into --out (atomically).")
+    s.add_argument("scenario", help="scenario file")
+    s.add_argument("--out", required=True, help="run directory to write")
+    s.add_argument("--data", help="generated workload directory (with segments.parquet)")
+    s.add_argument("--seed", type=int, help="override simulation.seed")
+    s.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(handler=_simulate)
+
+    w = sub.add_parser("sweep", help="run a grid or list of scenario overrides",
+                       description="Run every point of SWEEP (a base scenario plus a grid or list of dotted-key "
+                                   "overrides); each point writes its own run directory, then one combined table. "
+                                   "Points already done are skipped, so a sweep resumes.")
+    w.add_argument("sweep", help="sweep file (YAML)")
+    w.add_argument("--out", required=True, help="sweep output directory")
+    w.set_defaults(handler=_sweep)
+
+    r = sub.add_parser("report", help="write a PDF sizing report from a run directory",
+                       description="Build a multi-page PDF (question, inputs, answer, plots) from a run directory.")
+    r.add_argument("run", help="run directory written by `workbench simulate`")
+    r.add_argument("--out", required=True, help="PDF path, e.g. reports/NAME.pdf")
+    r.set_defaults(handler=_report)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workbench`` console script."""
+    args = _parser().parse_args(argv)
+    handler: _Handler = args.handler
+    try:
+        return handler(args)
+    except WorkbenchError as exc:
+        sys.stderr.write(f"workbench {args.command}: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Every default the workbench uses, in one place, with where it comes from.
+
+Scenario dataclasses (:mod:`workbench.scenario`) take their field defaults from here, the CLI and
+Makefile take their paths from here, and ``docs/scenario.md`` documents these values. Change a
+default here and nowhere else.
+
+Pinot defaults cite ``shared/reference/pinot-behaviour.md`` (``PB``) or ``pinot-execution.md``
+(``PE``); model defaults say why they were chosen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+# -- paths (cookiecutter-data-science layout; overridable through the environment) -----------------
+PROJECT_DIR: Final = Path(os.environ.get("WORKBENCH_HOME", Path.cwd()))
+DATA_DIR: Final = PROJECT_DIR / "data"
+RAW_DATA_DIR: Final = DATA_DIR / "raw"
+PROCESSED_DATA_DIR: Final = DATA_DIR / "processed"
+REPORTS_DIR: Final = PROJECT_DIR / "reports"
+FIGURES_DIR: Final = REPORTS_DIR / "figures"
+
+# -- cluster ----------------------------------------------------------------------------------------
+SERVERS: Final = 6
+BROKERS: Final = 1
+SERVER_CORES: Final = 8
+#: PE §2.1: ``pinot.server.query.executor.max.execution.threads`` defaults to -1, so a query's
+#: segments are spread over min(10, cores/2) worker tasks (at least 1).
+MAX_TASKS_PER_QUERY_CAP: Final = 10
+#: PE §8: launch scripts and Helm charts give servers a 16 GiB heap (-Xms/-Xmx).
+SERVER_HEAP_BYTES: Final = 16 * 1024**3
+#: Broker reduce + routing per query, ms; a small constant (PE §5: reduce is cheap for aggregations).
+BROKER_OVERHEAD_MS: Final = 1.0
+#: PE §4.1: ``pinot.broker.timeoutMs`` defaults to 10 000 ms.
+BROKER_TIMEOUT_MS: Final = 10_000.0
+#: One-way network latency per message, ms: same-zone datacentre round trips are ~0.2-0.5 ms.
+NETWORK_LATENCY_MS: Final = 0.25
+
+# -- service model ----------------------------------------------------------------------------------
+SERVICE_MODEL: Final = "cost"
+#: Cost model: ns of CPU per document scanned after the filter. Pinot's columnar scans run at roughly
+#: 50-200M values/s per core; 10 ns/doc is a mid value and is what ``calibrate`` replaces.
+COST_NS_PER_DOC: Final = 10.0
+#: Fixed per-segment cost (plan building, operator set-up), ms (PE §2.3: sub-millisecond per segment).
+COST_PER_SEGMENT_MS: Final = 0.1
+#: Fixed per-request cost on a server (deserialise, schedule, serialise), ms.
+COST_PER_REQUEST_MS: Final = 0.5
+SERVICE_MEAN_MS: Final = 10.0
+
+# -- workload ---------------------------------------------------------------------------------------
+ARRIVAL_PROCESS: Final = "poisson"
+QPS: Final = 100.0
+SEGMENTS_PER_SERVER: Final = 4
+DOCS_PER_SEGMENT: Final = 1_000_000
+
+# -- simulation control -----------------------------------------------------------------------------
+DURATION_S: Final = 120.0
+#: Warm-up discarded before statistics; 10% of the default horizon.
+WARMUP_S: Final = 12.0
+REPLICATIONS: Final = 3
+SEED: Final = 20_261_122
+#: Confidence level of every interval the workbench reports.
+CONFIDENCE: Final = 0.95
+
+# -- GC ---------------------------------------------------------------------------------------------
+GC_COLLECTOR: Final = "none"
+
+# -- workload generation ----------------------------------------------------------------------------
+GENERATE_EVENTS: Final = 200_000
+GENERATE_KEYS: Final = 10_000
+GENERATE_PARTITIONS: Final = 4
+GENERATE_SPAN_S: Final = 6 * 3600.0
+GENERATE_SEGMENT_ROWS: Final = 20_000

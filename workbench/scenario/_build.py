@@ -1,0 +1,177 @@
+"""Turn plain mappings (parsed YAML/JSON) into the frozen scenario dataclasses, or fail once, clearly.
+
+The builder reads each dataclass's type hints and field metadata, so a section of the scenario is
+declared once (as a dataclass) and validated by the same generic code. Field metadata keys:
+
+``min`` / ``max``
+    Inclusive numeric bounds (``min=1`` reads as "a positive integer").
+``gt``
+    Exclusive lower bound for floats (``gt=0`` reads as "a positive number").
+``kind``
+    ``"size"`` (``"512MB"``), ``"duration"`` (``"30s"``), ``"distribution"`` or ``"table"``.
+``doc``
+    One line for the documentation and for error messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from workbench.distributions import make_distribution
+from workbench.errors import ScenarioError
+from workbench.pinot.table_config import freeze_json
+from workbench.units import parse_duration, parse_size
+
+T = TypeVar("T")
+
+__all__ = ["build_section", "join"]
+
+
+def join(path: str, key: str) -> str:
+    """``join("cluster", "servers") == "cluster.servers"``."""
+    return f"{path}.{key}" if path else key
+
+
+def _describe(value: Any) -> str:
+    return repr(value) if not isinstance(value, Mapping | list) else type(value).__name__
+
+
+def _bounds_text(meta: Mapping[str, Any], noun: str) -> str:
+    lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
+    if gt == 0 or (lo == 1 and noun == "integer" and hi is None):
+        return f"a positive {noun}"
+    if lo == 0 and hi is None:
+        return f"a non-negative {noun}"
+    if lo is not None and hi is not None:
+        return f"{'an' if noun == 'integer' else 'a'} {noun} between {lo} and {hi}"
+    if lo is not None:
+        return f"{'an' if noun == 'integer' else 'a'} {noun} >= {lo}"
+    if gt is not None:
+        return f"a {noun} > {gt}"
+    return f"{'an' if noun == 'integer' else 'a'} {noun}"
+
+
+def _check_bounds(value: float, meta: Mapping[str, Any], path: str, noun: str) -> None:
+    lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
+    bad = (lo is not None and value < lo) or (hi is not None and value > hi) or (gt is not None and value <= gt)
+    if bad:
+        raise ScenarioError(path, f"must be {_bounds_text(meta, noun)}, got {value!r}")
+
+
+def _to_int(value: Any, path: str, meta: Mapping[str, Any]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ScenarioError(path, f"must be {_bounds_text(meta, 'integer')}, got {_describe(value)}")
+    _check_bounds(value, meta, path, "integer")
+    return int(value)
+
+
+def _to_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
+    kind = meta.get("kind")
+    if kind in ("size", "duration"):
+        try:
+            number = float(parse_size(value) if kind == "size" else parse_duration(value))
+        except ValueError as exc:
+            raise ScenarioError(path, str(exc)) from None
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(path, f"must be {_bounds_text(meta, 'number')}, got {_describe(value)}")
+    else:
+        number = float(value)
+    _check_bounds(number, meta, path, "number")
+    return number
+
+
+def _to_distribution(value: Any, path: str) -> Any:
+    try:
+        return make_distribution(value)
+    except KeyError as exc:
+        key, _, problem = str(exc.args[0]).partition(": ")
+        raise ScenarioError(join(path, key), problem) from None
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(path, str(exc)) from None
+
+
+def _convert(tp: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
+    """Convert ``value`` to type ``tp`` or raise a ScenarioError at ``path``."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(args[0], value, path, meta)
+    if meta.get("kind") == "distribution":
+        return _to_distribution(value, path)
+    if origin is Literal:
+        allowed = get_args(tp)
+        if value not in allowed:
+            raise ScenarioError(path, f"must be one of {', '.join(map(str, allowed))}, got {value!r}")
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return build_section(tp, value, path)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ScenarioError(path, f"must be a list, got {_describe(value)}")
+        (item_tp, _) = get_args(tp)
+        return tuple(_convert(item_tp, v, f"{path}[{i}]", meta) for i, v in enumerate(value))
+    return _SCALARS.get(tp, _passthrough)(value, path, meta)
+
+
+def _to_bool(value: Any, path: str, meta: Mapping[str, Any]) -> bool:
+    if not isinstance(value, bool):
+        raise ScenarioError(path, f"must be true or false, got {_describe(value)}")
+    return value
+
+
+def _to_str(value: Any, path: str, meta: Mapping[str, Any]) -> str:
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(path, f"must be a non-empty string, got {_describe(value)}")
+    return value
+
+
+def _passthrough(value: Any, path: str, meta: Mapping[str, Any]) -> Any:
+    return freeze_json(value)
+
+
+_SCALARS: dict[Any, Callable[[Any, str, Mapping[str, Any]], Any]] = {
+    int: _to_int,
+    float: _to_float,
+    bool: _to_bool,
+    str: _to_str,
+}
+
+
+def build_section(cls: type[T], data: Any, path: str) -> T:
+    """Build dataclass ``cls`` from mapping ``data``; unknown keys, bad types and bounds raise.
+
+    After construction, a ``check(path)`` method on the dataclass (when present) runs the rules that
+    involve several fields, so that those errors also carry the key path.
+    """
+    if data is None:
+        data = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    if not isinstance(data, Mapping):
+        raise ScenarioError(path, f"must be a mapping with keys {', '.join(fields)}, got {_describe(data)}")
+    hints = get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ScenarioError(
+                join(path, str(key)), f"unknown key{hint}; allowed keys here: {', '.join(fields)}"
+            )
+    kwargs = {
+        name: _convert(hints[name], data[name], join(path, name), f.metadata)
+        for name, f in fields.items()
+        if name in data
+    }
+    obj = cls(**kwargs)
+    check = getattr(obj, "check", None)
+    if callable(check):
+        check(path)
+    return obj

@@ -1,0 +1,56 @@
+"""Service-time models: how long one segment's work takes on one worker thread, in ms.
+
+``cost`` derives the time from the documents the segment scans plus fixed overheads, which is how
+Pinot's execution time actually scales (PE §2-3); the distribution models exist to validate the
+queueing model against closed forms (M/M/c, fork-join, M/D/1) and to replay measured latencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.distributions import Deterministic, Distribution, Empirical, Exponential, Lognormal
+from workbench.scenario.schema import ServiceSpec
+
+__all__ = ["SERVICE_MODELS", "ServiceModel", "make_service_model"]
+
+
+@dataclass(frozen=True)
+class ServiceModel:
+    """Per-segment work and per-request overhead on a server (ms)."""
+
+    per_request_ms: float
+    per_segment_ms: float
+    ns_per_doc: float
+    draw: Distribution | None
+
+    def segment_times(self, rng: np.random.Generator, docs_scanned: np.ndarray) -> np.ndarray:
+        """Work of each segment, ms; ``docs_scanned`` are the documents each segment scans."""
+        if self.draw is not None:
+            return self.draw.sample(rng, len(docs_scanned))
+        return self.per_segment_ms + docs_scanned * (self.ns_per_doc * 1e-6)
+
+
+def _cost(s: ServiceSpec) -> ServiceModel:
+    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None)
+
+
+def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:
+    return lambda s: ServiceModel(0.0, 0.0, 0.0, make(s))
+
+
+SERVICE_MODELS: Mapping[str, Callable[[ServiceSpec], ServiceModel]] = {
+    "cost": _cost,
+    "deterministic": _dist(lambda s: Deterministic(s.mean_ms)),
+    "exponential": _dist(lambda s: Exponential(s.mean_ms)),
+    "lognormal": _dist(lambda s: Lognormal(s.mean_ms, s.sigma)),
+    "empirical": _dist(lambda s: Empirical(tuple(s.values_ms or ()))),
+}
+
+
+def make_service_model(spec: ServiceSpec) -> ServiceModel:
+    """The service model named by ``spec.model``."""
+    return SERVICE_MODELS[spec.model](spec)

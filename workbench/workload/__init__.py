@@ -1,0 +1,1 @@
+"""Workloads: the Spark session factory, generators, segment builder, importers and shared schemas."""
