@@ -1,0 +1,96 @@
+"""Benchmark: the cluster model against a bare SimPy fork-join written the obvious way.
+
+Both simulate Poisson queries fanned out to 12 single-core servers with exponential service, in this
+process, on the same machine and at the same moment, so the printed ratio is meaningful even on a
+noisy shared machine. The model runs with GC pauses on. Run: ``python benchmarks/bench_model.py``.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import simpy
+
+from workbench.scenario import load_scenario
+from workbench.sim.layout import build_layout
+from workbench.sim.model import ClusterModel, Streams
+
+K, QPS, MEAN_MS = 12, 50.0, 10.0
+
+
+def bare_forkjoin(n_queries: int, seed: int = 1) -> tuple[float, int]:
+    """Resource request/release per server plus all_of per query; returns (seconds, events)."""
+    env = simpy.Environment()
+    servers = [simpy.Resource(env, capacity=1) for _ in range(K)]
+    rng = np.random.default_rng(seed)
+    latencies: list[float] = []
+
+    def task(server: simpy.Resource) -> Any:
+        with server.request() as req:
+            yield req
+            yield env.timeout(rng.exponential(MEAN_MS))
+
+    def query() -> Any:
+        start = env.now
+        yield env.all_of([env.process(task(s)) for s in servers])
+        latencies.append(env.now - start)
+
+    def arrivals() -> Any:
+        for _ in range(n_queries):
+            yield env.timeout(rng.exponential(1000.0 / QPS))
+            env.process(query())
+
+    env.process(arrivals())
+    steps = _count_steps(env)
+    t = time.perf_counter()
+    env.run()
+    return time.perf_counter() - t, steps[0]
+
+
+def _count_steps(env: simpy.Environment) -> list[int]:
+    counter = [0]
+    original = env.step
+
+    def step() -> None:
+        counter[0] += 1
+        original()
+
+    env.step = step  # type: ignore[method-assign]
+    return counter
+
+
+def model(n_queries: int, seed: int = 1) -> tuple[float, int, int]:
+    duration = n_queries / QPS
+    sc = load_scenario({
+        "cluster": {"servers": K, "server": {"cores": 1}, "network": {"latency_ms": 0.1},
+                    "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 30},
+                           "pause_ms": {"dist": "lognormal", "mean": 200, "sigma": 0.5}}},
+        "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000}, "arrival": {"qps": QPS}},
+        "service": {"model": "exponential", "mean_ms": MEAN_MS},
+        "simulation": {"duration_s": duration, "warmup_s": 0, "replications": 1, "seed": seed},
+    })
+    layout = build_layout(sc)
+    m = ClusterModel(sc, layout, Streams.spawn(np.random.SeedSequence(seed), K))
+    steps = _count_steps(m.env)
+    t = time.perf_counter()
+    out = m.run()
+    return time.perf_counter() - t, steps[0], len(out.latency_ms)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    bare_s, bare_events = bare_forkjoin(n)
+    model_s, model_events, done = model(n)
+    bare_qps, model_qps = n / bare_s, done / model_s
+    print(f"bare SimPy fork-join (k={K}): {bare_qps:10,.0f} queries/s  {bare_events / n:6.1f} events/query")
+    print(f"workbench model (k={K}, GC):  {model_qps:10,.0f} queries/s  {model_events / done:6.1f} events/query")
+    print(f"ratio model / bare: {model_qps / bare_qps:.2f}x (goal >= 2x)")
+    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
