@@ -17,7 +17,8 @@ import simpy
 
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
-from workbench.sim.model import ClusterModel, Streams
+from workbench.sim.model import ClusterModel
+from workbench.sim.streams import Streams
 
 K, QPS, MEAN_MS = 12, 50.0, 10.0
 

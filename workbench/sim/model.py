@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from math import lcm
 from typing import cast
 
-import numpy as np
 import simpy
 
 from workbench.distributions import Deterministic
@@ -28,29 +28,9 @@ from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.service import ServiceModel, make_service_model
+from workbench.sim.streams import Buffered, Streams
 
 __all__ = ["ClusterModel", "ReplicationOutput", "Streams"]
-
-
-@dataclass(frozen=True)
-class Streams:
-    """Independent random streams of one replication, one per purpose (and per server for GC).
-
-    Keeping purposes apart gives common random numbers: two configurations run with the same seed
-    see the same arrivals and the same service draws even when one of them draws more of another.
-    """
-
-    arrivals: np.random.Generator
-    service: np.random.Generator
-    network: np.random.Generator
-    routing: np.random.Generator
-    gc: tuple[np.random.Generator, ...]
-
-    @classmethod
-    def spawn(cls, seed_seq: np.random.SeedSequence, servers: int) -> Streams:
-        a, s, n, r, g = seed_seq.spawn(5)
-        rng = np.random.default_rng
-        return cls(rng(a), rng(s), rng(n), rng(r), tuple(rng(x) for x in g.spawn(servers)))
 
 
 @dataclass
@@ -66,19 +46,27 @@ class _Server:
     def __post_init__(self) -> None:
         self.free_at = [0.0] * self.cores
 
-    def execute(self, now: float, overhead: float, task_work: np.ndarray) -> tuple[float, bool]:
-        """Run one request arriving at ``now``; return (response send time, paused during it)."""
-        ready = self.pauses.finish(now, overhead)
+    def execute(self, now: float, overhead: float, task_work: list[float]) -> tuple[float, bool]:
+        """Run one request arriving at ``now``; return (response send time, paused during it).
+
+        The request's tasks take the earliest-free worker threads in FCFS order; a task's end is its
+        start plus its work, stretched by any pause in between.
+        """
+        pauses, free_at = self.pauses, self.free_at
+        ready = pauses.finish(now, overhead)
         done = ready
+        busy = overhead
         for work in task_work:
-            start = max(ready, heapq.heappop(self.free_at))
-            end = self.pauses.finish(start, float(work))
-            heapq.heappush(self.free_at, end)
-            done = max(done, end)
-        self.busy_ms += overhead + float(task_work.sum())
+            free = heapq.heappop(free_at)
+            end = pauses.finish(free if free > ready else ready, work)
+            heapq.heappush(free_at, end)
+            if end > done:
+                done = end
+            busy += work
+        self.busy_ms += busy
         self.requests += 1
-        send = self.pauses.release(done)
-        return send, self.pauses.intersects(now, send)
+        send = pauses.release(done)
+        return send, pauses.intersects(now, send)
 
 
 @dataclass
@@ -110,20 +98,32 @@ class ClusterModel:
             for i in range(layout.num_servers)
         ]
         self.tasks_cap = spec.server.tasks_per_query
-        self.latency = spec.network.latency_ms
-        self.const_latency = isinstance(self.latency, Deterministic)
+        latency = spec.network.latency_ms
+        self.const_latency = isinstance(latency, Deterministic)
+        self._latency = Buffered(lambda n: latency.sample(streams.network, n))
+        self._draws = (None if self.service.draw is None else
+                       Buffered(lambda n: self.service.draw.sample(streams.service, n)))  # type: ignore[union-attr]
+        self._cost = self.service.segment_times(streams.service, layout.docs).tolist()
+        self._route_cache: dict[int, list[tuple[int, list[int]]]] = {}
+        self._route_period = lcm(*(len(r) for r in layout.replicas)) if layout.replicas else 1
         self.out = ReplicationOutput(servers=self.servers)
         self._in_flight = 0
         self._last_change = self.warmup_ms
 
-    # -- routing ------------------------------------------------------------------------------------
-    def route(self, request_id: int) -> dict[int, list[int]]:
-        """Balanced routing: segment ``i`` goes to replica ``(request_id + i) mod replicas``."""
-        per_server: dict[int, list[int]] = {}
-        for i, replicas in enumerate(self.layout.replicas):
-            server = replicas[(request_id + i) % len(replicas)]
-            per_server.setdefault(server, []).append(i)
-        return per_server
+    # -- routing ----------------------------------------------------------------------------------
+    def route(self, request_id: int) -> list[tuple[int, list[int]]]:
+        """Balanced routing: segment ``i`` goes to replica ``(request_id + i) mod replicas``.
+
+        The choice depends only on ``request_id`` modulo the replica counts' lcm, so it is cached.
+        """
+        key = request_id % self._route_period
+        cached = self._route_cache.get(key)
+        if cached is None:
+            per_server: dict[int, list[int]] = {}
+            for i, replicas in enumerate(self.layout.replicas):
+                per_server.setdefault(replicas[(request_id + i) % len(replicas)], []).append(i)
+            cached = self._route_cache[key] = list(per_server.items())
+        return cached
 
     # -- time accounting ----------------------------------------------------------------------------
     def _count(self, delta: int) -> None:
@@ -133,15 +133,20 @@ class ClusterModel:
             self._last_change = now
         self._in_flight += delta
 
-    def _task_work(self, segments: list[int]) -> np.ndarray:
-        seg_times = self.service.segment_times(self.rng.service, self.layout.docs[segments])
-        tasks = min(self.tasks_cap, len(segments))
-        if tasks == len(segments):
-            return seg_times
-        return np.bincount(np.arange(len(segments)) % tasks, weights=seg_times, minlength=tasks)
+    def _task_work(self, segments: list[int]) -> list[float]:
+        """Per-task work of one request: its segments dealt round-robin over at most ``tasks_cap`` tasks."""
+        if self._draws is not None:
+            times = self._draws.take(len(segments))
+        else:
+            cost = self._cost
+            times = [cost[i] for i in segments]
+        tasks = self.tasks_cap
+        if tasks >= len(times):
+            return times
+        return [sum(times[t::tasks]) for t in range(tasks)]
 
     def _net(self) -> float:
-        return float(self.latency.sample(self.rng.network, 1)[0])
+        return self._latency.next()
 
     def _deliver(self, at: float, server: int, segs: list[int]) -> tuple[float, bool]:
         """Execute a request delivered to ``server`` at ``at``; return (response arrival, paused)."""
@@ -159,9 +164,9 @@ class ClusterModel:
         routing = self.route(query_id)
         deadline = arrival + self.sc.cluster.broker.timeout_ms
         if self.const_latency:  # equal delays keep delivery order = send order: compute now
-            outcomes = [self._deliver(env.now + self._net(), server, segs) for server, segs in routing.items()]
+            outcomes = [self._deliver(env.now + self._net(), server, segs) for server, segs in routing]
         else:
-            events = [env.process(self._delayed(server, segs)) for server, segs in routing.items()]
+            events = [env.process(self._delayed(server, segs)) for server, segs in routing]
             yield env.all_of(events)
             outcomes = [cast(tuple[float, bool], e.value) for e in events]
         responses = [r for r, _ in outcomes]
@@ -176,20 +181,20 @@ class ClusterModel:
             o.arrival_ms.append(arrival)
             o.latency_ms.append(end - arrival)
             o.servers_queried.append(len(routing))
-            o.segments_queried.append(sum(len(s) for s in routing.values()))
+            o.segments_queried.append(sum(len(s) for _, s in routing))
             o.partial.append(partial)
             o.gc_delayed.append(delayed)
 
     def _arrivals(self) -> simpy.events.ProcessGenerator:
         mean_gap = 1000.0 / self.sc.workload.arrival.qps
+        gaps = Buffered(lambda n: self.rng.arrivals.exponential(mean_gap, n))
         query_id = 0
         while True:
-            for gap in self.rng.arrivals.exponential(mean_gap, 4096):
-                yield self.env.timeout(gap)
-                if self.env.now >= self.horizon_ms:
-                    return
-                self.env.process(self._query(query_id))
-                query_id += 1
+            yield self.env.timeout(gaps.next())
+            if self.env.now >= self.horizon_ms:
+                return
+            self.env.process(self._query(query_id))
+            query_id += 1
 
     def run(self) -> ReplicationOutput:
         """Simulate ``[0, duration)``; queries still in flight at the end are not recorded."""

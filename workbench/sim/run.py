@@ -11,8 +11,9 @@ import pandas as pd
 
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.layout import build_layout
-from workbench.sim.model import ClusterModel, ReplicationOutput, Streams
+from workbench.sim.model import ClusterModel, ReplicationOutput
 from workbench.sim.records import QUERY_COLUMNS, Result
+from workbench.sim.streams import Streams
 
 __all__ = ["simulate"]
 
