@@ -46,8 +46,10 @@ class _Server:
     def __post_init__(self) -> None:
         self.free_at = [0.0] * self.cores
 
-    def execute(self, now: float, overhead: float, task_work: list[float]) -> tuple[float, bool]:
-        """Run one request arriving at ``now``; return (response send time, paused during it).
+    def execute(self, now: float, overhead: float, task_work: list[float]) -> tuple[float, bool, float]:
+        """Run one request arriving at ``now``; return (response send time, paused during it, wait).
+
+        ``wait`` is the longest time one of its tasks queued for a worker thread.
 
         The request's tasks take the earliest-free worker threads in FCFS order; a task's end is its
         start plus its work, stretched by any pause in between.
@@ -56,8 +58,11 @@ class _Server:
         ready = pauses.finish(now, overhead)
         done = ready
         busy = overhead
+        wait = 0.0
         for work in task_work:
             free = heapq.heappop(free_at)
+            if free > ready:
+                wait = max(wait, free - ready)
             end = pauses.finish(free if free > ready else ready, work)
             heapq.heappush(free_at, end)
             if end > done:
@@ -66,7 +71,7 @@ class _Server:
         self.busy_ms += busy
         self.requests += 1
         send = pauses.release(done)
-        return send, pauses.intersects(now, send)
+        return send, pauses.intersects(now, send), wait
 
 
 @dataclass
@@ -79,6 +84,7 @@ class ReplicationOutput:
     segments_queried: list[int] = field(default_factory=list)
     partial: list[bool] = field(default_factory=list)
     gc_delayed: list[bool] = field(default_factory=list)
+    queue_wait_ms: list[float] = field(default_factory=list)
     in_flight_area: float = 0.0
     servers: list[_Server] = field(default_factory=list)
 
@@ -148,10 +154,10 @@ class ClusterModel:
     def _net(self) -> float:
         return self._latency.next()
 
-    def _deliver(self, at: float, server: int, segs: list[int]) -> tuple[float, bool]:
-        """Execute a request delivered to ``server`` at ``at``; return (response arrival, paused)."""
-        send, paused = self.servers[server].execute(at, self.service.per_request_ms, self._task_work(segs))
-        return send + self._net(), paused
+    def _deliver(self, at: float, server: int, segs: list[int]) -> tuple[float, bool, float]:
+        """Execute a request delivered to ``server`` at ``at``; return (response arrival, paused, wait)."""
+        send, paused, wait = self.servers[server].execute(at, self.service.per_request_ms, self._task_work(segs))
+        return send + self._net(), paused, wait
 
     def _delayed(self, server: int, segs: list[int]) -> simpy.events.ProcessGenerator:
         yield self.env.timeout(self._net())
@@ -168,9 +174,9 @@ class ClusterModel:
         else:
             events = [env.process(self._delayed(server, segs)) for server, segs in routing]
             yield env.all_of(events)
-            outcomes = [cast(tuple[float, bool], e.value) for e in events]
-        responses = [r for r, _ in outcomes]
-        delayed = any(p for _, p in outcomes)
+            outcomes = [cast(tuple[float, bool, float], e.value) for e in events]
+        responses = [r for r, _, _ in outcomes]
+        delayed = any(p for _, p, _ in outcomes)
         done = max(responses)
         partial = done > deadline
         end = min(done, deadline) + self.sc.cluster.broker.overhead_ms
@@ -184,6 +190,7 @@ class ClusterModel:
             o.segments_queried.append(sum(len(s) for _, s in routing))
             o.partial.append(partial)
             o.gc_delayed.append(delayed)
+            o.queue_wait_ms.append(max(w for _, _, w in outcomes))
 
     def _arrivals(self) -> simpy.events.ProcessGenerator:
         mean_gap = 1000.0 / self.sc.workload.arrival.qps

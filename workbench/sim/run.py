@@ -30,6 +30,7 @@ def _queries_frame(rep: int, out: ReplicationOutput, pruned: int) -> pd.DataFram
         "segments_pruned": np.full(n, pruned, dtype=np.int32),
         "partial": np.asarray(out.partial, dtype=bool),
         "gc_delayed": np.asarray(out.gc_delayed, dtype=bool),
+        "queue_wait_ms": np.asarray(out.queue_wait_ms, dtype=float),
     }, columns=list(QUERY_COLUMNS))
 
 

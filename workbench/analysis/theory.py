@@ -1,0 +1,150 @@
+"""Closed-form queueing results the model is validated against (``shared/reference/anchors.md`` §2).
+
+Notation: ``lam`` arrival rate, ``mu`` service rate per server (same time unit), ``c`` servers,
+``a = lam / mu`` offered load in Erlangs, ``rho = a / c``.
+
+>>> round(erlang_c(4, 3.5), 4)
+0.7379
+>>> round(nelson_tantawi_response(2, 0.5, 1.0), 3)   # = Flatto-Hahn's exact value for K = 2
+2.875
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "erlang_c",
+    "fanout_delay_probability",
+    "flatto_hahn_response",
+    "gc_single_server_delay_bounds",
+    "harmonic",
+    "md1_mean_wait",
+    "mg1_mean_wait",
+    "mm1_response_quantile",
+    "mmc_mean_response",
+    "mmc_mean_wait",
+    "mmc_wait_tail",
+    "nelson_tantawi_response",
+]
+
+
+def _check_stable(lam: float, mu: float, c: int = 1) -> None:
+    if not 0 < lam < c * mu:
+        raise ValueError(f"unstable or empty system: lam={lam}, c*mu={c * mu}")
+
+
+def erlang_c(c: int, a: float) -> float:
+    """Probability that an arrival waits in M/M/c with offered load ``a`` Erlangs (``a < c``)."""
+    if not 0 < a < c:
+        raise ValueError(f"need 0 < a < c, got a={a}, c={c}")
+    # Erlang B by its stable recursion, then C = B / (1 - rho (1 - B)).
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    rho = a / c
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def mmc_mean_wait(lam: float, mu: float, c: int) -> float:
+    """Mean time in queue of M/M/c: C(c, a) / (c mu - lam)."""
+    _check_stable(lam, mu, c)
+    return erlang_c(c, lam / mu) / (c * mu - lam)
+
+
+def mmc_mean_response(lam: float, mu: float, c: int) -> float:
+    """Mean response time of M/M/c: mean wait plus 1 / mu."""
+    return mmc_mean_wait(lam, mu, c) + 1.0 / mu
+
+
+def mmc_wait_tail(lam: float, mu: float, c: int, t: float) -> float:
+    """P(W_q > t) = C(c, a) exp(-(c mu - lam) t) for t >= 0."""
+    _check_stable(lam, mu, c)
+    return erlang_c(c, lam / mu) * math.exp(-(c * mu - lam) * t)
+
+
+def mm1_response_quantile(lam: float, mu: float, p: float) -> float:
+    """Quantile ``p`` of the M/M/1 sojourn time, which is Exp(mu - lam)."""
+    _check_stable(lam, mu)
+    return -math.log(1.0 - p) / (mu - lam)
+
+
+def mg1_mean_wait(lam: float, mean_s: float, second_moment_s: float) -> float:
+    """Pollaczek-Khinchine: E[Wq] = lam E[S^2] / (2 (1 - rho))."""
+    rho = lam * mean_s
+    if not 0 < rho < 1:
+        raise ValueError(f"need 0 < rho < 1, got {rho}")
+    return lam * second_moment_s / (2.0 * (1.0 - rho))
+
+
+def md1_mean_wait(lam: float, service: float) -> float:
+    """M/D/1 mean wait, half the M/M/1 value: rho / (2 mu (1 - rho))."""
+    return mg1_mean_wait(lam, service, service**2)
+
+
+def harmonic(k: int) -> float:
+    """H_k = 1 + 1/2 + ... + 1/k."""
+    return float(sum(1.0 / i for i in range(1, k + 1)))
+
+
+def flatto_hahn_response(lam: float, mu: float) -> float:
+    """Exact mean response of a 2-way fork-join of M/M/1 queues: (12 - rho) / 8 / (mu - lam)."""
+    _check_stable(lam, mu)
+    return (12.0 - lam / mu) / 8.0 / (mu - lam)
+
+
+def nelson_tantawi_response(k: int, lam: float, mu: float) -> float:
+    """Nelson-Tantawi approximation of the mean K-way fork-join response (2 <= K <= 32, error < 5%)."""
+    _check_stable(lam, mu)
+    rho = lam / mu
+    ratio = harmonic(k) / harmonic(2)
+    return (ratio + (1.0 - ratio) * 4.0 * rho / 11.0) * (1.5 - rho / 8.0) / (mu - lam)
+
+
+def fanout_delay_probability(p: float, n: int) -> float:
+    """P(at least one of n independent servers delays the query) = 1 - (1 - p)^n."""
+    return 1.0 - (1.0 - p) ** n
+
+
+def gc_single_server_delay_bounds(
+    pause: float, mean_interval: float, service: float, threshold: float, lam: float
+) -> tuple[float, float]:
+    """Bounds on P(one server delays a query by more than ``threshold``) under periodic-ish GC.
+
+    Model (the ``fixed`` collector): run periods Exp(``mean_interval``) alternate with pauses of fixed
+    length ``pause`` (D); service is deterministic (S) on one core; queries arrive Poisson(``lam``).
+    All arguments share one time unit; requires ``threshold`` < D.
+
+    Lower bound, ignoring queueing: a query arriving inside a pause waits the residual pause, which is
+    uniform on (0, D), so it is delayed by more than d with probability (D - d) / D given it arrived in a
+    pause, and arrivals fall in a pause with probability D / (T + D). A query whose service is running
+    when a pause starts is delayed by D > d; pauses start at rate 1 / (T + D), so that happens with
+    probability S / (T + D). Total: (D - d + S) / (T + D).
+
+    Upper bound: add the queue that builds during a pause. A query arriving u into the pause finds
+    N ~ Poisson(lam u) queries ahead of it that are all released at the pause's end, so its delay is
+    (D - u) + N S. Integrating P((D - u) + N S > d) over u in (0, D) replaces D - d in the lower bound.
+    The backlog left after the pause delays later arrivals by at most N(D) S; the bound adds the
+    probability mass of that window, E[N(D) S] / (T + D), to stay an upper bound.
+    """
+    d, big_d, s, t = threshold, pause, service, mean_interval
+    if not 0 <= d < big_d:
+        raise ValueError("threshold must be in [0, pause)")
+    cycle = t + big_d
+    lower = (big_d - d + s) / cycle
+    us = np.linspace(0.0, big_d, 4001)
+    probs = np.empty_like(us)
+    for i, u in enumerate(us):
+        residual = big_d - u
+        if residual > d:
+            probs[i] = 1.0
+        else:  # need N S > d - residual, i.e. N > (d - residual) / S
+            n_needed = math.floor((d - residual) / s)
+            probs[i] = float(stats.poisson.sf(n_needed, lam * u))
+    in_pause = float(np.trapezoid(probs, us))
+    backlog = lam * big_d * s
+    upper = (in_pause + s + backlog) / cycle
+    return lower, upper
