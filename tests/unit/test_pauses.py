@@ -42,9 +42,12 @@ def test_finish_matches_a_step_by_step_reference(gaps: list[tuple[float, float]]
         intervals.append((t + gap, t + gap + length))
         t += gap + length
     sched = PauseSchedule.from_intervals(intervals)
-    # reference: walk the timeline, pausing where an interval covers the clock
+    # reference: walk the timeline, pausing where an interval covers the clock; work that is complete
+    # by the instant a pause begins is done (it needs no progress during the pause)
     clock, left = start, work
     for a, b in intervals:
+        if left <= 0 and a >= clock:
+            break
         if b <= clock:
             continue
         if a > clock:
