@@ -1,0 +1,98 @@
+"""Query options that steer instance selection, and the broker's request ids.
+
+Pinot passes query options as strings (``SET numReplicaGroupsToQuery = 2;`` or the ``queryOptions``
+request field); notebooks may also pass Python ints and bools. The keys are Pinot's
+(``CommonConstants.Broker.Request.QueryOptionKey``; ``pinot-behaviour.md`` §3.7).
+
+>>> parse_routing_options({"numReplicaGroupsToQuery": "2", "orderedPreferredPools": "2|1"})
+RoutingOptions(num_replica_groups=2, use_fixed_replica=None, ordered_preferred_pools=(2, 1))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+
+from workbench.errors import InputError
+
+__all__ = [
+    "MAX_REQUEST_ID", "NUM_REPLICA_GROUPS_TO_QUERY", "ORDERED_PREFERRED_POOLS", "USE_FIXED_REPLICA",
+    "RequestIdGenerator", "RoutingOptions", "parse_routing_options",
+]
+
+NUM_REPLICA_GROUPS_TO_QUERY: Final = "numReplicaGroupsToQuery"
+USE_FIXED_REPLICA: Final = "useFixedReplica"
+ORDERED_PREFERRED_POOLS: Final = "orderedPreferredPools"
+#: Selectors see ``requestId mod 10**9`` (``BaseInstanceSelector.MAX_REQUEST_ID``).
+MAX_REQUEST_ID: Final = 1_000_000_000
+_INT_MAX: Final = 2**31 - 1
+
+
+class RoutingOptions(NamedTuple):
+    """The routing-related query options of one query (``None``: not set)."""
+
+    num_replica_groups: int | None = None
+    use_fixed_replica: bool | None = None
+    ordered_preferred_pools: tuple[int, ...] = ()
+
+
+NO_OPTIONS: Final = RoutingOptions()
+
+
+def _positive_int(raw: Any) -> int:
+    where = f"queryOptions.{NUM_REPLICA_GROUPS_TO_QUERY}"
+    try:
+        value = int(str(raw).strip()) if not isinstance(raw, bool) else -1
+    except ValueError:
+        value = -1
+    if value <= 0:
+        raise InputError(where, f"must be a positive integer, got {raw!r}")
+    return value
+
+
+def _pools(raw: Any) -> tuple[int, ...]:
+    text = str(raw).strip()
+    try:
+        return tuple(int(part.strip()) for part in text.split("|")) if text else ()
+    except ValueError:
+        raise InputError(f"queryOptions.{ORDERED_PREFERRED_POOLS}",
+                         f"must be pool ids separated by '|', e.g. \"2|1\", got {raw!r}") from None
+
+
+def parse_routing_options(options: Mapping[str, Any] | None) -> RoutingOptions:
+    """Read ``numReplicaGroupsToQuery`` (positive int), ``useFixedReplica`` (Java ``parseBoolean``:
+    only "true" in any case is true) and ``orderedPreferredPools`` ("2|1") from query options."""
+    if not options:
+        return NO_OPTIONS
+    groups = options.get(NUM_REPLICA_GROUPS_TO_QUERY)
+    fixed = options.get(USE_FIXED_REPLICA)
+    pools = options.get(ORDERED_PREFERRED_POOLS)
+    return RoutingOptions(
+        None if groups is None else _positive_int(groups),
+        None if fixed is None else (fixed if isinstance(fixed, bool) else str(fixed).strip().lower() == "true"),
+        () if pools is None else _pools(pools),
+    )
+
+
+class RequestIdGenerator:
+    """A broker's request ids: ``base + counter``, ``base`` a random int in [0, 2**31 - 1) times 10**9.
+
+    Selectors use ``request_id % 10**9``, which is just the per-broker counter 0, 1, 2, ...; the random
+    base only keeps brokers' ids apart. Give each simulated broker its own generator.
+
+    >>> ids = RequestIdGenerator(np.random.default_rng(7))
+    >>> [ids.next() % MAX_REQUEST_ID for _ in range(3)]
+    [0, 1, 2]
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.base = int(rng.integers(0, _INT_MAX)) * MAX_REQUEST_ID
+        self._counter = 0
+
+    def next(self) -> int:
+        """The next request id."""
+        request_id = self.base + self._counter % MAX_REQUEST_ID
+        self._counter += 1
+        return request_id
