@@ -2,7 +2,8 @@
 
 Both simulate Poisson queries fanned out to 12 single-core servers with exponential service, in this
 process, on the same machine and at the same moment, so the printed ratio is meaningful even on a
-noisy shared machine. The model runs with GC pauses on. Run: ``python benchmarks/bench_model.py``.
+noisy shared machine. The model runs with GC pauses on. Run: ``python benchmarks/bench_model.py [N]``;
+``python benchmarks/bench_model.py --memory 1000000`` measures 1M simulated queries with their records.
 """
 
 from __future__ import annotations
@@ -82,7 +83,30 @@ def model(n_queries: int, seed: int = 1) -> tuple[float, int, int]:
     return time.perf_counter() - t, steps[0], len(out.latency_ms)
 
 
+def memory_for(n_queries: int) -> tuple[float, float]:
+    """Run ``simulate()`` for ``n_queries`` with records kept; return (seconds, peak RSS MiB)."""
+    from workbench.sim.run import simulate
+
+    sc = {
+        "cluster": {"servers": K, "server": {"cores": 1}, "network": {"latency_ms": 0.1},
+                    "gc": {"collector": "g1"}},
+        "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000}, "arrival": {"qps": QPS}},
+        "service": {"model": "exponential", "mean_ms": MEAN_MS},
+        "simulation": {"duration_s": n_queries / QPS, "warmup_s": 1, "replications": 1, "seed": 2},
+    }
+    t = time.perf_counter()
+    result = simulate(sc)
+    elapsed = time.perf_counter() - t
+    assert len(result.queries) > 0.98 * n_queries
+    return elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--memory":
+        n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+        seconds, rss = memory_for(n)
+        print(f"{n:,} simulated queries with records: {seconds:.1f} s, peak RSS {rss:,.0f} MiB (goal < 2048)")
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     bare_s, bare_events = bare_forkjoin(n)
     model_s, model_events, done = model(n)

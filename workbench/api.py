@@ -62,6 +62,7 @@ def write_run(result: Result, out: str | Path, *, overwrite: bool = False) -> Pa
         result.servers.to_parquet(tmp / "servers.parquet", index=False)
         result.gc_pauses.to_parquet(tmp / "gc_pauses.parquet", index=False)
         result.windows.to_parquet(tmp / "windows.parquet", index=False)
+        result.failures.to_parquet(tmp / "failures.parquet", index=False)
         scenario = result.parameters.get("scenario", {})
         write_json_atomic(tmp / "summary.json", {
             "scenario": scenario, "seed": result.parameters.get("seed"),

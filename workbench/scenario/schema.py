@@ -7,6 +7,7 @@ several fields together live in a ``check(path)`` method.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -62,6 +63,24 @@ class BrokerSpec:
 
     overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0)
     timeout_ms: float = _f(D.BROKER_TIMEOUT_MS, gt=0)
+    #: Pinot broker properties as in the user's broker config (``pinot.broker.*``); the model reads
+    #: ``pinot.broker.adaptive.server.selector.*``.
+    config: Mapping[str, Any] = _f(dict)
+
+    def check(self, path: str) -> None:
+        from workbench.errors import InputError
+        from workbench.pinot.adaptive import AdaptiveConfig
+
+        try:
+            AdaptiveConfig.from_broker_config(self.config)
+        except InputError as exc:
+            raise ScenarioError(f"{path}.config.{exc.where}", exc.problem) from None
+
+    @property
+    def adaptive_server_selector(self) -> str | None:
+        """``pinot.broker.adaptive.server.selector.type`` unless NO_OP (upper-cased)."""
+        kind = str(self.config.get("pinot.broker.adaptive.server.selector.type", "NO_OP")).upper()
+        return None if kind == "NO_OP" else kind
 
 
 @dataclass(frozen=True)
@@ -73,23 +92,40 @@ class NetworkSpec:
 
 @dataclass(frozen=True)
 class GCSpec:
-    """Stop-the-world pauses per server.
+    """Stop-the-world pauses per server (see :mod:`workbench.sim.gc` for each collector's model).
 
     ``fixed``: the time from the end of one pause to the start of the next is drawn from
     ``interval_s`` (seconds), then the pause lasts ``pause_ms`` (milliseconds).
+    ``g1``: young pauses every eden / allocation rate; promotion fills the old generation until
+    ``ihop`` of the heap starts a marking cycle followed by ``mixed_count`` mixed pauses; when live
+    heap leaves no room (above ``1 - reserve`` of the heap) a full GC stops the server for
+    live bytes / ``full_gc_rate``. ``live_heap`` is the long-lived data (include upsert metadata).
+    ``zgc``: sub-millisecond pauses (``pause_ms``) a few times per collection cycle.
     """
 
-    collector: Literal["none", "fixed"] = D.GC_COLLECTOR
+    collector: Literal["none", "fixed", "g1", "zgc"] = D.GC_COLLECTOR
     interval_s: Distribution | None = _f(None, kind="distribution")
     pause_ms: Distribution | None = _f(None, kind="distribution")
+    allocation_rate: float = _f(D.GC_ALLOCATION_RATE, kind="size", gt=0)
+    eden_fraction: float = _f(D.GC_EDEN_FRACTION, gt=0, max=0.6)
+    survival_fraction: float = _f(D.GC_SURVIVAL_FRACTION, min=0, max=1)
+    live_heap: float = _f(D.GC_LIVE_HEAP, kind="size", min=0)
+    young_pause_ms: Distribution = _f(lambda: D.GC_YOUNG_PAUSE_MS, kind="distribution")
+    mixed_count: int = _f(D.GC_MIXED_COUNT, min=1)
+    mixed_factor: float = _f(D.GC_MIXED_FACTOR, gt=0)
+    ihop: float = _f(D.GC_IHOP, gt=0, max=1)
+    reserve: float = _f(D.GC_RESERVE, min=0, max=0.5)
+    full_gc_rate: float = _f(D.GC_FULL_RATE, kind="size", gt=0)
 
     def check(self, path: str) -> None:
         if self.collector == "fixed":
             for name in ("interval_s", "pause_ms"):
                 if getattr(self, name) is None:
                     raise ScenarioError(f"{path}.{name}", "is required when collector is fixed")
-        elif self.interval_s is not None or self.pause_ms is not None:
-            raise ScenarioError(f"{path}.collector", "interval_s and pause_ms need collector: fixed")
+        elif self.interval_s is not None:
+            raise ScenarioError(f"{path}.collector", "interval_s needs collector: fixed")
+        elif self.pause_ms is not None and self.collector != "zgc":
+            raise ScenarioError(f"{path}.collector", "pause_ms needs collector: fixed or zgc")
 
 
 @dataclass(frozen=True)
@@ -141,6 +177,8 @@ class WorkloadSpec:
     synthetic: SyntheticWorkload | None = None
     generate: GenerateSpec | None = None
     arrival: ArrivalSpec = _f(ArrivalSpec)
+    #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
+    query_options: Mapping[str, Any] = _f(dict)
 
     def check(self, path: str) -> None:
         if self.synthetic is not None and self.generate is not None:

@@ -1,32 +1,45 @@
-"""Where segments live: the table's segments and the servers holding each replica.
+"""Where segments live: the table's segments and Pinot's assignment of their replicas to servers.
 
-This is the routing table the broker works from. Synthetic layouts give every server the same
-number of segments; generated layouts read the segments Spark built. Placement spreads replicas over
-consecutive servers, which is what Pinot's balanced segment assignment converges to for equal-size
-segments.
+The layout is the ideal state the broker routes from, built with the real replica-group instance
+assignment and segment assignment of :mod:`workbench.pinot.assignment`: OFFLINE segments by the
+table's strategy, REALTIME sealed segments on the COMPLETED (else CONSUMING) instance partitions,
+consuming segments by stream partition. Synthetic layouts make ``servers x segments_per_server /
+replication`` equal segments; generated layouts read the segments Spark built.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 
-from workbench.errors import InputError
+from workbench.errors import InputError, TableConfigError
+from workbench.pinot.assignment import (
+    Instance,
+    assign_consuming_segment,
+    assign_segments,
+    instance_partitions_for,
+    segment_assignment_strategy,
+    server_tag,
+)
+from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
 
-__all__ = ["Layout", "build_layout"]
+__all__ = ["Layout", "assign_layout", "build_layout"]
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Segments (name, docs) and, per segment, the indices of the servers holding a replica."""
+    """Segments (name, docs, consuming flag), the ideal state, and per segment the replica server indices."""
 
     servers: tuple[str, ...]
     segments: tuple[str, ...]
     docs: np.ndarray
+    consuming: np.ndarray
+    ideal_state: Mapping[str, Mapping[str, str]]
     replicas: tuple[tuple[int, ...], ...]
 
     @property
@@ -34,31 +47,58 @@ class Layout:
         return len(self.servers)
 
 
-def _place(num_segments: int, num_servers: int, replication: int) -> tuple[tuple[int, ...], ...]:
-    if replication > num_servers:
-        raise InputError(
-            "table.segmentsConfig.replication",
-            f"needs at least as many servers as replicas: {replication} replicas on {num_servers} servers",
-        )
-    return tuple(
-        tuple((i * replication + j) % num_servers for j in range(replication)) for i in range(num_segments)
-    )
+def _instances(table: TableConfig, servers: tuple[str, ...]) -> list[Instance]:
+    kinds = ("OFFLINE",) if table.table_type == "OFFLINE" else ("CONSUMING", "COMPLETED")
+    tags = tuple(dict.fromkeys(server_tag(table, k) for k in kinds))
+    return [Instance(name, tags=tags, pools=dict.fromkeys(tags, 0)) for name in servers]
+
+
+def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str, ...],
+                  consuming: np.ndarray, partitions: np.ndarray) -> dict[str, dict[str, str]]:
+    """The ideal state Pinot's controller would build for these segments on these servers."""
+    instances = _instances(table, servers)
+    replication = table.replication
+    if replication > len(servers):
+        raise InputError("table.segmentsConfig.replication", "needs at least as many servers as replicas: "
+                         f"{replication} replicas on {len(servers)} servers")
+    try:
+        if table.table_type == "OFFLINE":
+            ip = instance_partitions_for(table, "OFFLINE", instances)
+            strategy = segment_assignment_strategy(table, "OFFLINE", ip)
+            return assign_segments(names, ip, strategy=strategy, replication=replication)
+        consuming_ip = instance_partitions_for(table, "CONSUMING", instances)
+        has_completed = "COMPLETED" in table.instance_assignment_config_map
+        completed_ip = instance_partitions_for(table, "COMPLETED", instances) if has_completed else consuming_ip
+        strategy = segment_assignment_strategy(table, "COMPLETED", completed_ip)
+        sealed = [n for n, c in zip(names, consuming, strict=True) if not c]
+        ideal = assign_segments(sealed, completed_ip, strategy=strategy, replication=replication)
+        for name, is_consuming, partition in zip(names, consuming, partitions, strict=True):
+            if is_consuming:
+                hosts = assign_consuming_segment(int(partition), consuming_ip, replication)
+                ideal[name] = dict.fromkeys(hosts, "CONSUMING")
+        return {n: ideal[n] for n in names}
+    except TableConfigError as exc:
+        raise InputError(f"table.{exc.where}", exc.problem) from None
 
 
 def build_layout(scenario: Scenario, segments_path: Path | None = None) -> Layout:
     """The layout for a scenario: synthetic, or the segments of a generated workload."""
-    n_servers = scenario.cluster.servers
-    servers = tuple(f"Server_{i}" for i in range(n_servers))
-    replication = scenario.table.replication
+    servers = tuple(f"Server_{i}" for i in range(scenario.cluster.servers))
+    table = scenario.table
     if segments_path is not None:
-        table = pq.read_table(segments_path, columns=["segment_name", "total_docs"])
-        names = tuple(str(s) for s in table.column("segment_name").to_pylist())
-        docs = np.asarray(table.column("total_docs").to_numpy(), dtype=float)
+        t = pq.read_table(segments_path).to_pandas()
+        names = tuple(str(s) for s in t["segment_name"])
+        docs = t["total_docs"].to_numpy(dtype=float)
+        consuming = (t["status"] == "IN_PROGRESS").to_numpy() if "status" in t else np.zeros(len(t), bool)
+        partitions = t["partition"].to_numpy() if "partition" in t else np.zeros(len(t), int)
     else:
         synth = scenario.workload.synthetic
         per_server = synth.segments_per_server if synth else 1
-        docs_each = synth.docs_per_segment if synth else 1
-        count = max(1, n_servers * per_server // replication)
-        names = tuple(f"{scenario.table.table_name}_{i}" for i in range(count))
-        docs = np.full(count, float(docs_each))
-    return Layout(servers, names, docs, _place(len(names), n_servers, replication))
+        count = max(1, scenario.cluster.servers * per_server // table.replication)
+        names = tuple(f"{table.table_name}_{i}" for i in range(count))
+        docs = np.full(count, float(synth.docs_per_segment if synth else 1))
+        consuming, partitions = np.zeros(count, bool), np.zeros(count, int)
+    ideal = assign_layout(table, servers, names, consuming, partitions)
+    index = {s: i for i, s in enumerate(servers)}
+    replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
+    return Layout(servers, names, docs, consuming, ideal, replicas)

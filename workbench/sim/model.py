@@ -1,77 +1,138 @@
 """The discrete-event model of one Pinot cluster, on SimPy.
 
-Structure (PE §0): a query arrives at the broker, which routes it (choosing one replica of each
-segment), sends one request per server after the network delay, and waits for every response or the
-timeout; then it merges (broker overhead) and replies. A server runs a request's per-request overhead,
-then spreads the request's segments over at most ``tasks_per_query`` tasks that queue FCFS for its
-worker threads (cores). Pauses freeze a server: no progress, no responses.
+Structure (PE §0): a query arrives at the broker, which routes it with Pinot's own instance selector
+(choosing one replica of each segment), sends one request per server after the network delay, and
+waits for every response or the timeout; then it merges (broker overhead) and replies. A server runs
+a request's per-request overhead, then spreads the request's segments over at most
+``tasks_per_query`` tasks that queue FCFS for its worker threads (cores). Pauses freeze a server: no
+progress, no responses. A crashed server fails the requests it holds and those sent to it; the
+broker stops routing to it until it recovers, as Pinot's broker does when the external view changes.
 
 Why so few events: under FCFS a request's start and finish on a server are fixed the moment it
-arrives (later arrivals cannot overtake it), and pauses are known schedules, so the server's work is
-computed in closed form when the request is delivered (see :mod:`workbench.sim.pauses`). SimPy still
-drives time: arrivals, deliveries and completions are events, so feedback (in-flight counts,
-timeouts) sees the same order as a task-by-task simulation would.
+arrives (later arrivals cannot overtake it), and pauses and crashes are schedules drawn up front, so
+the server's work is computed in closed form when the request is delivered (see
+:mod:`workbench.sim.pauses`). SimPy still drives time: arrivals, deliveries, completions, crashes and
+(with adaptive selection) responses are events, so feedback sees the order a task-by-task simulation
+would.
 """
 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from math import lcm
-from typing import cast
+from typing import Any, cast
 
+import numpy as np
 import simpy
 
 from workbench.distributions import Deterministic
+from workbench.pinot.adaptive import AdaptiveConfig, ServerRoutingStatsManager, adaptive_server_selector
 from workbench.scenario import Scenario
 from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
+from workbench.sim.router import Router
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Buffered, Streams
 
-__all__ = ["ClusterModel", "ReplicationOutput", "Streams"]
+__all__ = ["ClusterModel", "ReplicationOutput"]
+
+_INF = float("inf")
+#: What one server request yields: (response time at the broker, paused, queue wait, failed).
+Outcome = tuple[float, bool, float, bool]
+
+
+def crash_schedule(mtbf_ms: float | None, mttr_ms: float | None, rng: np.random.Generator,
+                   horizon_ms: float) -> PauseSchedule:
+    """Down intervals of one server: up for Exp(MTBF), down for Exp(MTTR), alternating."""
+    if mtbf_ms is None or mttr_ms is None:
+        return PauseSchedule.empty()
+    intervals: list[tuple[float, float]] = []
+    t = 0.0
+    while True:
+        start = t + float(rng.exponential(mtbf_ms))
+        if start >= horizon_ms:
+            return PauseSchedule.from_intervals(intervals)
+        end = start + float(rng.exponential(mttr_ms))
+        intervals.append((start, end))
+        t = end
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000.0
 
 
 @dataclass
 class _Server:
-    """A server's worker threads, as the times each becomes free, and its pause schedule."""
+    """A server's worker threads (as the times each becomes free), its pauses and its crashes."""
 
     cores: int
     pauses: PauseSchedule
+    crashes: PauseSchedule
     free_at: list[float] = field(default_factory=list)
     busy_ms: float = 0.0
     requests: int = 0
+    failed: int = 0
+    _recoveries_seen: int = 0
 
     def __post_init__(self) -> None:
         self.free_at = [0.0] * self.cores
 
-    def execute(self, now: float, overhead: float, task_work: list[float]) -> tuple[float, bool, float]:
-        """Run one request arriving at ``now``; return (response send time, paused during it, wait).
+    def _forget_lost_work(self, now: float) -> None:
+        """After a crash, threads restart empty at recovery: work that was in progress is lost."""
+        done = bisect_right(self.crashes._e, now)
+        if done > self._recoveries_seen:
+            crash, recovery = self.crashes._s[done - 1], self.crashes._e[done - 1]
+            self.free_at = [recovery if f > crash else f for f in self.free_at]
+            heapq.heapify(self.free_at)
+            self._recoveries_seen = done
 
-        ``wait`` is the longest time one of its tasks queued for a worker thread.
+    def execute(self, now: float, overhead: float, task_work: list[float]) -> tuple[float, bool, float, bool]:
+        """Run one request arriving at ``now``: (response send time, paused, queue wait, failed).
 
         The request's tasks take the earliest-free worker threads in FCFS order; a task's end is its
-        start plus its work, stretched by any pause in between.
+        start plus its work, stretched by any pause in between. ``wait`` is the longest time one of
+        its tasks queued. A request on a server that is down, or that goes down before the response
+        is sent, fails at that moment.
         """
+        crashes = self.crashes
+        if crashes._s:
+            if crashes.release(now) != now:
+                self.failed += 1
+                return now, False, 0.0, True
+            self._forget_lost_work(now)
         pauses, free_at = self.pauses, self.free_at
-        ready = pauses.finish(now, overhead)
-        done = ready
-        busy = overhead
-        wait = 0.0
+        # Fast path: until the next pause begins, time is plain arithmetic (no look-ups).
+        k = bisect_right(pauses._e, now) if pauses._s else 0
+        next_pause = pauses._s[k] if k < len(pauses._s) else _INF
+        ready = now + overhead
+        if ready >= next_pause:
+            ready = pauses.finish(now, overhead)
+        done, busy, wait = ready, overhead, 0.0
         for work in task_work:
             free = heapq.heappop(free_at)
             if free > ready:
                 wait = max(wait, free - ready)
-            end = pauses.finish(free if free > ready else ready, work)
+                start = free
+            else:
+                start = ready
+            end = start + work
+            if end >= next_pause:
+                end = pauses.finish(start, work)
             heapq.heappush(free_at, end)
             if end > done:
                 done = end
             busy += work
         self.busy_ms += busy
         self.requests += 1
-        send = pauses.release(done)
-        return send, pauses.intersects(now, send), wait
+        paused = done >= next_pause
+        send = pauses.release(done) if paused else done
+        if crashes._s and crashes.intersects(now, send):
+            crash_at = crashes._s[bisect_right(crashes._e, now)]
+            self.failed += 1
+            return crash_at, False, wait, True
+        return send, paused, wait, False
 
 
 @dataclass
@@ -89,6 +150,15 @@ class ReplicationOutput:
     servers: list[_Server] = field(default_factory=list)
 
 
+def _adaptive(scenario: Scenario, rng: np.random.Generator) -> tuple[Any, ServerRoutingStatsManager | None]:
+    kind = scenario.cluster.broker.adaptive_server_selector
+    if kind is None:
+        return None, None
+    config = AdaptiveConfig.from_broker_config({"pinot.broker.adaptive.server.selector.type": kind})
+    stats = ServerRoutingStatsManager(config)
+    return adaptive_server_selector(config, stats, rng), stats
+
+
 class ClusterModel:
     """One replication of one scenario. Call :meth:`run` once."""
 
@@ -99,37 +169,24 @@ class ClusterModel:
         self.horizon_ms = scenario.simulation.duration_s * 1000.0
         self.warmup_ms = scenario.simulation.warmup_s * 1000.0
         spec = scenario.cluster
+        fail = spec.failures
         self.servers = [
-            _Server(spec.server.cores, pause_schedule(spec.gc, streams.gc[i], self.horizon_ms))
+            _Server(spec.server.cores, pause_schedule(spec.gc, spec.server, streams.gc[i], self.horizon_ms),
+                    crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], self.horizon_ms))
             for i in range(layout.num_servers)
         ]
+        adaptive, self.stats = _adaptive(scenario, streams.routing)
+        self.router = Router(layout, scenario.table, scenario.workload.query_options, self.stats, adaptive)
         self.tasks_cap = spec.server.tasks_per_query
         latency = spec.network.latency_ms
-        self.const_latency = isinstance(latency, Deterministic)
+        self.const_latency = isinstance(latency, Deterministic) and self.stats is None
         self._latency = Buffered(lambda n: latency.sample(streams.network, n))
-        self._draws = (None if self.service.draw is None else
-                       Buffered(lambda n: self.service.draw.sample(streams.service, n)))  # type: ignore[union-attr]
+        draw = self.service.draw
+        self._draws = None if draw is None else Buffered(lambda n: draw.sample(streams.service, n))
         self._cost = self.service.segment_times(streams.service, layout.docs).tolist()
-        self._route_cache: dict[int, list[tuple[int, list[int]]]] = {}
-        self._route_period = lcm(*(len(r) for r in layout.replicas)) if layout.replicas else 1
         self.out = ReplicationOutput(servers=self.servers)
         self._in_flight = 0
         self._last_change = self.warmup_ms
-
-    # -- routing ----------------------------------------------------------------------------------
-    def route(self, request_id: int) -> list[tuple[int, list[int]]]:
-        """Balanced routing: segment ``i`` goes to replica ``(request_id + i) mod replicas``.
-
-        The choice depends only on ``request_id`` modulo the replica counts' lcm, so it is cached.
-        """
-        key = request_id % self._route_period
-        cached = self._route_cache.get(key)
-        if cached is None:
-            per_server: dict[int, list[int]] = {}
-            for i, replicas in enumerate(self.layout.replicas):
-                per_server.setdefault(replicas[(request_id + i) % len(replicas)], []).append(i)
-            cached = self._route_cache[key] = list(per_server.items())
-        return cached
 
     # -- time accounting ----------------------------------------------------------------------------
     def _count(self, delta: int) -> None:
@@ -154,10 +211,21 @@ class ClusterModel:
     def _net(self) -> float:
         return self._latency.next()
 
-    def _deliver(self, at: float, server: int, segs: list[int]) -> tuple[float, bool, float]:
-        """Execute a request delivered to ``server`` at ``at``; return (response arrival, paused, wait)."""
-        send, paused, wait = self.servers[server].execute(at, self.service.per_request_ms, self._task_work(segs))
-        return send + self._net(), paused, wait
+    def _deliver(self, at: float, server: int, segs: list[int]) -> Outcome:
+        """Execute a request delivered to ``server`` at ``at``; the response reaches the broker later."""
+        send, paused, wait, failed = self.servers[server].execute(
+            at, self.service.per_request_ms, self._task_work(segs))
+        back = send + self._net()
+        if self.stats is not None:
+            self._report_response(server, back, at)
+        return back, paused, wait, failed
+
+    def _report_response(self, server: int, back: float, sent: float) -> None:
+        """Adaptive selection learns the latency when the response arrives (an event at that time)."""
+        name, stats = self.layout.servers[server], self.stats
+        assert stats is not None
+        event = self.env.timeout(back - self.env.now)
+        event.callbacks.append(lambda _: stats.record_response(name, back - sent, back))
 
     def _delayed(self, server: int, segs: list[int]) -> simpy.events.ProcessGenerator:
         yield self.env.timeout(self._net())
@@ -167,18 +235,19 @@ class ClusterModel:
     def _query(self, query_id: int) -> simpy.events.ProcessGenerator:
         env, arrival = self.env, self.env.now
         self._count(+1)
-        routing = self.route(query_id)
+        routing, unavailable = self.router.route(query_id)
+        if self.stats is not None:
+            for server, _ in routing:
+                self.stats.record_submission(self.layout.servers[server], arrival)
         deadline = arrival + self.sc.cluster.broker.timeout_ms
         if self.const_latency:  # equal delays keep delivery order = send order: compute now
             outcomes = [self._deliver(env.now + self._net(), server, segs) for server, segs in routing]
         else:
             events = [env.process(self._delayed(server, segs)) for server, segs in routing]
             yield env.all_of(events)
-            outcomes = [cast(tuple[float, bool, float], e.value) for e in events]
-        responses = [r for r, _, _ in outcomes]
-        delayed = any(p for _, p, _ in outcomes)
-        done = max(responses)
-        partial = done > deadline
+            outcomes = [cast(Outcome, e.value) for e in events]
+        done = max((o[0] for o in outcomes), default=arrival)
+        partial = done > deadline or unavailable > 0 or any(o[3] for o in outcomes)
         end = min(done, deadline) + self.sc.cluster.broker.overhead_ms
         yield env.timeout(end - env.now)
         self._count(-1)
@@ -189,8 +258,8 @@ class ClusterModel:
             o.servers_queried.append(len(routing))
             o.segments_queried.append(sum(len(s) for _, s in routing))
             o.partial.append(partial)
-            o.gc_delayed.append(delayed)
-            o.queue_wait_ms.append(max(w for _, _, w in outcomes))
+            o.gc_delayed.append(any(x[1] for x in outcomes))
+            o.queue_wait_ms.append(max((x[2] for x in outcomes), default=0.0))
 
     def _arrivals(self) -> simpy.events.ProcessGenerator:
         mean_gap = 1000.0 / self.sc.workload.arrival.qps
@@ -203,9 +272,21 @@ class ClusterModel:
             self.env.process(self._query(query_id))
             query_id += 1
 
+    def _health(self, server: int) -> simpy.events.ProcessGenerator:
+        """Tell the broker's routing when a server goes down and comes back."""
+        crashes = self.servers[server].crashes
+        for start, end in zip(crashes._s, crashes._e, strict=True):
+            yield self.env.timeout(start - self.env.now)
+            self.router.set_server_health(server, False)
+            yield self.env.timeout(end - self.env.now)
+            self.router.set_server_health(server, True)
+
     def run(self) -> ReplicationOutput:
         """Simulate ``[0, duration)``; queries still in flight at the end are not recorded."""
         self.env.process(self._arrivals())
+        for i, server in enumerate(self.servers):
+            if len(server.crashes):
+                self.env.process(self._health(i))
         self.env.run(until=self.horizon_ms)
         self._count(0)
         return self.out

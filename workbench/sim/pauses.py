@@ -81,7 +81,8 @@ class PauseSchedule:
         if not self._s:
             return start + work
         target = self.run_time(start) + work
-        i = bisect_left(self._r, target)
+        # pauses that began at or before ``start`` are behind us (or we are inside one: wait it out)
+        i = max(bisect_left(self._r, target), bisect_right(self._s, start))
         return target + (self._p[i] if i < len(self._s) else self._total)
 
     def release(self, t: float) -> float:

@@ -10,9 +10,11 @@ tables, never the model's internals.
     ``queue_wait_ms`` (longest time one of its tasks waited for a worker thread, on any server).
 ``servers`` columns
     ``replication``, ``server``, ``requests``, ``busy_ms`` (worker-thread time), ``cores``,
-    ``utilisation`` (busy / (cores x measured time)), ``paused_ms``.
+    ``utilisation`` (busy / (cores x measured time)), ``failed_requests``, ``paused_ms``.
 ``gc_pauses`` columns
     ``replication``, ``server``, ``start_s``, ``duration_ms``.
+``failures`` columns
+    ``replication``, ``server``, ``down_s``, ``up_s`` (crash and recovery times).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Result:
     gc_pauses: pd.DataFrame
     #: Per replication: measured window (s), time-average queries in flight, arrivals in window.
     windows: pd.DataFrame
+    failures: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["replication", "server", "down_s", "up_s"]))
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def summary(self, confidence: float | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ def _servers_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
     rows = [
         {"replication": rep, "server": model.layout.servers[i], "requests": s.requests,
          "busy_ms": s.busy_ms, "cores": s.cores, "utilisation": s.busy_ms / (s.cores * window),
+         "failed_requests": s.failed,
          "paused_ms": s.pauses.overlap(0.0, window)}
         for i, s in enumerate(model.servers)
     ]
@@ -53,6 +54,15 @@ def _pauses_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
     ]
     cols = ["replication", "server", "start_s", "duration_ms"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def _failures_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
+    frames = [
+        pd.DataFrame({"replication": rep, "server": model.layout.servers[i],
+                      "down_s": s.crashes.starts / 1000.0, "up_s": s.crashes.ends / 1000.0})
+        for i, s in enumerate(model.servers)
+    ]
+    return pd.concat(frames, ignore_index=True)[["replication", "server", "down_s", "up_s"]]
 
 
 def simulate(
@@ -81,13 +91,14 @@ def simulate(
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, segments_path)
     children = np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)
-    queries, servers, pauses, windows = [], [], [], []
+    queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(children):
         model = ClusterModel(sc, layout, Streams.spawn(child, layout.num_servers))
         out = model.run()
         queries.append(_queries_frame(rep, out, 0))
         servers.append(_servers_frame(rep, model))
         pauses.append(_pauses_frame(rep, model))
+        failures.append(_failures_frame(rep, model))
         window_ms = model.horizon_ms - model.warmup_ms
         windows.append({"replication": rep, "window_s": window_ms / 1000.0,
                         "mean_in_flight": out.in_flight_area / window_ms})
@@ -98,5 +109,6 @@ def simulate(
         servers=pd.concat(servers, ignore_index=True),
         gc_pauses=pd.concat(pauses, ignore_index=True),
         windows=pd.DataFrame(windows),
+        failures=pd.concat(failures, ignore_index=True),
         parameters={"scenario": sc.to_dict(), "seed": base_seed},
     )

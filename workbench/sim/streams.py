@@ -54,10 +54,12 @@ class Streams:
     network: np.random.Generator
     routing: np.random.Generator
     gc: tuple[np.random.Generator, ...]
+    failures: tuple[np.random.Generator, ...]
 
     @classmethod
     def spawn(cls, seed_seq: np.random.SeedSequence, servers: int) -> Streams:
-        """Children of ``seed_seq``: arrivals, service, network, routing, then one per server for GC."""
-        a, s, n, r, g = seed_seq.spawn(5)
+        """Children of ``seed_seq``: arrivals, service, network, routing, then per server GC and failures."""
+        a, s, n, r, g, f = seed_seq.spawn(6)
         rng = np.random.default_rng
-        return cls(rng(a), rng(s), rng(n), rng(r), tuple(rng(x) for x in g.spawn(servers)))
+        return cls(rng(a), rng(s), rng(n), rng(r), tuple(rng(x) for x in g.spawn(servers)),
+                   tuple(rng(x) for x in f.spawn(servers)))

@@ -1,0 +1,66 @@
+"""The broker's routing step in the model: Pinot's own instance selector on the layout's ideal state.
+
+Selection without adaptive feedback depends only on the segment list and on the request id modulo
+the candidate counts (balanced takes candidate ``(requestId + k) % n``, replica groups rotate the same
+way), so those routes are computed once per residue and reused: the decision is Pinot's, the cost is
+a dictionary look-up. With adaptive server selection every query is routed afresh from live stats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import lcm
+from typing import Any
+
+from workbench.pinot.adaptive import ServerRoutingStatsManager
+from workbench.pinot.instance_selector import instance_selector_for, routing_state_from_assignment
+from workbench.pinot.routing import InstanceSelector
+from workbench.pinot.table_config import TableConfig
+from workbench.sim.layout import Layout
+
+__all__ = ["Route", "Router"]
+
+#: A routed query: per server index, the indices of the segments it serves; plus unavailable segments.
+Route = tuple[list[tuple[int, list[int]]], int]
+
+
+class Router:
+    """Routes queries for one replication; call :meth:`set_server_health` when a server fails/recovers."""
+
+    def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any] | None = None,
+                 stats: ServerRoutingStatsManager | None = None, adaptive: Any = None) -> None:
+        self.layout = layout
+        self.options = dict(options or {})
+        self.stats = stats
+        self._index = {s: i for i, s in enumerate(layout.servers)}
+        self._seg_index = {s: i for i, s in enumerate(layout.segments)}
+        self.selector: InstanceSelector = instance_selector_for(
+            table, routing_state_from_assignment(layout.ideal_state), adaptive=adaptive)
+        max_replicas = max((len(r) for r in layout.replicas), default=1)
+        self._period = lcm(*range(1, max_replicas + 1))
+        self._cache: dict[tuple[int, int], Route] = {}
+
+    def set_server_health(self, server: int, healthy: bool) -> None:
+        """A crash or recovery: the broker's routing state changes and cached routes are dropped."""
+        state = self.selector.state.with_server(self.layout.servers[server], healthy=healthy)
+        self.selector.update(state)
+        self._cache.clear()
+
+    def route(self, request_id: int, segments: tuple[str, ...] | None = None, key: int = 0) -> Route:
+        """Route one query over ``segments`` (all segments when ``None``); ``key`` identifies the list."""
+        cacheable = self.selector.adaptive is None
+        if cacheable:
+            hit = self._cache.get((key, request_id % self._period))
+            if hit is not None:
+                return hit
+        names = self.layout.segments if segments is None else segments
+        selection = self.selector.select(names, request_id, self.options)
+        per_server: dict[int, list[int]] = {}
+        index, seg_index = self._index, self._seg_index
+        for seg, server in selection.segment_to_server.items():
+            per_server.setdefault(index[server], []).append(seg_index[seg])
+        route: Route = (list(per_server.items()), len(selection.unavailable_segments))
+        if cacheable:
+            self._cache[(key, request_id % self._period)] = route
+        return route
+
