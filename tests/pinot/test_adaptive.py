@@ -30,17 +30,27 @@ PREFIX = "pinot.broker.adaptive.server.selector"
 
 def exact_stats(kind: AdaptiveSelectorType = AdaptiveSelectorType.HYBRID, floor: int = 0) -> ServerRoutingStatsManager:
     """The reference's test settings: alpha 1.0, initial 0, exponent 3, decay off, warm-up 0."""
-    return ServerRoutingStatsManager(AdaptiveConfig(kind, ewma_alpha=1.0, autodecay_window_ms=0,
-                                                    avg_initialization_val=0.0, hybrid_score_exponent=3,
-                                                    hybrid_score_queue_size_floor=floor))
+    return ServerRoutingStatsManager(
+        AdaptiveConfig(
+            kind,
+            ewma_alpha=1.0,
+            autodecay_window_ms=0,
+            avg_initialization_val=0.0,
+            hybrid_score_exponent=3,
+            hybrid_score_queue_size_floor=floor,
+        )
+    )
 
 
 # -- EMA ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("alpha", "values", "expected"), [
-    (0.5, [0.1, 0.5, 1.25], [0.05, 0.275, 0.7625]),
-    (0.3, [1.0, 1.0, 1.0], [0.3, 0.51, 0.657]),
-    (1.0, [3.0, 7.5, 2.0], [3.0, 7.5, 2.0]),
-])
+@pytest.mark.parametrize(
+    ("alpha", "values", "expected"),
+    [
+        (0.5, [0.1, 0.5, 1.25], [0.05, 0.275, 0.7625]),
+        (0.3, [1.0, 1.0, 1.0], [0.3, 0.51, 0.657]),
+        (1.0, [3.0, 7.5, 2.0], [3.0, 7.5, 2.0]),
+    ],
+)
 def test_ema_vectors(alpha: float, values: list[float], expected: list[float]) -> None:
     """[PINOT-TEST] ExponentialMovingAverageTest (start 0; alpha 1.0 equals the last value)."""
     ema = ExponentialMovingAverage(alpha, autodecay_window_ms=0, initial=0.0)
@@ -104,8 +114,7 @@ def test_decay_during_warm_up_does_not_change_the_average() -> None:
     assert ema.average(now_ms=400) == 4.0  # tick 400 is after warm-up
 
 
-@given(alpha=st.floats(0, 1), initial=st.floats(0, 1e6),
-       values=st.lists(st.floats(0, 1e6), min_size=1, max_size=20))
+@given(alpha=st.floats(0, 1), initial=st.floats(0, 1e6), values=st.lists(st.floats(0, 1e6), min_size=1, max_size=20))
 def test_ema_stays_within_the_range_of_its_inputs(alpha: float, initial: float, values: list[float]) -> None:
     """Property: a convex combination never leaves [min, max] of the initial value and the inputs."""
     ema = ExponentialMovingAverage(alpha, autodecay_window_ms=0, initial=initial)
@@ -181,8 +190,9 @@ def test_time_must_not_go_backwards() -> None:
 
 def test_stats_entries_start_their_emas_when_created() -> None:
     """Warm-up is measured from the entry's creation (first use), not from the manager's."""
-    stats = ServerRoutingStatsManager(AdaptiveConfig(AdaptiveSelectorType.LATENCY, ewma_alpha=1.0,
-                                                     warmup_duration_ms=100, autodecay_window_ms=0))
+    stats = ServerRoutingStatsManager(
+        AdaptiveConfig(AdaptiveSelectorType.LATENCY, ewma_alpha=1.0, warmup_duration_ms=100, autodecay_window_ms=0)
+    )
     stats.record_submission("s", 1000)
     stats.record_response("s", 40, 1050)
     assert stats.latency_score("s") == 1.0  # still warming up: initial value
@@ -192,8 +202,11 @@ def test_stats_entries_start_their_emas_when_created() -> None:
 
 
 def test_scores_include_decay_up_to_the_managers_clock() -> None:
-    stats = ServerRoutingStatsManager(AdaptiveConfig(AdaptiveSelectorType.LATENCY, ewma_alpha=0.5,
-                                                     avg_initialization_val=0.0, autodecay_window_ms=100))
+    stats = ServerRoutingStatsManager(
+        AdaptiveConfig(
+            AdaptiveSelectorType.LATENCY, ewma_alpha=0.5, avg_initialization_val=0.0, autodecay_window_ms=100
+        )
+    )
     stats.record_submission("s", 0)
     stats.record_response("s", 80, 0)
     stats.advance(250)  # tick 200 decays 40 -> 20
@@ -251,29 +264,46 @@ def test_preferred_pools_regroup_the_ranking() -> None:
 # -- config ------------------------------------------------------------------------------------------
 def test_defaults_match_the_reference_table() -> None:
     c = AdaptiveConfig()
-    assert (c.type, c.enable_stats_collection, c.ewma_alpha, c.autodecay_window_ms, c.warmup_duration_ms,
-            c.avg_initialization_val, c.hybrid_score_exponent, c.hybrid_score_queue_size_floor) == (
-        AdaptiveSelectorType.NO_OP, False, 0.666, 10_000, 0, 1.0, 3, 0)
+    assert (
+        c.type,
+        c.enable_stats_collection,
+        c.ewma_alpha,
+        c.autodecay_window_ms,
+        c.warmup_duration_ms,
+        c.avg_initialization_val,
+        c.hybrid_score_exponent,
+        c.hybrid_score_queue_size_floor,
+    ) == (AdaptiveSelectorType.NO_OP, False, 0.666, 10_000, 0, 1.0, 3, 0)
 
 
 def test_broker_config_keys_are_read_and_type_is_upper_cased() -> None:
-    config = AdaptiveConfig.from_broker_config({
-        f"{PREFIX}.type": "num_inflight_req", f"{PREFIX}.enable.stats.collection": "TRUE",
-        f"{PREFIX}.ewma.alpha": "0.5", f"{PREFIX}.autodecay.window.ms": "2000", f"{PREFIX}.warmup.duration": "30",
-        f"{PREFIX}.avg.initialization.val": "2", f"{PREFIX}.hybrid.score.exponent": "2",
-        f"{PREFIX}.hybrid.score.queue.size.floor": "1"})
+    config = AdaptiveConfig.from_broker_config(
+        {
+            f"{PREFIX}.type": "num_inflight_req",
+            f"{PREFIX}.enable.stats.collection": "TRUE",
+            f"{PREFIX}.ewma.alpha": "0.5",
+            f"{PREFIX}.autodecay.window.ms": "2000",
+            f"{PREFIX}.warmup.duration": "30",
+            f"{PREFIX}.avg.initialization.val": "2",
+            f"{PREFIX}.hybrid.score.exponent": "2",
+            f"{PREFIX}.hybrid.score.queue.size.floor": "1",
+        }
+    )
     assert config == AdaptiveConfig(AdaptiveSelectorType.NUM_INFLIGHT_REQ, True, 0.5, 2000, 30, 2.0, 2, 1)
 
 
-@pytest.mark.parametrize(("settings", "key"), [
-    ({f"{PREFIX}.type": "FASTEST"}, "type"),
-    ({f"{PREFIX}.type": "HYBRID"}, "type"),  # stats collection left off
-    ({f"{PREFIX}.ewma.alpha": "1.5"}, "ewma.alpha"),
-    ({f"{PREFIX}.ewma.alpha": "fast"}, "ewma.alpha"),
-    ({f"{PREFIX}.warmup.duration": "-1"}, "warmup.duration"),
-    ({f"{PREFIX}.avg.initialization.val": "-2"}, "avg.initialization.val"),
-    ({f"{PREFIX}.hybrid.score.queue.size.floor": "-1"}, "hybrid.score.queue.size.floor"),
-])
+@pytest.mark.parametrize(
+    ("settings", "key"),
+    [
+        ({f"{PREFIX}.type": "FASTEST"}, "type"),
+        ({f"{PREFIX}.type": "HYBRID"}, "type"),  # stats collection left off
+        ({f"{PREFIX}.ewma.alpha": "1.5"}, "ewma.alpha"),
+        ({f"{PREFIX}.ewma.alpha": "fast"}, "ewma.alpha"),
+        ({f"{PREFIX}.warmup.duration": "-1"}, "warmup.duration"),
+        ({f"{PREFIX}.avg.initialization.val": "-2"}, "avg.initialization.val"),
+        ({f"{PREFIX}.hybrid.score.queue.size.floor": "-1"}, "hybrid.score.queue.size.floor"),
+    ],
+)
 def test_bad_broker_config_names_the_key(settings: dict[str, str], key: str) -> None:
     with pytest.raises(InputError) as err:
         AdaptiveConfig.from_broker_config(settings)

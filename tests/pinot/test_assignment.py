@@ -42,22 +42,33 @@ def i(n: int) -> str:
 
 
 def offline_table(segments_config: dict[str, Any], **extra: Any) -> TableConfig:
-    return TableConfig.from_json({"tableName": "myTable", "tableType": "OFFLINE",
-                                  "segmentsConfig": segments_config, **extra})
+    return TableConfig.from_json(
+        {"tableName": "myTable", "tableType": "OFFLINE", "segmentsConfig": segments_config, **extra}
+    )
 
 
 def legacy_table(**rg_strategy: Any) -> TableConfig:
     extra: dict[str, Any] = {}
     if "partitionColumn" in rg_strategy:
-        extra["tableIndexConfig"] = {"segmentPartitionConfig": {"columnPartitionMap": {
-            rg_strategy["partitionColumn"]: {"functionName": "Modulo", "numPartitions": 2}}}}
-    return offline_table({"replication": "3", "segmentAssignmentStrategy": "ReplicaGroupSegmentAssignmentStrategy",
-                          "replicaGroupStrategyConfig": rg_strategy}, **extra)
+        extra["tableIndexConfig"] = {
+            "segmentPartitionConfig": {
+                "columnPartitionMap": {rg_strategy["partitionColumn"]: {"functionName": "Modulo", "numPartitions": 2}}
+            }
+        }
+    return offline_table(
+        {
+            "replication": "3",
+            "segmentAssignmentStrategy": "ReplicaGroupSegmentAssignmentStrategy",
+            "replicaGroupStrategyConfig": rg_strategy,
+        },
+        **extra,
+    )
 
 
 def iac_table(entry: dict[str, Any], kind: str = "OFFLINE", table_type: str = "OFFLINE") -> TableConfig:
-    return TableConfig.from_json({"tableName": "myTable", "tableType": table_type,
-                                  "instanceAssignmentConfigMap": {kind: entry}})
+    return TableConfig.from_json(
+        {"tableName": "myTable", "tableType": table_type, "instanceAssignmentConfigMap": {kind: entry}}
+    )
 
 
 def rg_entry(**rg: Any) -> dict[str, Any]:
@@ -80,7 +91,7 @@ def test_java_hash_known_values() -> None:
 
 def _slow_java_hash(text: str) -> int:
     data = text.encode("utf-16-be", "surrogatepass")
-    units = [int.from_bytes(data[k:k + 2], "big") for k in range(0, len(data), 2)]
+    units = [int.from_bytes(data[k : k + 2], "big") for k in range(0, len(data), 2)]
     total: int = sum(u * pow(31, len(units) - 1 - n) for n, u in enumerate(units)) % 2**32
     return total - 2**32 if total >= 2**31 else total
 
@@ -102,12 +113,16 @@ def test_default_offline_replica_group_without_partition_column() -> None:
 
 def test_default_offline_replica_group_with_partition_column() -> None:
     """§4.2 [PINOT-TEST] partitionColumn (Modulo, 2 partitions), numInstancesPerPartition=2."""
-    ip = instance_partitions_for(legacy_table(partitionColumn="memberId", numInstancesPerPartition=2),
-                                 "OFFLINE", SERVERS)
+    ip = instance_partitions_for(
+        legacy_table(partitionColumn="memberId", numInstancesPerPartition=2), "OFFLINE", SERVERS
+    )
     assert dict(ip.partitions) == {
-        "0_0": (i(8), i(1)), "1_0": (i(4), i(8)),
-        "0_1": (i(9), i(2)), "1_1": (i(5), i(9)),
-        "0_2": (i(0), i(3)), "1_2": (i(6), i(0)),
+        "0_0": (i(8), i(1)),
+        "1_0": (i(4), i(8)),
+        "0_1": (i(9), i(2)),
+        "1_1": (i(5), i(9)),
+        "0_2": (i(0), i(3)),
+        "1_2": (i(6), i(0)),
     }
     assert (ip.num_partitions, ip.num_replica_groups) == (2, 3)
 
@@ -155,33 +170,45 @@ def test_disabled_and_untagged_servers_are_not_assigned() -> None:
 
 
 def pooled_servers() -> list[Instance]:
-    return [Instance(f"{p}{n}", tags=(TAG,), pools={TAG: pool}) for pool, p in ((0, "a"), (1, "b"))
-            for n in range(4)]
+    return [Instance(f"{p}{n}", tags=(TAG,), pools={TAG: pool}) for pool, p in ((0, "a"), (1, "b")) for n in range(4)]
 
 
 def test_pool_based_replica_groups_each_come_from_one_pool() -> None:
     """Pools 0 and 1 with 4 servers each; rotation 438536198 % 4 = 2; rg r -> pool[(h + r) % 2]."""
-    entry = {"tagPoolConfig": {"tag": TAG, "poolBased": True},
-             "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 2,
-                                             "numInstancesPerReplicaGroup": 2}}
+    entry = {
+        "tagPoolConfig": {"tag": TAG, "poolBased": True},
+        "replicaGroupPartitionConfig": {
+            "replicaGroupBased": True,
+            "numReplicaGroups": 2,
+            "numInstancesPerReplicaGroup": 2,
+        },
+    }
     ip = instance_partitions_for(iac_table(entry), "OFFLINE", pooled_servers())
     assert dict(ip.partitions) == {"0_0": ("a2", "a3"), "0_1": ("b2", "b3")}
 
 
 def test_num_pools_picks_pool_by_table_hash() -> None:
     """numPools=1 of 2 pools: start at abs(hash) % 2 = 0 -> pool 0 only."""
-    entry = {"tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 1},
-             "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 2}}
+    entry = {
+        "tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 1},
+        "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 2},
+    }
     ip = instance_partitions_for(iac_table(entry), "OFFLINE", pooled_servers())
     # One pool, two groups dealt round-robin from [a2, a3, a0, a1]; floor(4 / 2) = 2 per group.
     assert dict(ip.partitions) == {"0_0": ("a2", "a0"), "0_1": ("a3", "a1")}
 
 
 def test_explicit_pools_are_kept() -> None:
-    entry = {"tagPoolConfig": {"tag": TAG, "poolBased": True, "pools": [1]},
-             "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 1}}
+    entry = {
+        "tagPoolConfig": {"tag": TAG, "poolBased": True, "pools": [1]},
+        "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 1},
+    }
     assert instance_partitions_for(iac_table(entry), "OFFLINE", pooled_servers()).instances(0, 0) == (
-        "b2", "b3", "b0", "b1")
+        "b2",
+        "b3",
+        "b0",
+        "b1",
+    )
 
 
 def test_realtime_kinds_use_their_own_entries() -> None:
@@ -199,36 +226,60 @@ def test_partition_column_lookup() -> None:
 
 
 # -- instance assignment: bad configs ----------------------------------------------------------------
-@pytest.mark.parametrize(("entry", "key"), [
-    ({"replicaGroupPartitionConfig": {}}, "tagPoolConfig"),
-    ({"tagPoolConfig": {"tag": TAG}}, "replicaGroupPartitionConfig"),
-    ({"tagPoolConfig": {}, "replicaGroupPartitionConfig": {}}, "tagPoolConfig.tag"),
-    (rg_entry(numReplicaGroups=0), "replicaGroupPartitionConfig.numReplicaGroups"),
-    (rg_entry(numReplicaGroups="three"), "replicaGroupPartitionConfig.numReplicaGroups"),
-    ({**rg_entry(numReplicaGroups=1), "partitionSelector": "NOPE"}, "partitionSelector"),
-    ({"tagPoolConfig": {"tag": TAG, "numPools": -1}, "replicaGroupPartitionConfig": {}}, "tagPoolConfig.numPools"),
-])
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ({"replicaGroupPartitionConfig": {}}, "tagPoolConfig"),
+        ({"tagPoolConfig": {"tag": TAG}}, "replicaGroupPartitionConfig"),
+        ({"tagPoolConfig": {}, "replicaGroupPartitionConfig": {}}, "tagPoolConfig.tag"),
+        (rg_entry(numReplicaGroups=0), "replicaGroupPartitionConfig.numReplicaGroups"),
+        (rg_entry(numReplicaGroups="three"), "replicaGroupPartitionConfig.numReplicaGroups"),
+        ({**rg_entry(numReplicaGroups=1), "partitionSelector": "NOPE"}, "partitionSelector"),
+        ({"tagPoolConfig": {"tag": TAG, "numPools": -1}, "replicaGroupPartitionConfig": {}}, "tagPoolConfig.numPools"),
+    ],
+)
 def test_bad_instance_assignment_config_names_the_key(entry: dict[str, Any], key: str) -> None:
     with pytest.raises(TableConfigError, match=key.replace(".", r"\.")) as err:
         instance_assignment_config(iac_table(entry), "OFFLINE")
     assert err.value.where == f"instanceAssignmentConfigMap.OFFLINE.{key}"
 
 
-@pytest.mark.parametrize(("entry", "key", "message"), [
-    (rg_entry(numReplicaGroups=3, numInstancesPerReplicaGroup=4), "numInstancesPerReplicaGroup",
-     "Not enough qualified instances from pool: 0 (10 in the pool, asked for 12)"),
-    (rg_entry(numReplicaGroups=11), "numReplicaGroups", "cannot select 11 replica-groups from 10 instances"),
-    (rg_entry(numReplicaGroups=2, numInstancesPerReplicaGroup=2, numInstancesPerPartition=3),
-     "numInstancesPerPartition", "must be smaller or equal to number of instances per replica-group: 2"),
-    ({"tagPoolConfig": {"tag": TAG}, "replicaGroupPartitionConfig": {"numInstances": 11}}, "numInstances",
-     "asked for 11"),
-    ({"tagPoolConfig": {"tag": "nobody"}, "replicaGroupPartitionConfig": {}}, "tag",
-     "No enabled instance has the tag: nobody"),
-    ({**rg_entry(numReplicaGroups=1), "constraintConfig": {"constraints": ["x"]}}, "constraintConfig",
-     "UnsupportedOperationException"),
-    ({**rg_entry(numReplicaGroups=1), "partitionSelector": "FD_AWARE_INSTANCE_PARTITION_SELECTOR"},
-     "partitionSelector", "not modelled"),
-])
+@pytest.mark.parametrize(
+    ("entry", "key", "message"),
+    [
+        (
+            rg_entry(numReplicaGroups=3, numInstancesPerReplicaGroup=4),
+            "numInstancesPerReplicaGroup",
+            "Not enough qualified instances from pool: 0 (10 in the pool, asked for 12)",
+        ),
+        (rg_entry(numReplicaGroups=11), "numReplicaGroups", "cannot select 11 replica-groups from 10 instances"),
+        (
+            rg_entry(numReplicaGroups=2, numInstancesPerReplicaGroup=2, numInstancesPerPartition=3),
+            "numInstancesPerPartition",
+            "must be smaller or equal to number of instances per replica-group: 2",
+        ),
+        (
+            {"tagPoolConfig": {"tag": TAG}, "replicaGroupPartitionConfig": {"numInstances": 11}},
+            "numInstances",
+            "asked for 11",
+        ),
+        (
+            {"tagPoolConfig": {"tag": "nobody"}, "replicaGroupPartitionConfig": {}},
+            "tag",
+            "No enabled instance has the tag: nobody",
+        ),
+        (
+            {**rg_entry(numReplicaGroups=1), "constraintConfig": {"constraints": ["x"]}},
+            "constraintConfig",
+            "UnsupportedOperationException",
+        ),
+        (
+            {**rg_entry(numReplicaGroups=1), "partitionSelector": "FD_AWARE_INSTANCE_PARTITION_SELECTOR"},
+            "partitionSelector",
+            "not modelled",
+        ),
+    ],
+)
 def test_infeasible_assignment_names_the_key(entry: dict[str, Any], key: str, message: str) -> None:
     with pytest.raises(TableConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
         instance_partitions_for(iac_table(entry), "OFFLINE", SERVERS)
@@ -236,8 +287,7 @@ def test_infeasible_assignment_names_the_key(entry: dict[str, Any], key: str, me
 
 
 def test_pool_errors_name_the_key() -> None:
-    too_many = {"tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 3},
-                "replicaGroupPartitionConfig": {}}
+    too_many = {"tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 3}, "replicaGroupPartitionConfig": {}}
     with pytest.raises(TableConfigError, match=r"numPools.*Not enough instance pools \(2 in the cluster"):
         instance_partitions_for(iac_table(too_many), "OFFLINE", pooled_servers())
     missing = {"tagPoolConfig": {"tag": TAG, "poolBased": True, "pools": [7]}, "replicaGroupPartitionConfig": {}}
@@ -251,18 +301,28 @@ def test_pool_errors_name_the_key() -> None:
 def test_unknown_map_key_and_legacy_errors_name_the_key() -> None:
     with pytest.raises(TableConfigError, match=r"instanceAssignmentConfigMap\.OFLINE"):
         instance_assignment_config(iac_table(rg_entry(numReplicaGroups=1), kind="OFLINE"), "OFFLINE")
-    bad_legacy = offline_table({"segmentAssignmentStrategy": "ReplicaGroupSegmentAssignmentStrategy",
-                                "replicaGroupStrategyConfig": {"partitionColumn": "c", "numInstancesPerPartition": 1}})
+    bad_legacy = offline_table(
+        {
+            "segmentAssignmentStrategy": "ReplicaGroupSegmentAssignmentStrategy",
+            "replicaGroupStrategyConfig": {"partitionColumn": "c", "numInstancesPerPartition": 1},
+        }
+    )
     with pytest.raises(TableConfigError, match=r"partitionColumn: Number of partitions for column: c"):
         instance_assignment_config(bad_legacy, "OFFLINE")
 
 
 # -- instance assignment: properties -----------------------------------------------------------------
 @settings(max_examples=60, deadline=None)
-@given(n_servers=st.integers(1, 24), groups=st.integers(1, 4), partitions=st.integers(0, 4),
-       per_partition=st.integers(0, 4), name=st.text(min_size=1, max_size=12))
+@given(
+    n_servers=st.integers(1, 24),
+    groups=st.integers(1, 4),
+    partitions=st.integers(0, 4),
+    per_partition=st.integers(0, 4),
+    name=st.text(min_size=1, max_size=12),
+)
 def test_replica_groups_are_disjoint_equal_and_partitions_stay_inside(
-        n_servers: int, groups: int, partitions: int, per_partition: int, name: str) -> None:
+    n_servers: int, groups: int, partitions: int, per_partition: int, name: str
+) -> None:
     """Property: groups are disjoint, equally sized (floor(n / groups)), and each partition holds
     numInstancesPerPartition (or all) servers of its own group."""
     servers = [Instance(f"s{k:02d}", tags=(TAG,)) for k in range(n_servers)]
@@ -290,9 +350,11 @@ THREE_BY_TWO = InstancePartitions("t_OFFLINE", {"0_0": ("a0", "a1"), "0_1": ("b0
 def test_replica_group_assignment_mirrors_the_least_loaded_index() -> None:
     """§4.3: least-loaded server of rg 0 (lowest index on ties), same index in every other group."""
     ideal = assign_segments(["s0", "s1", "s2"], THREE_BY_TWO, strategy="replicaGroup", replication=3)
-    assert ideal == {"s0": {"a0": "ONLINE", "b0": "ONLINE", "c0": "ONLINE"},
-                     "s1": {"a1": "ONLINE", "b1": "ONLINE", "c1": "ONLINE"},
-                     "s2": {"a0": "ONLINE", "b0": "ONLINE", "c0": "ONLINE"}}
+    assert ideal == {
+        "s0": {"a0": "ONLINE", "b0": "ONLINE", "c0": "ONLINE"},
+        "s1": {"a1": "ONLINE", "b1": "ONLINE", "c1": "ONLINE"},
+        "s2": {"a0": "ONLINE", "b0": "ONLINE", "c0": "ONLINE"},
+    }
 
 
 def test_replica_group_assignment_counts_existing_segments() -> None:
@@ -303,8 +365,9 @@ def test_replica_group_assignment_counts_existing_segments() -> None:
 def test_partitioned_assignment_uses_segment_partition() -> None:
     """§4.3: partition = segment partition % numInstancePartitions (LLC name gives the partition)."""
     ip = InstancePartitions("t_OFFLINE", {"0_0": ("a0",), "1_0": ("a1",), "0_1": ("b0",), "1_1": ("b1",)})
-    ideal = assign_segments(["t__3__0__20250101T0000Z", "t__4__0__20250101T0000Z"], ip, strategy="replicaGroup",
-                            replication=2)
+    ideal = assign_segments(
+        ["t__3__0__20250101T0000Z", "t__4__0__20250101T0000Z"], ip, strategy="replicaGroup", replication=2
+    )
     assert ideal["t__3__0__20250101T0000Z"] == {"a1": "ONLINE", "b1": "ONLINE"}
     assert ideal["t__4__0__20250101T0000Z"] == {"a0": "ONLINE", "b0": "ONLINE"}
 
@@ -334,8 +397,9 @@ def test_consuming_assignment_replica_groups() -> None:
     """§4.3: one partition -> instances_rg[p % len]; explicit partitions -> first of p % numPartitions."""
     assert assign_consuming_segment(4, THREE_BY_TWO, 3) == ("a0", "b0", "c0")
     assert assign_consuming_segment(5, THREE_BY_TWO, 3) == ("a1", "b1", "c1")
-    ip = InstancePartitions("t_CONSUMING", {"0_0": ("a0", "a1"), "1_0": ("a2", "a3"),
-                                            "0_1": ("b0", "b1"), "1_1": ("b2", "b3")})
+    ip = InstancePartitions(
+        "t_CONSUMING", {"0_0": ("a0", "a1"), "1_0": ("a2", "a3"), "0_1": ("b0", "b1"), "1_1": ("b2", "b3")}
+    )
     assert assign_consuming_segment(3, ip, 2) == ("a2", "b2")
 
 

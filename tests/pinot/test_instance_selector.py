@@ -32,8 +32,11 @@ from workbench.pinot.instance_selector import (
 )
 from workbench.pinot.table_config import TableConfig
 
-SELECTORS: list[type[InstanceSelector]] = [BalancedInstanceSelector, ReplicaGroupInstanceSelector,
-                                           StrictReplicaGroupInstanceSelector]
+SELECTORS: list[type[InstanceSelector]] = [
+    BalancedInstanceSelector,
+    ReplicaGroupInstanceSelector,
+    StrictReplicaGroupInstanceSelector,
+]
 REPLICA_GROUP_TYPES = [ReplicaGroupInstanceSelector, StrictReplicaGroupInstanceSelector]
 SEGS = ["seg0", "seg1", "seg2", "seg3"]
 
@@ -43,16 +46,19 @@ def pinot_test_state() -> RoutingState:
     [instance1, instance3, errorInstance1 (ERROR)]."""
     ideal: dict[str, dict[str, str]] = {}
     view: dict[str, dict[str, str]] = {}
-    for segs, (a, b, err) in (((SEGS[:2]), ("instance0", "instance2", "errorInstance0")),
-                              ((SEGS[2:]), ("instance1", "instance3", "errorInstance1"))):
+    for segs, (a, b, err) in (
+        ((SEGS[:2]), ("instance0", "instance2", "errorInstance0")),
+        ((SEGS[2:]), ("instance1", "instance3", "errorInstance1")),
+    ):
         for seg in segs:
             ideal[seg] = {a: "ONLINE", b: "ONLINE", err: "ONLINE"}
             view[seg] = {a: "ONLINE", b: "ONLINE", err: "ERROR"}
     return RoutingState(ideal, external_view=view)
 
 
-def route(selector: InstanceSelector, request_id: int, segments: list[str] = SEGS,
-          options: dict[str, Any] | None = None) -> list[str]:
+def route(
+    selector: InstanceSelector, request_id: int, segments: list[str] = SEGS, options: dict[str, Any] | None = None
+) -> list[str]:
     mapping = selector.select(segments, request_id, options).segment_to_server
     return [mapping[s] for s in segments]
 
@@ -94,16 +100,18 @@ def test_num_replica_groups_to_query() -> None:
     selector = ReplicaGroupInstanceSelector(routing_state_from_assignment(TWELVE))
     segments = list(TWELVE)
     assert route(selector, 0, segments, {"numReplicaGroupsToQuery": "2"}) == ["instance0", "instance1"] * 6
-    assert route(selector, 0, segments, {"numReplicaGroupsToQuery": "4"}) == [
-        "instance0", "instance1", "instance2"] * 4
+    assert route(selector, 0, segments, {"numReplicaGroupsToQuery": "4"}) == ["instance0", "instance1", "instance2"] * 4
     assert route(selector, 0, segments) == ["instance0"] * 12
     assert route(selector, 1, segments) == ["instance1"] * 12
 
 
 def test_num_replica_groups_cap_is_lowered_permanently_for_the_query() -> None:
     """§3.4: once G exceeds a segment's candidate count, G stays lowered for the rest of the query."""
-    ideal = {"a": {"s0": "ONLINE"}, "b": {"s0": "ONLINE", "s1": "ONLINE", "s2": "ONLINE"},
-             "c": {"s0": "ONLINE", "s1": "ONLINE", "s2": "ONLINE"}}
+    ideal = {
+        "a": {"s0": "ONLINE"},
+        "b": {"s0": "ONLINE", "s1": "ONLINE", "s2": "ONLINE"},
+        "c": {"s0": "ONLINE", "s1": "ONLINE", "s2": "ONLINE"},
+    }
     selector = ReplicaGroupInstanceSelector(routing_state_from_assignment(ideal))
     # a: idx 0, G -> 1, offset 0; b, c: idx 0.
     assert route(selector, 0, ["a", "b", "c"], {"numReplicaGroupsToQuery": 3}) == ["s0", "s0", "s0"]
@@ -126,9 +134,11 @@ def test_unavailable_segments_are_reported_in_request_order(cls: type[InstanceSe
     """§3.2: an old segment with no enabled online candidate is unavailable; segments unknown to the
     routing table are skipped silently; segments whose replicas are all OFFLINE/ERROR are unavailable."""
     ideal = {"ok": {"s0": "ONLINE"}, "down": {"s1": "ONLINE"}, "error": {"s2": "ONLINE"}}
-    state = RoutingState(ideal, external_view={"ok": {"s0": "ONLINE"}, "down": {"s1": "ONLINE"},
-                                               "error": {"s2": "ERROR"}},
-                         servers={"s1": ServerInfo(healthy=False)})
+    state = RoutingState(
+        ideal,
+        external_view={"ok": {"s0": "ONLINE"}, "down": {"s1": "ONLINE"}, "error": {"s2": "ERROR"}},
+        servers={"s1": ServerInfo(healthy=False)},
+    )
     result = cls(state).select(["error", "ok", "unknown", "down"], 0)
     assert result.segment_to_server == {"ok": "s0"}
     assert result.unavailable_segments == ["error", "down"]
@@ -149,8 +159,9 @@ def test_segment_missing_from_external_view_is_unavailable_unless_new() -> None:
 
 def test_recent_segment_with_error_replica_is_old() -> None:
     ideal = {"seg": {"s0": "ONLINE", "s1": "ONLINE"}}
-    state = RoutingState(ideal, external_view={"seg": {"s0": "ERROR", "s1": "OFFLINE"}},
-                         recent_segments=frozenset({"seg"}))
+    state = RoutingState(
+        ideal, external_view={"seg": {"s0": "ERROR", "s1": "OFFLINE"}}, recent_segments=frozenset({"seg"})
+    )
     assert BalancedInstanceSelector(state).select(["seg"], 0).unavailable_segments == ["seg"]
 
 
@@ -191,8 +202,14 @@ def test_dedup_table_with_replica_group_gets_strict_candidates() -> None:
     """§3.4: replicaGroup uses the strict computation for upsert and dedup tables."""
     ideal = {seg: {"s0": "ONLINE", "s1": "ONLINE"} for seg in ("a", "b")}
     view = {"a": {"s0": "ONLINE", "s1": "ONLINE"}, "b": {"s0": "ONLINE", "s1": "OFFLINE"}}
-    tc = TableConfig.from_json({"tableName": "t", "tableType": "REALTIME", "dedupConfig": {"dedupEnabled": True},
-                                "routing": {"instanceSelectorType": "replicaGroup"}})
+    tc = TableConfig.from_json(
+        {
+            "tableName": "t",
+            "tableType": "REALTIME",
+            "dedupConfig": {"dedupEnabled": True},
+            "routing": {"instanceSelectorType": "replicaGroup"},
+        }
+    )
     selector = instance_selector_for(tc, RoutingState(ideal, external_view=view))
     assert isinstance(selector, ReplicaGroupInstanceSelector) and selector.strict
     assert route(selector, 1, ["a", "b"]) == ["s0", "s0"]
@@ -211,8 +228,9 @@ def test_fixed_replica_uses_raw_table_name_hash() -> None:
 
 def test_fixed_replica_with_num_replica_groups_steps_from_the_hash() -> None:
     ideal = {f"seg{k}": {"s0": "ONLINE", "s1": "ONLINE", "s2": "ONLINE"} for k in range(3)}
-    selector = ReplicaGroupInstanceSelector(routing_state_from_assignment(ideal), table_name="t_OFFLINE",
-                                            use_fixed_replica=True)
+    selector = ReplicaGroupInstanceSelector(
+        routing_state_from_assignment(ideal), table_name="t_OFFLINE", use_fixed_replica=True
+    )
     assert route(selector, 0, list(ideal), {"numReplicaGroupsToQuery": 2}) == ["s2", "s0", "s2"]
 
 
@@ -252,15 +270,17 @@ def test_adaptive_routes_every_segment_to_the_best_server(cls: type[InstanceSele
 
 def test_adaptive_replica_group_ranks_a_server_without_stats_first() -> None:
     """§3.4: a server without stats scores -1 and ranks first, so the query goes to it entirely."""
-    selector = ReplicaGroupInstanceSelector(routing_state_from_assignment(MIRRORED),
-                                            adaptive=latency_adaptive({"s0": 9, "s1": 2}))
+    selector = ReplicaGroupInstanceSelector(
+        routing_state_from_assignment(MIRRORED), adaptive=latency_adaptive({"s0": 9, "s1": 2})
+    )
     assert set(route(selector, 0, list(MIRRORED))) == {"s2"}
 
 
 def test_adaptive_balanced_picks_randomly_when_a_candidate_has_no_stats() -> None:
     """§3.6: with a candidate lacking stats, each segment's pick is uniform over its candidates."""
-    selector = BalancedInstanceSelector(routing_state_from_assignment(MIRRORED),
-                                        adaptive=latency_adaptive({"s0": 9, "s1": 2}))
+    selector = BalancedInstanceSelector(
+        routing_state_from_assignment(MIRRORED), adaptive=latency_adaptive({"s0": 9, "s1": 2})
+    )
     counts = Counter(s for r in range(200) for s in route(selector, r, list(MIRRORED)))
     assert set(counts) == {"s0", "s1", "s2"} and min(counts.values()) > 300
 
@@ -274,8 +294,9 @@ def test_adaptive_respects_ordered_preferred_pools() -> None:
 
 def test_adaptive_and_fixed_replica_are_rejected_together() -> None:
     with pytest.raises(TableConfigError, match=r"routing\.useFixedReplica"):
-        BalancedInstanceSelector(routing_state_from_assignment(MIRRORED), use_fixed_replica=True,
-                                 adaptive=latency_adaptive({}))
+        BalancedInstanceSelector(
+            routing_state_from_assignment(MIRRORED), use_fixed_replica=True, adaptive=latency_adaptive({})
+        )
 
 
 # -- configuration ---------------------------------------------------------------------------------
@@ -289,22 +310,28 @@ def test_selector_registry_and_factory() -> None:
     assert type(instance_selector_for(legacy, state)) is ReplicaGroupInstanceSelector
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("replicagroup", "case-sensitively"),
-    ("multiStageReplicaGroup", "not modelled"),
-    ("com.example.MySelector", "plugin class"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("replicagroup", "case-sensitively"),
+        ("multiStageReplicaGroup", "not modelled"),
+        ("com.example.MySelector", "plugin class"),
+    ],
+)
 def test_unknown_selector_type_names_the_key(name: str, message: str) -> None:
     with pytest.raises(TableConfigError, match=message) as err:
         instance_selector_for(table(name), routing_state_from_assignment(MIRRORED))
     assert err.value.where == "routing.instanceSelectorType"
 
 
-@pytest.mark.parametrize(("options", "key"), [
-    ({"numReplicaGroupsToQuery": "0"}, "numReplicaGroupsToQuery"),
-    ({"numReplicaGroupsToQuery": "two"}, "numReplicaGroupsToQuery"),
-    ({"orderedPreferredPools": "1|x"}, "orderedPreferredPools"),
-])
+@pytest.mark.parametrize(
+    ("options", "key"),
+    [
+        ({"numReplicaGroupsToQuery": "0"}, "numReplicaGroupsToQuery"),
+        ({"numReplicaGroupsToQuery": "two"}, "numReplicaGroupsToQuery"),
+        ({"orderedPreferredPools": "1|x"}, "orderedPreferredPools"),
+    ],
+)
 def test_bad_query_options_name_the_key(options: dict[str, str], key: str) -> None:
     with pytest.raises(InputError) as err:
         ReplicaGroupInstanceSelector(routing_state_from_assignment(MIRRORED)).select(["seg0"], 0, options)
@@ -334,22 +361,33 @@ SERVER_NAMES = [f"s{k}" for k in range(5)]
 @st.composite
 def routing_states(draw: st.DrawFn) -> RoutingState:
     segments = [f"seg{k}" for k in range(draw(st.integers(1, 8)))]
-    ideal = {seg: draw(st.dictionaries(st.sampled_from(SERVER_NAMES), STATES, min_size=1, max_size=4))
-             for seg in segments}
-    view = {seg: {s: draw(STATES) for s in replicas if draw(st.integers(0, 3)) > 0} for seg, replicas in
-            ideal.items() if draw(st.integers(0, 9)) > 0}
-    servers = {s: ServerInfo(draw(st.integers(0, 2)), draw(st.booleans()), draw(st.booleans()) or draw(
-        st.booleans())) for s in SERVER_NAMES}
+    ideal = {
+        seg: draw(st.dictionaries(st.sampled_from(SERVER_NAMES), STATES, min_size=1, max_size=4)) for seg in segments
+    }
+    view = {
+        seg: {s: draw(STATES) for s in replicas if draw(st.integers(0, 3)) > 0}
+        for seg, replicas in ideal.items()
+        if draw(st.integers(0, 9)) > 0
+    }
+    servers = {
+        s: ServerInfo(draw(st.integers(0, 2)), draw(st.booleans()), draw(st.booleans()) or draw(st.booleans()))
+        for s in SERVER_NAMES
+    }
     recent = frozenset(s for s in segments if draw(st.integers(0, 4)) == 0)
     return RoutingState(ideal, view, servers, recent)
 
 
 @settings(max_examples=150, deadline=None)
-@given(state=routing_states(), request_id=st.integers(0, 3 * 10**9), cls=st.sampled_from(SELECTORS),
-       groups=st.one_of(st.none(), st.integers(1, 4)), order=st.randoms(use_true_random=False))
-def test_selected_servers_host_the_segment_and_are_routable(state: RoutingState, request_id: int,
-                                                            cls: type[InstanceSelector], groups: int | None,
-                                                            order: Any) -> None:
+@given(
+    state=routing_states(),
+    request_id=st.integers(0, 3 * 10**9),
+    cls=st.sampled_from(SELECTORS),
+    groups=st.one_of(st.none(), st.integers(1, 4)),
+    order=st.randoms(use_true_random=False),
+)
+def test_selected_servers_host_the_segment_and_are_routable(
+    state: RoutingState, request_id: int, cls: type[InstanceSelector], groups: int | None, order: Any
+) -> None:
     """Property: a chosen server is routable and ONLINE/CONSUMING for the segment in ideal state and
     external view; every requested segment is chosen, optional, unavailable or unknown, exactly once."""
     segments = [*state.ideal_state, "not-in-table"]
@@ -368,10 +406,16 @@ def test_selected_servers_host_the_segment_and_are_routable(state: RoutingState,
 
 
 @settings(max_examples=60, deadline=None)
-@given(groups=st.integers(1, 4), width=st.integers(1, 5), n_segments=st.integers(1, 30),
-       request_id=st.integers(0, 10**6), strict=st.booleans())
-def test_replica_group_query_touches_one_server_per_mirror_set(groups: int, width: int, n_segments: int,
-                                                               request_id: int, strict: bool) -> None:
+@given(
+    groups=st.integers(1, 4),
+    width=st.integers(1, 5),
+    n_segments=st.integers(1, 30),
+    request_id=st.integers(0, 10**6),
+    strict=st.booleans(),
+)
+def test_replica_group_query_touches_one_server_per_mirror_set(
+    groups: int, width: int, n_segments: int, request_id: int, strict: bool
+) -> None:
     """Property: with mirrored assignment, all healthy and numReplicaGroupsToQuery=1, a query uses
     exactly one server of each mirror set it touches; when server names sort in replica-group order
     (as here) those servers all belong to one replica group."""
@@ -386,8 +430,7 @@ def test_replica_group_query_touches_one_server_per_mirror_set(groups: int, widt
 
 @settings(max_examples=60, deadline=None)
 @given(replicas=st.integers(1, 5), n_segments=st.integers(1, 12), start=st.integers(0, 10**6))
-def test_balanced_spreads_each_segment_evenly_over_its_replicas(replicas: int, n_segments: int,
-                                                                start: int) -> None:
+def test_balanced_spreads_each_segment_evenly_over_its_replicas(replicas: int, n_segments: int, start: int) -> None:
     """Property: over any `replicas` consecutive request ids, each segment visits each replica once."""
     ideal = {f"seg{k}": {f"s{j}": "ONLINE" for j in range(replicas)} for k in range(n_segments)}
     selector = BalancedInstanceSelector(routing_state_from_assignment(ideal))
@@ -410,10 +453,12 @@ def test_strict_routes_an_instance_group_to_one_server(state: RoutingState, requ
 
 
 @settings(max_examples=40, deadline=None)
-@given(state=routing_states(), request_id=st.integers(0, 10**9 - 1), k=st.integers(1, 5),
-       cls=st.sampled_from(SELECTORS))
-def test_request_id_wraps_at_a_billion(state: RoutingState, request_id: int, k: int,
-                                       cls: type[InstanceSelector]) -> None:
+@given(
+    state=routing_states(), request_id=st.integers(0, 10**9 - 1), k=st.integers(1, 5), cls=st.sampled_from(SELECTORS)
+)
+def test_request_id_wraps_at_a_billion(
+    state: RoutingState, request_id: int, k: int, cls: type[InstanceSelector]
+) -> None:
     selector = cls(state)
     segments = list(state.ideal_state)
     assert selector.select(segments, request_id) == selector.select(segments, request_id + k * 10**9)
