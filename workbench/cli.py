@@ -66,17 +66,26 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from workbench.sweep import run_sweep
+    from workbench.sweep import failed_points, run_sweep
 
-    combined = run_sweep(args.sweep, args.out)
+    combined = run_sweep(args.sweep, args.out, parallel=args.parallel, master=args.master,
+                         retries=args.retries, progress=not args.quiet)
     _say(f"wrote {len(combined)} points to {Path(args.out) / 'combined.parquet'}")
+    failed = failed_points(combined)
+    for row in failed.itertuples(index=False):
+        sys.stderr.write(f"workbench sweep: {row.point} failed: {row.error}\n")
+    if len(failed):
+        sys.stderr.write(f"workbench sweep: {len(failed)} of {len(combined)} points failed; "
+                         f"see {Path(args.out) / 'failures.json'}\n")
+        return 3
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from workbench.report import build_run_report
+    from workbench.report import build_run_report, build_sizing_report
 
-    pdf = build_run_report(args.run, args.out)
+    is_sweep = (Path(args.run) / "combined.parquet").is_file()
+    pdf = (build_sizing_report if is_sweep else build_run_report)(args.run, args.out)
     _say(f"report: {pdf.resolve()}")
     return 0
 
@@ -118,14 +127,23 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", help="run a grid or list of scenario overrides",
                        description="Run every point of SWEEP (a base scenario plus a grid or list of dotted-key "
                                    "overrides); each point writes its own run directory, then one combined table. "
-                                   "Points already done are skipped, so a sweep resumes.")
+                                   "Points already done are skipped, so a sweep resumes. A failed point is "
+                                   "retried, then reported (exit status 3) and listed in failures.json.")
     w.add_argument("sweep", help="sweep file (YAML)")
     w.add_argument("--out", required=True, help="sweep output directory")
+    w.add_argument("--parallel", type=int, metavar="N",
+                   help="local worker processes (default: the sweep's parallel, else one per core)")
+    w.add_argument("--master", help="run the points as Spark tasks on this master, e.g. spark://host:7077 "
+                                    "(default: the sweep's spark.master, else locally)")
+    w.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a failed point (default 1)")
+    w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
 
-    r = sub.add_parser("report", help="write a PDF sizing report from a run directory",
-                       description="Build a multi-page PDF (question, inputs, answer, plots) from a run directory.")
-    r.add_argument("run", help="run directory written by `workbench simulate`")
+    r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
+                       description="Build a multi-page PDF: from a sweep directory, the sizing report (the "
+                                   "recommended configuration that meets the SLO, the runner-up, tables and plots); "
+                                   "from a single run directory, that run's report.")
+    r.add_argument("run", help="sweep directory (`workbench sweep`) or run directory (`workbench simulate`)")
     r.add_argument("--out", required=True, help="PDF path, e.g. reports/NAME.pdf")
     r.set_defaults(handler=_report)
     return p

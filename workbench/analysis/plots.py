@@ -78,3 +78,98 @@ def text_page(title: str, blocks: list[tuple[str, str]]) -> Figure:
         fig.text(0.08, y - 0.025, "\n".join(lines), fontsize=9, va="top", family="monospace")
         y -= 0.04 + 0.0135 * len(lines)
     return fig
+
+
+def percentiles_by_config(combined: pd.DataFrame, label: str = "config",
+                          title: str = "Latency percentiles by configuration") -> Figure:
+    """p50/p95/p99/p99.9 per configuration (rows of a sweep's combined table) with CI error bars."""
+    fig = Figure(figsize=(9, 5))
+    ax = fig.add_subplot()
+    names = ("p50", "p95", "p99", "p99.9")
+    x = np.arange(len(combined))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        col = f"latency_ms.{name}.value"
+        if col not in combined:
+            continue
+        vals = combined[col].to_numpy(dtype=float)
+        lo = np.nan_to_num(vals - combined[f"latency_ms.{name}.ci_low"].to_numpy(dtype=float))
+        hi = np.nan_to_num(combined[f"latency_ms.{name}.ci_high"].to_numpy(dtype=float) - vals)
+        ax.bar(x + (i - 1.5) * width, vals, width, yerr=np.vstack([lo, hi]), capsize=3, label=name)
+    ax.set_xticks(x, combined[label].astype(str).tolist(), rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("latency (ms)")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def fanout_histogram(queries: pd.DataFrame, title: str = "Servers and segments per query") -> Figure:
+    """Distribution of servers queried and segments queried per query."""
+    fig = Figure(figsize=(9, 4))
+    left, right = fig.subplots(1, 2)
+    for ax, col, color in ((left, "servers_queried", "#4C72B0"), (right, "segments_queried", "#DD8452")):
+        counts = queries[col].value_counts().sort_index()
+        ax.bar(counts.index.to_numpy(), counts.to_numpy() / max(1, len(queries)), color=color)
+        ax.set_xlabel(col.replace("_", " "))
+        ax.set_ylabel("share of queries")
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def gc_timeline(gc_pauses: pd.DataFrame, title: str = "GC pauses per server") -> Figure:
+    """Each pause as a tick at its start time, height = duration, one row per server."""
+    fig = Figure(figsize=(9, 5))
+    ax = fig.add_subplot()
+    servers = list(dict.fromkeys(gc_pauses["server"])) if len(gc_pauses) else []
+    for row, server in enumerate(servers):
+        p = gc_pauses[gc_pauses["server"] == server]
+        ax.scatter(p["start_s"], np.full(len(p), row), s=np.clip(p["duration_ms"], 2, 400) / 2,
+                   alpha=0.6, color="#C44E52")
+    ax.set_yticks(range(len(servers)), servers, fontsize=7)
+    ax.set_xlabel("time (s)")
+    ax.set_title(f"{title} (marker area ~ pause length)")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def cost_vs_slo(combined: pd.DataFrame, slo_ms: float | None, label: str = "config",
+                title: str = "Cost against the p99 SLO") -> Figure:
+    """Each configuration's cost (server cores) against its p99, with the SLO line."""
+    fig = Figure(figsize=(8, 5))
+    ax = fig.add_subplot()
+    ax.scatter(combined["cost"], combined["latency_ms.p99.value"], color="#4C72B0")
+    for _, row in combined.iterrows():
+        ax.annotate(str(row[label]), (row["cost"], row["latency_ms.p99.value"]), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    if slo_ms is not None:
+        ax.axhline(slo_ms, color="#C44E52", linestyle="--", label=f"SLO p99 {slo_ms:g} ms")
+        ax.legend()
+    ax.set_xlabel("cost (server cores)")
+    ax.set_ylabel("p99 latency (ms)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def table_page(title: str, frame: pd.DataFrame, note: str = "") -> Figure:
+    """A page holding a table (first 40 rows) and an optional note under it."""
+    fig = Figure(figsize=(11.69, 8.27))
+    fig.text(0.05, 0.95, title, fontsize=14, weight="bold", va="top")
+    ax = fig.add_axes((0.03, 0.12, 0.94, 0.78))
+    ax.axis("off")
+    shown = frame.head(40)
+    if len(shown):
+        tbl = ax.table(cellText=shown.astype(str).values.tolist(), colLabels=list(shown.columns), loc="upper center",
+                       cellLoc="center")
+        tbl.auto_set_font_size(False)
+        tbl.set_fontsize(7)
+        tbl.scale(1, 1.2)
+    if note:
+        fig.text(0.05, 0.05, note, fontsize=9, va="bottom")
+    return fig
