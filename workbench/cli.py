@@ -54,11 +54,9 @@ def _simulate(args: argparse.Namespace) -> int:
     from workbench.sim.run import simulate
 
     sc = load_scenario(args.scenario)
-    segments = Path(args.data) / "segments.parquet" if args.data else None
-    if segments is not None and not segments.is_file():
-        raise WorkbenchError(f"--data {args.data}: no segments.parquet there; run `workbench generate` first")
+    data = Path(args.data) if args.data else None
     with tqdm(total=sc.simulation.replications, desc="replications", disable=args.quiet) as bar:
-        result = simulate(sc, args.seed, segments_path=segments, progress=lambda _: _tick(bar))
+        result = simulate(sc, args.seed, data=data, progress=lambda _: _tick(bar))
     write_run(result, args.out, overwrite=args.overwrite)
     s = result.summary()
     _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")

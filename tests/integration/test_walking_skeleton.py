@@ -39,7 +39,7 @@ def test_generate_simulate_report(spark: Any, small_scenario: Any, tmp_path: Pat
     events = pd.read_parquet(tmp_path / "raw" / "events")
     assert len(events) == 20_000 and events["event_id"].is_unique
 
-    result = simulate(small_scenario, segments_path=tmp_path / "raw" / "segments.parquet")
+    result = simulate(small_scenario, data=tmp_path / "raw")
     write_run(result, tmp_path / "run")
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["summary"]["queries"] > 1000

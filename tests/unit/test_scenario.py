@@ -94,7 +94,7 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("zero replications", {"simulation": {"replications": 0}}, "simulation.replications: must be a positive integer"),
     ("negative qps", {"workload": {"arrival": {"qps": -1}}}, "workload.arrival.qps: must be a positive number"),
     ("unknown process", {"workload": {"arrival": {"process": "hawkes"}}},
-     "workload.arrival.process: must be one of poisson, got 'hawkes'"),
+     "workload.arrival.process: must be one of poisson, replay, got 'hawkes'"),
     ("unknown service model", {"service": {"model": "magic"}}, "service.model: must be one of cost, deterministic"),
     ("empirical without values", {"service": {"model": "empirical"}}, "service.values_ms: is required"),
     ("fixed gc without pauses", {"cluster": {"gc": {"collector": "fixed", "interval_s": 30}}},

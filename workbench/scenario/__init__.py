@@ -43,7 +43,7 @@ _SECTIONS: Mapping[str, type] = {
     "spark": SparkSpec,
     "slo": SLOSpec,
 }
-_TOP_LEVEL = ("name", "description", "table", *_SECTIONS)
+_TOP_LEVEL = ("name", "description", "table", "schema", *_SECTIONS)
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class Scenario:
     spark: SparkSpec
     slo: SLOSpec
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    #: The table's Pinot schema JSON (``schema:``, embedded or a path), used by the time pruner.
+    schema: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     base_dir: Path = field(default=Path("."), repr=False, compare=False)
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
@@ -124,6 +126,24 @@ def _load_table(value: Any, base_dir: Path) -> TableConfig:
     raise ScenarioError("table", f"must be a Pinot table config object or a path to one, got {value!r}")
 
 
+def _load_schema(value: Any, base_dir: Path) -> Mapping[str, Any] | None:
+    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        path = (base_dir / value) if not Path(value).is_absolute() else Path(value)
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except OSError:
+            raise ScenarioError("schema", f"schema file not found: {path}") from None
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f"{path}:{exc.lineno}", f"not valid JSON: {exc.msg}") from None
+    if not isinstance(value, Mapping):
+        raise ScenarioError("schema", f"must be a Pinot schema object or a path to one, got {value!r}")
+    frozen: Mapping[str, Any] = freeze_json(value)
+    return frozen
+
+
 def _default_table() -> dict[str, Any]:
     return {"tableName": "events", "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}}
 
@@ -159,6 +179,7 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         description=str(data.get("description", "")),
         table=table,
         raw=freeze_json(dict(data)),
+        schema=_load_schema(data.get("schema"), base),
         base_dir=base,
         **sections,
     )

@@ -166,7 +166,9 @@ class SyntheticWorkload:
 class ArrivalSpec:
     """How queries arrive at the brokers."""
 
-    process: Literal["poisson"] = D.ARRIVAL_PROCESS
+    #: ``poisson``: queries without a filter at ``qps``; ``replay``: the generated (or imported) query
+    #: log's arrival times and SQL, pruned and routed as Pinot would.
+    process: Literal["poisson", "replay"] = D.ARRIVAL_PROCESS
     qps: float = _f(D.QPS, gt=0)
 
 

@@ -25,8 +25,10 @@ from workbench.pinot.assignment import (
     segment_assignment_strategy,
     server_tag,
 )
+from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
+from workbench.sim.planner import segment_metadata
 
 __all__ = ["Layout", "assign_layout", "build_layout"]
 
@@ -41,6 +43,8 @@ class Layout:
     consuming: np.ndarray
     ideal_state: Mapping[str, Mapping[str, str]]
     replicas: tuple[tuple[int, ...], ...]
+    #: Segment metadata as the broker's pruners read it (generated or imported segments only).
+    metadata: Mapping[str, SegmentMetadata] | None = None
 
     @property
     def num_servers(self) -> int:
@@ -81,12 +85,17 @@ def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str
         raise InputError(f"table.{exc.where}", exc.problem) from None
 
 
-def build_layout(scenario: Scenario, segments_path: Path | None = None) -> Layout:
-    """The layout for a scenario: synthetic, or the segments of a generated workload."""
+def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
+    """The layout for a scenario: synthetic, or the segments of a workload directory (``data``)."""
     servers = tuple(f"Server_{i}" for i in range(scenario.cluster.servers))
     table = scenario.table
-    if segments_path is not None:
-        t = pq.read_table(segments_path).to_pandas()
+    metadata = None
+    if data is not None:
+        path = Path(data) / "segments.parquet"
+        if not path.is_file():
+            raise InputError(str(data), "has no segments.parquet; run `workbench generate` (or import) first")
+        t = pq.read_table(path).to_pandas()
+        metadata = segment_metadata(t)
         names = tuple(str(s) for s in t["segment_name"])
         docs = t["total_docs"].to_numpy(dtype=float)
         consuming = (t["status"] == "IN_PROGRESS").to_numpy() if "status" in t else np.zeros(len(t), bool)
@@ -101,4 +110,4 @@ def build_layout(scenario: Scenario, segments_path: Path | None = None) -> Layou
     ideal = assign_layout(table, servers, names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, docs, consuming, ideal, replicas)
+    return Layout(servers, names, docs, consuming, ideal, replicas, metadata)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
+import pandas as pd
 import simpy
 
 from workbench.distributions import Deterministic
@@ -32,6 +33,7 @@ from workbench.scenario import Scenario
 from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
+from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, default_schema
 from workbench.sim.router import Router
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Buffered, Streams
@@ -146,6 +148,7 @@ class ReplicationOutput:
     partial: list[bool] = field(default_factory=list)
     gc_delayed: list[bool] = field(default_factory=list)
     queue_wait_ms: list[float] = field(default_factory=list)
+    segments_pruned: list[int] = field(default_factory=list)
     in_flight_area: float = 0.0
     servers: list[_Server] = field(default_factory=list)
 
@@ -162,7 +165,8 @@ def _adaptive(scenario: Scenario, rng: np.random.Generator) -> tuple[Any, Server
 class ClusterModel:
     """One replication of one scenario. Call :meth:`run` once."""
 
-    def __init__(self, scenario: Scenario, layout: Layout, streams: Streams) -> None:
+    def __init__(self, scenario: Scenario, layout: Layout, streams: Streams,
+                 queries: pd.DataFrame | None = None) -> None:
         self.sc, self.layout, self.rng = scenario, layout, streams
         self.env = simpy.Environment()
         self.service: ServiceModel = make_service_model(scenario.service)
@@ -183,8 +187,12 @@ class ClusterModel:
         self._latency = Buffered(lambda n: latency.sample(streams.network, n))
         draw = self.service.draw
         self._draws = None if draw is None else Buffered(lambda n: draw.sample(streams.service, n))
-        self._cost = self.service.segment_times(streams.service, layout.docs).tolist()
+        self._cost: list[float] = [float(c) for c in self.service.segment_times(streams.service, layout.docs)]
         self.out = ReplicationOutput(servers=self.servers)
+        self.queries = queries
+        schema = scenario.schema or default_schema(scenario.table)
+        self.planner = Planner(layout.segments, layout.docs, scenario.table, schema, layout.metadata)
+        self._plan_cost: dict[int, dict[int, float]] = {}
         self._in_flight = 0
         self._last_change = self.warmup_ms
 
@@ -196,12 +204,24 @@ class ClusterModel:
             self._last_change = now
         self._in_flight += delta
 
-    def _task_work(self, segments: list[int]) -> list[float]:
+    def _costs(self, plan: QueryPlan) -> dict[int, float] | list[float]:
+        """Per-segment work of a plan under the cost model (docs scanned after the filter)."""
+        if plan.docs_scanned is None:
+            return self._cost
+        cached = self._plan_cost.get(plan.key)
+        if cached is None:
+            assert plan.segments is not None
+            times = self.service.segment_times(self.rng.service, np.asarray(plan.docs_scanned, dtype=float))
+            cached = dict(zip(plan.segments, (float(t) for t in times), strict=True))
+            self._plan_cost[plan.key] = cached
+        return cached
+
+    def _task_work(self, segments: list[int], plan: QueryPlan = FULL_SCAN) -> list[float]:
         """Per-task work of one request: its segments dealt round-robin over at most ``tasks_cap`` tasks."""
         if self._draws is not None:
             times = self._draws.take(len(segments))
         else:
-            cost = self._cost
+            cost = self._costs(plan)
             times = [cost[i] for i in segments]
         tasks = self.tasks_cap
         if tasks >= len(times):
@@ -211,10 +231,10 @@ class ClusterModel:
     def _net(self) -> float:
         return self._latency.next()
 
-    def _deliver(self, at: float, server: int, segs: list[int]) -> Outcome:
+    def _deliver(self, at: float, server: int, segs: list[int], plan: QueryPlan) -> Outcome:
         """Execute a request delivered to ``server`` at ``at``; the response reaches the broker later."""
         send, paused, wait, failed = self.servers[server].execute(
-            at, self.service.per_request_ms, self._task_work(segs))
+            at, self.service.per_request_ms, self._task_work(segs, plan))
         back = send + self._net()
         if self.stats is not None:
             self._report_response(server, back, at)
@@ -227,23 +247,23 @@ class ClusterModel:
         event = self.env.timeout(back - self.env.now)
         event.callbacks.append(lambda _: stats.record_response(name, back - sent, back))
 
-    def _delayed(self, server: int, segs: list[int]) -> simpy.events.ProcessGenerator:
+    def _delayed(self, server: int, segs: list[int], plan: QueryPlan) -> simpy.events.ProcessGenerator:
         yield self.env.timeout(self._net())
-        return self._deliver(self.env.now, server, segs)
+        return self._deliver(self.env.now, server, segs, plan)
 
     # -- processes ----------------------------------------------------------------------------------
-    def _query(self, query_id: int) -> simpy.events.ProcessGenerator:
+    def _query(self, query_id: int, plan: QueryPlan = FULL_SCAN) -> simpy.events.ProcessGenerator:
         env, arrival = self.env, self.env.now
         self._count(+1)
-        routing, unavailable = self.router.route(query_id)
+        routing, unavailable = self.router.route(query_id, plan.names, plan.key)
         if self.stats is not None:
             for server, _ in routing:
                 self.stats.record_submission(self.layout.servers[server], arrival)
         deadline = arrival + self.sc.cluster.broker.timeout_ms
         if self.const_latency:  # equal delays keep delivery order = send order: compute now
-            outcomes = [self._deliver(env.now + self._net(), server, segs) for server, segs in routing]
+            outcomes = [self._deliver(env.now + self._net(), server, segs, plan) for server, segs in routing]
         else:
-            events = [env.process(self._delayed(server, segs)) for server, segs in routing]
+            events = [env.process(self._delayed(server, segs, plan)) for server, segs in routing]
             yield env.all_of(events)
             outcomes = [cast(Outcome, e.value) for e in events]
         done = max((o[0] for o in outcomes), default=arrival)
@@ -260,6 +280,17 @@ class ClusterModel:
             o.partial.append(partial)
             o.gc_delayed.append(any(x[1] for x in outcomes))
             o.queue_wait_ms.append(max((x[2] for x in outcomes), default=0.0))
+            o.segments_pruned.append(plan.pruned)
+
+    def _replay(self, queries: pd.DataFrame) -> simpy.events.ProcessGenerator:
+        """Queries at the log's arrival times, each planned (pruned) from its SQL."""
+        plan = self.planner.plan
+        for query_id, (arrival_s, sql) in enumerate(zip(queries["arrival_s"], queries["sql"], strict=True)):
+            at = float(arrival_s) * 1000.0
+            if at >= self.horizon_ms:
+                return
+            yield self.env.timeout(max(0.0, at - self.env.now))
+            self.env.process(self._query(query_id, plan(str(sql))))
 
     def _arrivals(self) -> simpy.events.ProcessGenerator:
         mean_gap = 1000.0 / self.sc.workload.arrival.qps
@@ -283,7 +314,7 @@ class ClusterModel:
 
     def run(self) -> ReplicationOutput:
         """Simulate ``[0, duration)``; queries still in flight at the end are not recorded."""
-        self.env.process(self._arrivals())
+        self.env.process(self._arrivals() if self.queries is None else self._replay(self.queries))
         for i, server in enumerate(self.servers):
             if len(server.crashes):
                 self.env.process(self._health(i))

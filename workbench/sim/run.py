@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.errors import ScenarioError
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.layout import build_layout
 from workbench.sim.model import ClusterModel, ReplicationOutput
@@ -18,7 +19,7 @@ from workbench.sim.streams import Streams
 __all__ = ["simulate"]
 
 
-def _queries_frame(rep: int, out: ReplicationOutput, pruned: int) -> pd.DataFrame:
+def _queries_frame(rep: int, out: ReplicationOutput) -> pd.DataFrame:
     n = len(out.arrival_ms)
     return pd.DataFrame({
         "replication": np.full(n, rep, dtype=np.int32),
@@ -27,7 +28,7 @@ def _queries_frame(rep: int, out: ReplicationOutput, pruned: int) -> pd.DataFram
         "latency_ms": np.asarray(out.latency_ms, dtype=float),
         "servers_queried": np.asarray(out.servers_queried, dtype=np.int32),
         "segments_queried": np.asarray(out.segments_queried, dtype=np.int32),
-        "segments_pruned": np.full(n, pruned, dtype=np.int32),
+        "segments_pruned": np.asarray(out.segments_pruned, dtype=np.int32),
         "partial": np.asarray(out.partial, dtype=bool),
         "gc_delayed": np.asarray(out.gc_delayed, dtype=bool),
         "queue_wait_ms": np.asarray(out.queue_wait_ms, dtype=float),
@@ -65,11 +66,21 @@ def _failures_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[["replication", "server", "down_s", "up_s"]]
 
 
+def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
+    if sc.workload.arrival.process != "replay":
+        return None
+    path = None if data is None else Path(data) / "queries.parquet"
+    if path is None or not path.is_file():
+        raise ScenarioError("workload.arrival.process",
+                            "replay needs a workload directory with queries.parquet (simulate --data DIR)")
+    return pd.read_parquet(path, columns=["arrival_s", "sql"]).sort_values("arrival_s", kind="stable")
+
+
 def simulate(
     scenario: Scenario | str | Path | dict[str, Any],
     seed: int | None = None,
     *,
-    segments_path: Path | None = None,
+    data: Path | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Result:
     """Run every replication of ``scenario`` and return its records.
@@ -81,21 +92,23 @@ def simulate(
     seed
         Overrides ``simulation.seed``. Replication ``r`` uses child ``r`` of ``SeedSequence(seed)``,
         so replications are independent and a run is reproducible.
-    segments_path
-        Parquet table of segments (``segment_name``, ``total_docs``) from ``workbench generate``;
-        without it the scenario's synthetic layout is used.
+    data
+        A workload directory from ``workbench generate`` (or an import): its ``segments.parquet`` is
+        the table's segments, and with ``workload.arrival.process: replay`` its ``queries.parquet``
+        gives arrival times and SQL. Without it the scenario's synthetic layout is used.
     progress
         Called with the replication index after each replication (the CLI's progress bar).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     base_seed = sc.simulation.seed if seed is None else seed
-    layout = build_layout(sc, segments_path)
+    layout = build_layout(sc, data)
+    replay = _replay_queries(sc, data)
     children = np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(children):
-        model = ClusterModel(sc, layout, Streams.spawn(child, layout.num_servers))
+        model = ClusterModel(sc, layout, Streams.spawn(child, layout.num_servers), replay)
         out = model.run()
-        queries.append(_queries_frame(rep, out, 0))
+        queries.append(_queries_frame(rep, out))
         servers.append(_servers_frame(rep, model))
         pauses.append(_pauses_frame(rep, model))
         failures.append(_failures_frame(rep, model))

@@ -1,0 +1,116 @@
+"""What each query touches: Pinot's broker pruners on the layout, and the documents each segment scans.
+
+A :class:`Planner` parses each distinct SQL text once (Pinot's SQL subset, :mod:`workbench.pinot.sql`),
+runs the table's broker pruners (empty -> time -> partition, built from the table config by Pinot's
+factory rules) over the segments, and estimates the documents each surviving segment scans: the
+share of the segment's time range that the filter's time intervals cover, times its documents
+(rows are taken as spread evenly over a segment's time range; a consuming segment, which has no
+range yet, scans everything). Plans are cached per SQL text, so dashboards that repeat a query pay
+once; the decision is the pruners', the cost a dictionary look-up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
+from workbench.pinot.query import Query
+from workbench.pinot.segment import SegmentMetadata
+from workbench.pinot.table_config import TableConfig
+
+__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "segment_metadata"]
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """The segments a query keeps after pruning (indices into the layout), docs each scans, and a key."""
+
+    key: int
+    segments: tuple[int, ...] | None
+    names: tuple[str, ...] | None
+    docs_scanned: tuple[float, ...] | None
+    pruned: int
+
+
+#: The plan of a query without a filter: every segment, all its documents.
+FULL_SCAN = QueryPlan(0, None, None, None, 0)
+
+
+def default_schema(table: TableConfig) -> dict[str, Any] | None:
+    """A Pinot schema for generated data: its time column holds epoch milliseconds.
+
+    Pinot's broker needs the schema's DateTimeFieldSpec to build the time pruner; scenarios that
+    carry the user's own schema (``schema:``) use that instead.
+    """
+    column = table.time_column_name
+    if column is None:
+        return None
+    return {"schemaName": table.table_name, "dateTimeFieldSpecs": [
+        {"name": column, "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH", "granularity": "1:MILLISECONDS"}]}
+
+
+def segment_metadata(segments: pd.DataFrame) -> dict[str, SegmentMetadata]:
+    """Pruner metadata from a segments table: the ZK record when present, else the plain columns."""
+    out: dict[str, SegmentMetadata] = {}
+    has_zk = "zk_metadata" in segments
+    for row in segments.to_dict("records"):
+        name = str(row["segment_name"])
+        zk = row.get("zk_metadata") if has_zk else None
+        if isinstance(zk, str) and zk:
+            out[name] = SegmentMetadata.from_zk_metadata(name, json.loads(zk))
+        else:
+            start, end = int(row["start_time_ms"]), int(row["end_time_ms"])
+            out[name] = SegmentMetadata(name, start if start >= 0 else None, end if end >= 0 else None,
+                                        total_docs=int(row["total_docs"]))
+    return out
+
+
+def _overlap(interval: tuple[int, int] | None, query: list[tuple[int, int]]) -> float:
+    if interval is None:
+        return 1.0
+    lo, hi = interval
+    span = max(1, hi - lo + 1)
+    covered = sum(max(0, min(hi, b) - max(lo, a) + 1) for a, b in query)
+    return min(1.0, covered / span)
+
+
+class Planner:
+    """Plans queries for one layout; build once per replication (plans are deterministic)."""
+
+    def __init__(self, names: tuple[str, ...], docs: np.ndarray, table: TableConfig,
+                 schema: Mapping[str, Any] | None, metadata: Mapping[str, SegmentMetadata] | None) -> None:
+        self.names = names
+        self.docs = docs
+        self.metadata = dict(metadata or {})
+        self.pruners = build_segment_pruners(table, dict(schema) if schema else None) if metadata else []
+        if self.pruners:
+            init_pruners(self.pruners, self.metadata, names)
+        self._time = next((p for p in self.pruners if isinstance(p, TimeSegmentPruner)), None)
+        self._index = {n: i for i, n in enumerate(names)}
+        self._plans: dict[str, QueryPlan] = {}
+
+    def plan(self, sql: str) -> QueryPlan:
+        """The plan of one SQL text (cached)."""
+        hit = self._plans.get(sql)
+        if hit is None:
+            hit = self._plans[sql] = self._make(Query.from_sql(sql), len(self._plans) + 1)
+        return hit
+
+    def _make(self, query: Query, key: int) -> QueryPlan:
+        kept = prune_segments(self.pruners, query, self.names) if self.pruners else self.names
+        indices = tuple(self._index[n] for n in kept)
+        intervals = None
+        if self._time is not None and query.filter is not None:
+            intervals = self._time.filter_intervals(query.filter)
+        if intervals is None:
+            docs = tuple(float(self.docs[i]) for i in indices)
+        else:
+            docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals)
+                         for i in indices)
+        return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices))
