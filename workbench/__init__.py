@@ -26,6 +26,7 @@ __all__ = [
     "TableConfig",
     "TableConfigError",
     "build_run_report",
+    "build_sizing_report",
     "generate",
     "get_spark",
     "load_scenario",
@@ -50,13 +51,14 @@ _LAZY = {
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "build_run_report": "workbench.report",
+    "build_sizing_report": "workbench.report",
 }
 
 if TYPE_CHECKING:
     from workbench.api import generate, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
-    from workbench.report import build_run_report
+    from workbench.report import build_run_report, build_sizing_report
     from workbench.scenario import Scenario, load_scenario
     from workbench.sim.records import Result
     from workbench.sim.run import simulate
