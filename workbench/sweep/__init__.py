@@ -1,87 +1,177 @@
 """Parameter sweeps: a base scenario, a grid or list of overrides, one run directory per point.
 
-Sweep file::
+Sweep file (paths relative to it)::
 
-    base: default.yaml              # scenario, relative to the sweep file
-    grid:                           # every combination (or `points:` a list of override mappings)
+    base: ../scenarios/default.yaml   # the scenario every point overrides
+    grid:                             # every combination (or `points:`, a list of override mappings)
       cluster.servers: [6, 12]
       workload.arrival.qps: [50, 100]
+    seed: 7                           # optional: one seed for all points (common random numbers)
+    parallel: 2                       # optional: local worker processes (default: one per core)
+    notebook: ../notebooks/point.ipynb  # optional: run each point through papermill
+    spark: {master: spark://host:7077}  # optional: run the points as Spark tasks
 
-Each point writes ``OUT/<point-id>/`` (Parquet records, ``summary.json`` with its overrides); then
-``OUT/combined.parquet`` holds one row per point. Points whose ``summary.json`` exists are skipped,
-so an interrupted sweep resumes where it stopped.
+A sweep is a pipeline of files. Each point writes ``OUT/point-NNN/`` (Parquet records,
+``summary.json`` with its overrides and seed, ``notebook.ipynb`` when a notebook ran it, and
+``error.txt`` when it failed); ``OUT/sweep.json`` lists the points; then ``OUT/combined.parquet``
+holds one row per point and ``OUT/failures.json`` the points that failed twice. Points with a
+``summary.json`` are skipped, so an interrupted sweep resumes where it stopped.
+
+Scripts that call :func:`run_sweep` with ``parallel > 1`` must guard their entry point with
+``if __name__ == "__main__":``: worker processes are spawned, and a spawned worker imports the
+script that started it.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import yaml
 
-from workbench.errors import InputError
-from workbench.scenario import load_scenario
+from workbench.io import write_json_atomic
+from workbench.sweep.combine import write_combined
+from workbench.sweep.point import PointOutcome, PointTask, load_done, simulate_point
+from workbench.sweep.runner import LocalRunner, Runner, default_parallel
+from workbench.sweep.spec import SweepError, SweepSpec, expand_points, load_sweep, parse_sweep
 
-__all__ = ["expand_points", "run_sweep"]
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+__all__ = [
+    "SweepError",
+    "SweepSpec",
+    "expand_points",
+    "failed_points",
+    "load_sweep",
+    "make_tasks",
+    "parse_sweep",
+    "run_sweep",
+    "simulate_point",
+]
+
+MANIFEST_FILE = "sweep.json"
 
 
-def expand_points(sweep: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The override mappings of a sweep: the grid's cartesian product, or the explicit list.
+def run_sweep(
+    sweep: str | Path | SweepSpec,
+    out: str | Path,
+    *,
+    parallel: int | None = None,
+    master: str | None = None,
+    retries: int = 1,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run (or resume) a sweep and return its combined table, also written to ``combined.parquet``.
 
-    >>> expand_points({"grid": {"a": [1, 2], "b": ["x"]}})
-    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'x'}]
+    Parameters
+    ----------
+    sweep
+        Sweep file, or a spec from :func:`load_sweep`.
+    out
+        Output directory; a rerun with the same sweep skips the points already done.
+    parallel
+        Local worker processes (default: the sweep's ``parallel:``, else one per core). Results do
+        not depend on it. Ignored when the points run on Spark.
+    master
+        Run the points as Spark tasks on this master (default: the sweep's ``spark.master``; neither
+        means a local process pool). ``out`` must be on a filesystem the executors share.
+    retries
+        Further attempts at a failed point; a point still failing after them is reported in the
+        table (``status="failed"``, ``error``) and in ``failures.json``, never dropped.
+    progress
+        Show a progress bar of finished attempts on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point: ``point``, ``status``, ``error``, ``seed``, ``param.<key>`` per override
+        and the flattened summary (``latency_ms.p99.value``, ``throughput_qps``...).
     """
-    if "grid" in sweep:
-        grid = sweep["grid"]
-        if not isinstance(grid, Mapping) or not all(isinstance(v, list) and v for v in grid.values()):
-            raise InputError("grid", "must map dotted keys to non-empty lists of values")
-        keys = list(grid)
-        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
-    points = sweep.get("points")
-    if not isinstance(points, list) or not all(isinstance(p, Mapping) for p in points):
-        raise InputError("points", "give `grid:` (key -> list) or `points:` (a list of override mappings)")
-    return [dict(p) for p in points]
+    if retries < 0:
+        raise SweepError("retries", f"must be 0 or more, got {retries}")
+    spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
+    out_dir = Path(out).resolve()  # absolute: workers and executors do not share our cwd
+    tasks = make_tasks(spec, out_dir)
+    outcomes: dict[str, PointOutcome] = {}
+    for task in tasks:
+        if (done := load_done(task)) is not None:
+            outcomes[task.point_id] = done
+    write_json_atomic(out_dir / MANIFEST_FILE, _manifest(spec))
+    pending = [t for t in tasks if t.point_id not in outcomes]
+    if pending:
+        outcomes.update(_run_pending(pending, _runner(spec, parallel, master), retries, progress, len(tasks)))
+    return write_combined(out_dir, spec.points, outcomes)
 
 
-def _point_id(i: int, overrides: Mapping[str, Any]) -> str:
-    return f"point-{i:03d}"
+def failed_points(combined: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a combined table whose point failed (``point``, ``error`` and the parameters)."""
+    failed = combined[combined["status"] == "failed"]
+    keep = ["point", "error", *[c for c in combined.columns if c.startswith("param.")]]
+    return failed[keep]
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out[prefix] = value
+def make_tasks(spec: SweepSpec, out_dir: Path) -> list[PointTask]:
+    """One self-contained task per point, writing under ``out_dir``."""
+    base = spec.base.to_dict()
+    return [
+        PointTask(
+            point_id=p.point_id, overrides=p.overrides, seed=p.seed, base=base,
+            base_dir=str(spec.base.base_dir.resolve()), out_dir=str(out_dir / p.point_id),
+            scenario_path=str(spec.base_path) if spec.base_path is not None else None,
+            notebook=str(spec.notebook) if spec.notebook is not None else None,
+        )
+        for p in spec.points
+    ]
 
 
-def run_sweep(sweep_path: str | Path, out: str | Path) -> pd.DataFrame:
-    """Run (or resume) a sweep and return its combined table, also written to ``combined.parquet``."""
-    from workbench.api import write_run
-    from workbench.sim.run import simulate
+def _runner(spec: SweepSpec, parallel: int | None, master: str | None) -> Runner:
+    chosen_master = master or spec.spark_master
+    if chosen_master:
+        from workbench.sweep.spark_runner import SparkRunner
 
-    path = Path(sweep_path)
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(spec, Mapping) or "base" not in spec:
-        raise InputError(str(path), "a sweep needs `base:` (a scenario file) and `grid:` or `points:`")
-    base = load_scenario(path.parent / str(spec["base"]))
-    out_dir = Path(out)
-    rows = []
-    for i, overrides in enumerate(expand_points(spec)):
-        point_dir = out_dir / _point_id(i, overrides)
-        if not (point_dir / "summary.json").is_file():
-            result = simulate(base.with_overrides(overrides))
-            result.parameters["overrides"] = overrides
-            write_run(result, point_dir, overwrite=True)
-        summary = json.loads((point_dir / "summary.json").read_text(encoding="utf-8"))
-        row: dict[str, Any] = {"point": point_dir.name, **{f"param.{k}": v for k, v in overrides.items()}}
-        _flatten("", summary["summary"], row)
-        rows.append(row)
-    combined = pd.DataFrame(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    combined.to_parquet(out_dir / "combined.parquet", index=False)
-    return combined
+        return SparkRunner(chosen_master)
+    workers = parallel or spec.parallel or default_parallel()
+    if workers < 1:
+        raise SweepError("parallel", f"must be a positive integer, got {workers}")
+    return LocalRunner(workers)
+
+
+def _run_pending(
+    pending: Sequence[PointTask], runner: Runner, retries: int, progress: bool, total: int,
+) -> dict[str, PointOutcome]:
+    """Attempt every pending point, then retry the failed ones up to ``retries`` more times."""
+    from tqdm import tqdm
+
+    final: dict[str, PointOutcome] = {}
+    todo = list(pending)
+    with tqdm(total=total, initial=total - len(pending), desc="sweep points", unit="point",
+              disable=not progress) as bar:
+        try:
+            for attempt in range(1, retries + 2):
+                outcomes = runner.run(todo, attempt, bar)
+                final.update({o.point_id: o for o in outcomes})
+                todo = [t for t in todo if not final[t.point_id].ok]
+                if not todo or attempt > retries:
+                    break
+                _announce_retry(bar, len(todo), attempt + 1)
+        finally:
+            runner.close()
+    return final
+
+
+def _announce_retry(bar: tqdm[Any], n: int, attempt: int) -> None:
+    """Grow the bar by the points about to be retried, so it counts attempts, not points."""
+    bar.total = (bar.total or 0) + n
+    bar.set_postfix_str(f"retrying {n} failed (attempt {attempt})")
+
+
+def _manifest(spec: SweepSpec) -> dict[str, Any]:
+    """``sweep.json``: what this output directory is a sweep of, for the report and for people."""
+    return {
+        "name": spec.name,
+        "base": str(spec.base_path) if spec.base_path is not None else spec.base.to_dict(),
+        "notebook": str(spec.notebook) if spec.notebook is not None else None,
+        "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in spec.points],
+    }
