@@ -34,10 +34,11 @@ _BASE_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
     "spark.sql.adaptive.enabled": "false",
 }
+#: Loopback binding for masters on this machine (no routable network here); a remote cluster's
+#: executors must reach the driver on a routable address, so these are not set for them.
+_LOCAL_CONF: Mapping[str, str] = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
 
 
 def resolve_master(master: str | None = None, scenario_master: str | None = None) -> str:
@@ -52,6 +53,15 @@ def resolve_master(master: str | None = None, scenario_master: str | None = None
         if candidate:
             return candidate
     return DEFAULT_MASTER
+
+
+def _is_local(master: str) -> bool:
+    """``local[...]`` or a standalone master on this machine's loopback.
+
+    >>> _is_local("local[2]"), _is_local("spark://127.0.0.1:7077"), _is_local("yarn")
+    (True, True, False)
+    """
+    return master.startswith("local") or "//127.0.0.1:" in master or "//localhost:" in master
 
 
 def _prepare_local_environment() -> None:
@@ -92,6 +102,8 @@ def get_spark(
         return SparkSession.builder.remote(resolved).appName(app_name).getOrCreate()
     builder = SparkSession.builder.master(resolved).appName(app_name)
     settings = dict(_BASE_CONF)
+    if _is_local(resolved):
+        settings.update(_LOCAL_CONF)
     settings["spark.ui.enabled"] = "true" if ui else "false"
     settings["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
     log4j = f"-Dlog4j.configurationFile={_LOG4J}"
