@@ -116,6 +116,9 @@ class GCSpec:
     ihop: float = _f(D.GC_IHOP, gt=0, max=1)
     reserve: float = _f(D.GC_RESERVE, min=0, max=0.5)
     full_gc_rate: float = _f(D.GC_FULL_RATE, kind="size", gt=0)
+    #: Upsert primary keys each server hosts; their JVM objects (``workbench.pinot.heap``) are added
+    #: to ``live_heap``, so a bigger PK map means more mixed and then full collections.
+    upsert_keys: int = _f(0, min=0)
 
     def check(self, path: str) -> None:
         if self.collector == "fixed":

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -30,6 +30,7 @@ import simpy
 from workbench.distributions import Deterministic
 from workbench.pinot.adaptive import AdaptiveConfig, ServerRoutingStatsManager, adaptive_server_selector
 from workbench.scenario import Scenario
+from workbench.scenario.schema import GCSpec
 from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
@@ -38,7 +39,7 @@ from workbench.sim.router import Router
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Buffered, Streams
 
-__all__ = ["ClusterModel", "ReplicationOutput"]
+__all__ = ["ClusterModel", "ReplicationOutput", "effective_gc"]
 
 _INF = float("inf")
 #: What one server request yields: (response time at the broker, paused, queue wait, failed).
@@ -59,6 +60,27 @@ def crash_schedule(mtbf_ms: float | None, mttr_ms: float | None, rng: np.random.
         end = start + float(rng.exponential(mttr_ms))
         intervals.append((start, end))
         t = end
+
+
+def effective_gc(scenario: Scenario) -> GCSpec:
+    """The GC spec with the upsert metadata's heap added to the live heap.
+
+    Bytes per key come from the JVM object-layout model of :mod:`workbench.pinot.heap`, for the
+    schema's primary-key types (``LONG`` when no schema is given), the table's
+    ``upsertConfig.hashFunction`` and a LONG comparison column.
+    """
+    gc = scenario.cluster.gc
+    if gc.upsert_keys == 0:
+        return gc
+    from workbench.pinot.heap import upsert_bytes_per_key
+
+    schema = scenario.schema or {}
+    types = {f.get("name"): f.get("dataType", "LONG") for key in ("dimensionFieldSpecs", "metricFieldSpecs",
+             "dateTimeFieldSpecs") for f in schema.get(key) or ()}
+    pk_types = tuple(str(types.get(c, "LONG")) for c in schema.get("primaryKeyColumns") or ()) or ("LONG",)
+    hash_function = str((scenario.table.upsert_config or {}).get("hashFunction", "NONE"))
+    per_key = upsert_bytes_per_key(pk_types, hash_function, num_keys=gc.upsert_keys)
+    return replace(gc, live_heap=gc.live_heap + per_key * gc.upsert_keys)
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -174,8 +196,9 @@ class ClusterModel:
         self.warmup_ms = scenario.simulation.warmup_s * 1000.0
         spec = scenario.cluster
         fail = spec.failures
+        gc = effective_gc(scenario)
         self.servers = [
-            _Server(spec.server.cores, pause_schedule(spec.gc, spec.server, streams.gc[i], self.horizon_ms),
+            _Server(spec.server.cores, pause_schedule(gc, spec.server, streams.gc[i], self.horizon_ms),
                     crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], self.horizon_ms))
             for i in range(layout.num_servers)
         ]
