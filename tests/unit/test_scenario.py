@@ -116,7 +116,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("upsert without strictReplicaGroup", {"table": {"tableName": "t", "tableType": "REALTIME",
                                                      "upsertConfig": {"mode": "FULL"}}},
      "table.routing.instanceSelectorType: an upsert table must route with strictReplicaGroup"),
-    ("both workloads", {"workload": {"synthetic": {}, "generate": {}}}, "workload.generate: give either synthetic"),
+    ("both workloads", {"workload": {"synthetic": {}, "generate": {}}},
+     "workload.synthetic: a synthetic workload cannot also name generated data"),
     ("failures half given", {"cluster": {"failures": {"mtbf_s": "1h"}}}, "cluster.failures.mttr_s: mtbf_s and mttr_s"),
     ("name not a string", {"name": 42}, "name: must be a string"),
 ]

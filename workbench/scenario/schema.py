@@ -181,13 +181,16 @@ class WorkloadSpec:
 
     synthetic: SyntheticWorkload | None = None
     generate: GenerateSpec | None = None
+    #: A workload directory (``workbench generate`` or an import), relative to the scenario file;
+    #: ``simulate`` reads its segments (and, for ``replay``, its queries) unless given another.
+    data: str | None = None
     arrival: ArrivalSpec = _f(ArrivalSpec)
     #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
     query_options: Mapping[str, Any] = _f(dict)
 
     def check(self, path: str) -> None:
-        if self.synthetic is not None and self.generate is not None:
-            raise ScenarioError(f"{path}.generate", "give either synthetic or generate, not both")
+        if self.synthetic is not None and (self.generate is not None or self.data is not None):
+            raise ScenarioError(f"{path}.synthetic", "a synthetic workload cannot also name generated data")
 
     @property
     def source(self) -> str:

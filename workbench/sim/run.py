@@ -100,6 +100,8 @@ def simulate(
         Called with the replication index after each replication (the CLI's progress bar).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    if data is None and sc.workload.data is not None:
+        data = sc.base_dir / sc.workload.data
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, data)
     replay = _replay_queries(sc, data)
