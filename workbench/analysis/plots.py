@@ -173,3 +173,40 @@ def table_page(title: str, frame: pd.DataFrame, note: str = "") -> Figure:
     if note:
         fig.text(0.05, 0.05, note, fontsize=9, va="bottom")
     return fig
+
+
+def hit_rate_vs_size(curve: pd.DataFrame, title: str = "Hit rate against cache size") -> Figure:
+    """One line per policy (``lru``, ``optimal``...) of ``hit_rate`` against ``max_bytes``."""
+    fig = Figure(figsize=(8, 5))
+    ax = fig.add_subplot()
+    for policy, group in curve.groupby("policy", sort=False):
+        g = group.sort_values("max_bytes")
+        style = "--" if str(policy) in ("optimal", "belady", "opt-bound") else "-"
+        ax.plot(g["max_bytes"] / 1024**2, g["hit_rate"], style, marker="o", label=str(policy))
+    ax.set_xlabel("cache size (MiB)")
+    ax.set_ylabel("hit rate")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def heap_over_time(heap: pd.DataFrame, pinot_bytes: float | None = None,
+                   title: str = "Upsert heap per partition by metadataTTL") -> Figure:
+    """Heap bytes over time, one line per TTL, with Pinot's estimator as a horizontal line."""
+    fig = Figure(figsize=(8, 5))
+    ax = fig.add_subplot()
+    for ttl, group in heap.groupby("ttl_s", sort=True):
+        label = "no TTL" if float(str(ttl)) == 0 else f"TTL {float(str(ttl)) / 3600:g} h"
+        ax.step(group["time_s"] / 3600, group["heap_bytes"] / 1024**2, where="post", label=label)
+    if pinot_bytes is not None:
+        ax.axhline(pinot_bytes / 1024**2, color="grey", linestyle=":", label="Pinot's estimate")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("heap (MiB)")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
