@@ -120,6 +120,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
      "workload.synthetic: a synthetic workload cannot also name generated data"),
     ("failures half given", {"cluster": {"failures": {"mtbf_s": "1h"}}}, "cluster.failures.mttr_s: mtbf_s and mttr_s"),
     ("name not a string", {"name": 42}, "name: must be a string"),
+    ("unknown cache property", {"cluster": {"broker": {"config": {"pinot.broker.query.cache.size": "1G"}}}},
+     "cluster.broker.config.pinot.broker.query.cache.size: unknown cache property"),
 ]
 
 

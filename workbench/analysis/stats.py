@@ -106,5 +106,6 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
         "servers_queried_mean": float(q["servers_queried"].mean()) if len(q) else float("nan"),
         "segments_queried_mean": float(q["segments_queried"].mean()) if len(q) else float("nan"),
         "gc_pauses": len(result.gc_pauses),
+        "cache_hit_rate": float((q["cache_hit"].fillna("") != "").mean()) if len(q) and "cache_hit" in q else 0.0,
         "littles_law": _littles_law(result),
     }

@@ -70,11 +70,17 @@ class BrokerSpec:
     def check(self, path: str) -> None:
         from workbench.errors import InputError
         from workbench.pinot.adaptive import AdaptiveConfig
+        from workbench.pinot.cache.config import BrokerCacheConfig
 
         try:
             AdaptiveConfig.from_broker_config(self.config)
         except InputError as exc:
             raise ScenarioError(f"{path}.config.{exc.where}", exc.problem) from None
+        try:
+            BrokerCacheConfig.from_properties({str(k): str(v) for k, v in self.config.items()})
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise ScenarioError(f"{path}.config.{key}", problem) from None
 
     @property
     def adaptive_server_selector(self) -> str | None:

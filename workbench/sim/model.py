@@ -29,12 +29,15 @@ import simpy
 
 from workbench.distributions import Deterministic
 from workbench.pinot.adaptive import AdaptiveConfig, ServerRoutingStatsManager, adaptive_server_selector
+from workbench.pinot.cache.base import Cached
+from workbench.pinot.cache.flight import Leader, Waiter
 from workbench.scenario import Scenario
 from workbench.scenario.schema import GCSpec
 from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, default_schema
+from workbench.sim.result_cache import ModelResultCache
 from workbench.sim.router import Router
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Buffered, Streams
@@ -171,6 +174,7 @@ class ReplicationOutput:
     gc_delayed: list[bool] = field(default_factory=list)
     queue_wait_ms: list[float] = field(default_factory=list)
     segments_pruned: list[int] = field(default_factory=list)
+    cache_hit: list[str] = field(default_factory=list)
     in_flight_area: float = 0.0
     servers: list[_Server] = field(default_factory=list)
 
@@ -216,6 +220,7 @@ class ClusterModel:
         schema = scenario.schema or default_schema(scenario.table)
         self.planner = Planner(layout.segments, layout.docs, scenario.table, schema, layout.metadata)
         self._plan_cost: dict[int, dict[int, float]] = {}
+        self.result_cache = ModelResultCache(scenario, layout, self.env)
         self._in_flight = 0
         self._last_change = self.warmup_ms
 
@@ -278,6 +283,18 @@ class ClusterModel:
     def _query(self, query_id: int, plan: QueryPlan = FULL_SCAN) -> simpy.events.ProcessGenerator:
         env, arrival = self.env, self.env.now
         self._count(+1)
+        leader = None
+        if self.result_cache.enabled and plan.query is not None:
+            decision = self.result_cache.begin(plan.query, plan.names or self.layout.segments)
+            if isinstance(decision, Cached | Waiter):
+                if isinstance(decision, Waiter):
+                    yield self.result_cache.wait(decision)
+                yield env.timeout(self.sc.cluster.broker.overhead_ms)
+                self._count(-1)
+                kind = "broker" if isinstance(decision, Cached) else "singleflight"
+                self._record(arrival, [], False, plan, kind)
+                return
+            leader = decision if isinstance(decision, Leader) else None
         routing, unavailable = self.router.route(query_id, plan.names, plan.key)
         if self.stats is not None:
             for server, _ in routing:
@@ -293,17 +310,27 @@ class ClusterModel:
         partial = done > deadline or unavailable > 0 or any(o[3] for o in outcomes)
         end = min(done, deadline) + self.sc.cluster.broker.overhead_ms
         yield env.timeout(end - env.now)
+        if leader is not None:
+            assert plan.query is not None
+            self.result_cache.complete(leader, plan.query, partial)
         self._count(-1)
-        if arrival >= self.warmup_ms:
-            o = self.out
-            o.arrival_ms.append(arrival)
-            o.latency_ms.append(end - arrival)
-            o.servers_queried.append(len(routing))
-            o.segments_queried.append(sum(len(s) for _, s in routing))
-            o.partial.append(partial)
-            o.gc_delayed.append(any(x[1] for x in outcomes))
-            o.queue_wait_ms.append(max((x[2] for x in outcomes), default=0.0))
-            o.segments_pruned.append(plan.pruned)
+        self._record(arrival, outcomes, partial, plan, "", routing)
+
+    def _record(self, arrival: float, outcomes: list[Outcome], partial: bool, plan: QueryPlan, cache_hit: str,
+                routing: list[tuple[int, list[int]]] | None = None) -> None:
+        """One query's row (queries that arrived during the warm-up are not recorded)."""
+        if arrival < self.warmup_ms:
+            return
+        o = self.out
+        o.arrival_ms.append(arrival)
+        o.latency_ms.append(self.env.now - arrival)
+        o.servers_queried.append(len(routing or ()))
+        o.segments_queried.append(sum(len(s) for _, s in routing or ()))
+        o.partial.append(partial)
+        o.gc_delayed.append(any(x[1] for x in outcomes))
+        o.queue_wait_ms.append(max((x[2] for x in outcomes), default=0.0))
+        o.segments_pruned.append(plan.pruned)
+        o.cache_hit.append(cache_hit)
 
     def _replay(self, queries: pd.DataFrame) -> simpy.events.ProcessGenerator:
         """Queries at the log's arrival times, each planned (pruned) from its SQL."""

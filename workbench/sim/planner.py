@@ -36,6 +36,8 @@ class QueryPlan:
     names: tuple[str, ...] | None
     docs_scanned: tuple[float, ...] | None
     pruned: int
+    #: The parsed query (``None`` for the synthetic full scan), for the result cache's key.
+    query: Query | None = None
 
 
 #: The plan of a query without a filter: every segment, all its documents.
@@ -113,4 +115,4 @@ class Planner:
         else:
             docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals)
                          for i in indices)
-        return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices))
+        return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices), query)

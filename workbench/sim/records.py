@@ -7,7 +7,9 @@ tables, never the model's internals.
     ``replication``, ``query_id``, ``arrival_s`` (s since start), ``latency_ms`` (broker receive to
     reply), ``servers_queried``, ``segments_queried``, ``segments_pruned``, ``partial`` (a server
     missed the deadline or failed), ``gc_delayed`` (a queried server paused while serving it),
-    ``queue_wait_ms`` (longest time one of its tasks waited for a worker thread, on any server).
+    ``queue_wait_ms`` (longest time one of its tasks waited for a worker thread, on any server),
+    ``cache_hit`` (``broker`` answered from the result cache, ``singleflight`` waited for an identical
+    query in flight, empty otherwise).
 ``servers`` columns
     ``replication``, ``server``, ``requests``, ``busy_ms`` (worker-thread time), ``cores``,
     ``utilisation`` (busy / (cores x measured time)), ``failed_requests``, ``paused_ms``.
@@ -28,7 +30,7 @@ __all__ = ["QUERY_COLUMNS", "Result"]
 
 QUERY_COLUMNS = (
     "replication", "query_id", "arrival_s", "latency_ms", "servers_queried",
-    "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms",
+    "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms", "cache_hit",
 )
 
 

@@ -32,6 +32,7 @@ def _queries_frame(rep: int, out: ReplicationOutput) -> pd.DataFrame:
         "partial": np.asarray(out.partial, dtype=bool),
         "gc_delayed": np.asarray(out.gc_delayed, dtype=bool),
         "queue_wait_ms": np.asarray(out.queue_wait_ms, dtype=float),
+        "cache_hit": pd.Series(out.cache_hit, dtype="string"),
     }, columns=list(QUERY_COLUMNS))
 
 

@@ -145,6 +145,10 @@ _PROPERTIES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "enable.realtime.sealed": ("enable_realtime_sealed", _boolean),
     "enable.realtime.consuming": ("enable_realtime_consuming", _boolean),
     "disable.for.upsert": ("disable_for_upsert", _boolean),
+    # The workbench's experiment switches (not RFC properties): cache what the safety gates forbid,
+    # so the model can count the outdated answers that would follow.
+    "cache.consuming": ("cache_consuming", _boolean),
+    "cache.upsert": ("cache_upsert", _boolean),
 }
 
 
