@@ -9,6 +9,7 @@ import yaml
 
 from workbench.errors import InputError, ScenarioError
 from workbench.io import atomic_dir, write_json_atomic
+from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario._build import build_section
 from workbench.scenario.schema import GenerateSpec
@@ -38,11 +39,23 @@ def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str
     return sc.workload.generate, sc.table.table_name, sc.spark.master
 
 
+def _table_config_of(source: str | Path | Scenario) -> TableConfig | None:
+    """The scenario's table config (its partitioning routes events); None for a bare generate spec."""
+    if isinstance(source, Scenario):
+        return source.table
+    data = yaml.safe_load(Path(source).read_text(encoding="utf-8"))
+    return load_scenario(Path(source)).table if isinstance(data, dict) and "workload" in data else None
+
+
 def generate(
     source: str | Path | Scenario, out: str | Path, *, master: str | None = None,
-    seed: int | None = None, overwrite: bool = False,
+    seed: int | None = None, overwrite: bool = False, progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Generate a workload with Spark into ``out``; returns the manifest."""
+    """Generate a workload with Spark into ``out``; returns the manifest.
+
+    The table config's partition function routes events to stream partitions and fills each
+    segment's partition metadata; ``progress`` ``None`` shows a bar on terminals for large runs.
+    """
     from workbench.workload.generate import generate_events
     from workbench.workload.spark import get_spark
 
@@ -51,7 +64,8 @@ def generate(
         raise InputError(str(out), "already exists; pass --overwrite to replace it")
     spark = get_spark(master, app_name="workbench-generate", scenario_master=scenario_master)
     chosen_seed = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
-    return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite)
+    return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite,
+                           table_config=_table_config_of(source), progress=progress)
 
 
 def write_run(result: Result, out: str | Path, *, overwrite: bool = False) -> Path:

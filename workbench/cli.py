@@ -36,7 +36,8 @@ def _validate(args: argparse.Namespace) -> int:
 def _generate(args: argparse.Namespace) -> int:
     from workbench.api import generate
 
-    manifest = generate(args.spec, args.out, master=args.master, seed=args.seed, overwrite=args.overwrite)
+    manifest = generate(args.spec, args.out, master=args.master, seed=args.seed, overwrite=args.overwrite,
+                        progress=False if args.quiet else None)
     _say(f"wrote {manifest['row_counts']['events']:,} events in {manifest['row_counts']['segments']} "
          f"segments to {args.out} ({manifest['elapsed_s']:.1f} s)")
     return 0
@@ -79,6 +80,14 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    from workbench.workload.importers import describe, import_file
+
+    result = import_file(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite)
+    _say(f"{describe(result)}; wrote {args.out}")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from workbench.report import build_run_report, build_sizing_report
 
@@ -109,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--master", help="Spark master (default: scenario, WORKBENCH_SPARK_MASTER, local[*])")
     g.add_argument("--seed", type=int, help="override the spec's seed")
     g.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(handler=_generate)
 
     s = sub.add_parser("simulate", help="run the SimPy cluster model on a scenario",
@@ -136,6 +146,18 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a failed point (default 1)")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
+
+    i = sub.add_parser("import", help="import real Pinot data (configs, segment metadata, query and GC logs)",
+                       description="Read a real Pinot input into the workbench's shared schemas (docs/importers.md): "
+                                   "KIND is table-config, schema, segments (controller metadata JSON), query-log "
+                                   "(broker log lines) or gc-log (JVM unified logging). Malformed lines are "
+                                   "reported with their line numbers; --lenient skips and counts them.")
+    i.add_argument("kind", help="table-config, schema, segments, query-log or gc-log")
+    i.add_argument("path", help="the file to import")
+    i.add_argument("--out", required=True, help="output directory (written atomically)")
+    i.add_argument("--lenient", action="store_true", help="skip malformed lines and report counts")
+    i.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    i.set_defaults(handler=_import)
 
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "

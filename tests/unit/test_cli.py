@@ -10,7 +10,7 @@ import pytest
 from workbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ["validate", "generate", "simulate", "sweep", "report"]
+COMMANDS = ["validate", "generate", "simulate", "sweep", "import", "report"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -64,3 +64,12 @@ def test_sweep_resumes_and_combines(tmp_path: Path) -> None:
     combined = pd.read_parquet(tmp_path / "out" / "combined.parquet")
     assert combined["param.cluster.servers"].tolist() == [2, 4]
     assert (combined["servers_queried_mean"] == combined["param.cluster.servers"]).all()
+
+
+def test_import_reports_the_line_of_a_malformed_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = ROOT / "tests" / "importers" / "fixtures" / "gc_malformed.log"
+    assert main(["import", "gc-log", str(log), "--out", str(tmp_path / "strict")]) == 2
+    err = capsys.readouterr().err
+    assert "gc_malformed.log:" in err and not (tmp_path / "strict").exists()
+    assert main(["import", "gc-log", str(log), "--out", str(tmp_path / "lenient"), "--lenient"]) == 0
+    assert (tmp_path / "lenient" / "manifest.json").is_file()

@@ -1,174 +1,177 @@
-"""Spark generation of events and of the realtime segments Pinot would cut from them.
+"""Spark generation of events, the segments Pinot would cut from them, and the queries against them.
 
-Randomness on Spark is a pure function of ``(seed, event id, purpose)`` through ``xxhash64``, never
-of the partitioning or of the executor order, so the same seed gives identical content on
-``local[1]``, ``local[2]`` or a cluster. Events are routed to stream partitions (Modulo on the key
-id for now), ordered by event time inside each partition and sealed into segments every
-``segment_rows`` rows; the last segment of each partition is the consuming one, as in Pinot.
+The pipeline (:mod:`workbench.workload.engine`) is a list of independent tasks; here Spark runs
+them: one Spark task per block of events (pass A) and per ingestion window (pass B), executed by
+``mapInArrow`` in the executors' Python workers, which draw with numpy, hash with the real Pinot
+partition functions and write their Parquet part file with pyarrow straight into the output
+directory. The driver only plans and collects small results. Every task's output is a pure function
+of ``(spec, seed, table config, task index)``, so the same seed gives byte-identical files on
+``local[1]``, ``local[2]`` or a cluster.
+
+Executors write into the output directory, so on a multi-host cluster it must be on a filesystem
+every executor mounts at the same path (as for any Spark job writing ``file:`` paths).
 
 Output layout (``docs/data.md``)::
 
-    OUT/events/            Parquet, one row per event
-    OUT/segments.parquet   one row per segment, with the metadata Pinot records
-    OUT/manifest.json      parameters, seed, row counts, checksums (written last)
+    OUT/events/part-NNNNN.parquet   one row per event, grouped by segment, in doc order
+    OUT/segments.parquet            one row per segment, with the metadata Pinot records
+    OUT/queries.parquet             one row per query: SQL text, arrival time, kind, template
+    OUT/manifest.json               parameters, seed, row counts, checksums (written last)
 """
 
 from __future__ import annotations
 
-import hashlib
+import pickle
+import sys
+import threading
 import time
-from collections.abc import Iterator
-from dataclasses import asdict
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from workbench.pinot.table_config import TableConfig
+from workbench.workload.engine import PROGRESS_EVENTS, run_generation
+from workbench.workload.schema import SCHEMA_VERSION
+from workbench.workload.segments import llc_segment_name
+from workbench.workload.spec import GenerateSpec
 
-from workbench.io import atomic_dir, write_json_atomic
-from workbench.scenario.schema import GenerateSpec
+__all__ = ["SCHEMA_VERSION", "SparkExecutor", "generate_events", "llc_segment_name"]
 
-__all__ = ["SCHEMA_VERSION", "generate_events", "llc_segment_name"]
-
-SCHEMA_VERSION = 1
-#: Events start here (2026-01-01T00:00:00Z) so segment names and times look like production.
-EPOCH_START_MS = 1_767_225_600_000
+T = TypeVar("T")
+_POLL_S = 0.5
 
 
-def llc_segment_name(table: str, partition: int, sequence: int, creation_ms: int) -> str:
-    """Pinot's LLC segment name ``<table>__<partition>__<sequence>__<yyyyMMdd'T'HHmm'Z'>``.
+def _task_runner(fn: Callable[[int], Any]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function: run ``fn`` on each index it is given, return pickled results."""
 
-    >>> llc_segment_name("events", 3, 12, 1767225600000)
-    'events__3__12__20260101T0000Z'
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                payload = pickle.dumps(fn(index), protocol=pickle.HIGHEST_PROTOCOL)
+                yield pa.RecordBatch.from_arrays([pa.array([index], pa.int64()), pa.array([payload], pa.binary())],
+                                                 names=["item", "payload"])
+
+    return run
+
+
+class SparkExecutor:
+    """Runs pipeline tasks as Spark tasks, with an optional progress bar.
+
+    Parameters
+    ----------
+    spark
+        The session.
+    progress
+        Draw a progress bar (Spark tasks done) on stderr.
+    tasks
+        Spark tasks per pass; each runs a contiguous range of pipeline indices. ``None`` uses twice
+        the session's default parallelism, which keeps every core busy without paying Spark's
+        per-task cost (most of a second on a loaded machine) once per block. The output does not
+        depend on it.
     """
-    stamp = datetime.fromtimestamp(creation_ms / 1000, tz=UTC).strftime("%Y%m%dT%H%MZ")
-    return f"{table}__{partition}__{sequence}__{stamp}"
 
+    name = "spark"
 
-def _uniform(seed: int, salt: int) -> Any:
-    """A Spark column uniform on [0, 1), a pure function of (seed, id, salt)."""
-    from pyspark.sql import functions as F
+    def __init__(self, spark: Any, progress: bool = False, tasks: int | None = None) -> None:
+        self.spark = spark
+        self.progress = progress
+        self.tasks = tasks
 
-    h = F.xxhash64(F.lit(seed), F.col("id"), F.lit(salt))
-    return (F.pmod(h, F.lit(1 << 53)).cast("double")) / float(1 << 53)
+    def _task_count(self, count: int) -> int:
+        if self.tasks is not None:
+            return max(1, min(count, self.tasks))
+        try:
+            slots = int(self.spark.sparkContext.defaultParallelism)
+        except Exception:  # Spark Connect: no SparkContext; one task per index
+            return count
+        return max(1, min(count, 2 * slots))
 
+    def map(self, fn: Callable[[int], T], count: int, label: str) -> list[T]:
+        """Run ``fn(0..count-1)`` as Spark tasks; results come back pickled, in index order."""
+        if count == 0:
+            return []
+        tasks = self._task_count(count)
+        frame = self.spark.range(0, count, 1, numPartitions=tasks)
+        result = frame.mapInArrow(_task_runner(fn), "item long, payload binary")
+        table = self._collect_with_progress(result, tasks, label) if self.progress else result.toArrow()
+        items = table.column("item").to_pylist()
+        payloads = table.column("payload").to_pylist()
+        by_item = dict(zip(items, payloads, strict=True))
+        return [pickle.loads(by_item[i]) for i in range(count)]
 
-def _key_id(spec: GenerateSpec, seed: int) -> Any:
-    """Key popularity: uniform, or Zipf(s) through the continuous inverse CDF on [1, keys+1)."""
-    from pyspark.sql import functions as F
+    def _collect_with_progress(self, result: Any, count: int, label: str) -> Any:
+        """Collect on a helper thread while this thread draws the bar from Spark's status tracker."""
+        from tqdm import tqdm
 
-    u = _uniform(seed, 1)
-    if spec.key_distribution == "uniform":
-        return F.floor(u * spec.keys).cast("long")
-    one_minus_s = 1.0 - spec.zipf_s
-    if abs(one_minus_s) < 1e-9:
-        x = F.exp(u * F.log(F.lit(spec.keys + 1.0)))
-    else:
-        top = (spec.keys + 1.0) ** one_minus_s - 1.0
-        x = F.pow(u * top + 1.0, 1.0 / one_minus_s)
-    return F.least(F.floor(x).cast("long") - 1, F.lit(spec.keys - 1))
+        sc = self.spark.sparkContext
+        group = f"workbench-generate-{label}-{time.monotonic_ns()}"
+        box: dict[str, Any] = {}
 
+        def collect() -> None:
+            sc.setJobGroup(group, f"workbench generate: {label}")
+            try:
+                box["table"] = result.toArrow()
+            except BaseException as exc:  # re-raised on the caller's thread
+                box["error"] = exc
 
-def _events_frame(spark: Any, spec: GenerateSpec, seed: int) -> Any:
-    from pyspark.sql import functions as F
+        worker = threading.Thread(target=collect, daemon=True)
+        worker.start()
+        tracker = sc.statusTracker()
+        with tqdm(total=count, desc=label, unit="task", file=sys.stderr) as bar:
+            while worker.is_alive():
+                worker.join(_POLL_S)
+                done = sum(info.numCompletedTasks for job in tracker.getJobIdsForGroup(group)
+                           if (job_info := tracker.getJobInfo(job)) is not None
+                           for stage in job_info.stageIds if (info := tracker.getStageInfo(stage)) is not None)
+                bar.update(max(0, min(done, count) - bar.n))
+            bar.update(count - bar.n)
+        if "error" in box:
+            raise box["error"]
+        return box["table"]
 
-    span_ms = spec.span_s * 1000.0
-    step = span_ms / spec.events
-    return (
-        spark.range(spec.events)
-        .withColumn("key_id", _key_id(spec, seed))
-        .withColumn("event_time_ms", (F.lit(EPOCH_START_MS) + F.floor((F.col("id") + _uniform(seed, 2)) * step))
-                    .cast("long"))
-        .withColumn("partition", F.pmod(F.col("key_id"), F.lit(spec.partitions)).cast("int"))
-        .withColumn("key", F.concat(F.lit("user_"), F.col("key_id").cast("string")))
-        .withColumnRenamed("id", "event_id")
-    )
-
-
-def _segment_rows(spark: Any, events: Any, spec: GenerateSpec) -> Any:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    order = Window.partitionBy("partition").orderBy("event_time_ms", "event_id")
-    return (
-        events.withColumn("sequence", ((F.row_number().over(order) - 1) / spec.segment_rows).cast("int"))
-    )
-
-
-def _segments_table(table: str, seq_rows: Any) -> pa.Table:
-    from pyspark.sql import functions as F
-
-    agg = (
-        seq_rows.groupBy("partition", "sequence")
-        .agg(F.min("event_time_ms").alias("start_time_ms"), F.max("event_time_ms").alias("end_time_ms"),
-             F.count("*").alias("total_docs"))
-        .orderBy("partition", "sequence")
-        .collect()
-    )
-    last: dict[int, int] = {}
-    for r in agg:
-        last[r["partition"]] = max(last.get(r["partition"], -1), r["sequence"])
-    rows = [
-        {
-            "segment_name": llc_segment_name(table, r["partition"], r["sequence"], r["start_time_ms"]),
-            "partition": r["partition"],
-            "sequence": r["sequence"],
-            "start_time_ms": r["start_time_ms"],
-            "end_time_ms": r["end_time_ms"],
-            "total_docs": r["total_docs"],
-            "status": "IN_PROGRESS" if r["sequence"] == last[r["partition"]] else "DONE",
-        }
-        for r in agg
-    ]
-    return pa.Table.from_pylist(rows)
-
-
-def _tidy_spark_output(directory: Path) -> None:
-    """Give Spark's part files stable names (no job UUID) and drop its marker and checksum files.
-
-    Content is already deterministic; stable names make the manifest's checksums comparable across
-    runs and masters.
-    """
-    for extra in [*directory.glob("_*"), *directory.glob(".*.crc")]:
-        extra.unlink()
-    for path in sorted(directory.glob("part-*.parquet")):
-        index = path.name.split("-")[1]
-        path.rename(directory / f"part-{index}.parquet")
-
-
-def _checksums(root: Path) -> Iterator[tuple[str, str]]:
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))):
-        yield str(path.relative_to(root)), hashlib.sha256(path.read_bytes()).hexdigest()
+    def describe(self) -> dict[str, Any]:
+        """What ran the generation, for the manifest: the master and Spark's version."""
+        try:
+            master = self.spark.sparkContext.master
+        except Exception:  # Spark Connect sessions have no SparkContext
+            master = self.spark.conf.get("spark.master", "unknown")
+        return {"engine": "spark", "spark_master": master, "spark_version": self.spark.version}
 
 
 def generate_events(
-    spark: Any, spec: GenerateSpec, out: Path, *, table: str = "events", seed: int = 0,
-    overwrite: bool = False,
+    spark: Any, spec: GenerateSpec, out: Path, *, table: str = "events", seed: int | None = None,
+    overwrite: bool = False, table_config: TableConfig | None = None, progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Generate events and segments with Spark into ``out``; return the manifest.
+    """Generate events, segments and queries with Spark into ``out``; return the manifest.
 
-    The output appears at ``out`` only when complete (written to a temporary sibling, then renamed);
-    an existing ``out`` is replaced only when ``overwrite`` is true.
+    Parameters
+    ----------
+    spark
+        A Spark session (:func:`workbench.workload.spark.get_spark`); any master.
+    spec
+        The ``workload.generate`` section.
+    out
+        Output directory; it appears only when complete, and an existing one is replaced only when
+        ``overwrite`` is true.
+    table
+        Raw table name used in segment names and SQL when there is no ``table_config``.
+    seed
+        Seed of every random stream; ``None`` takes the spec's seed, then 0.
+    table_config
+        The scenario's Pinot table config: partition columns and functions (stream routing and
+        segment partition metadata), table type (realtime or offline segments), upsert comparison
+        column. Without it: a realtime table partitioned by ``Murmur`` of ``key``, no metadata.
+    progress
+        Show progress bars on stderr; ``None`` shows them for a million events or more on a terminal.
+
+    Returns
+    -------
+    dict
+        The manifest (also written to ``out/manifest.json``).
     """
-    seed = spec.seed if spec.seed is not None else seed
-    started = time.time()
-    with atomic_dir(out, overwrite=overwrite) as tmp:
-        events = _segment_rows(spark, _events_frame(spark, spec, seed), spec)
-        events.repartition(1).sortWithinPartitions("event_id").write.parquet(str(tmp / "events"))
-        _tidy_spark_output(tmp / "events")
-        segments = _segments_table(table, events)
-        pq.write_table(segments, tmp / "segments.parquet")
-        manifest = {
-            "schema_version": SCHEMA_VERSION,
-            "generator": "workbench.workload.generate",
-            "table": table,
-            "seed": seed,
-            "parameters": asdict(spec),
-            "row_counts": {"events": spec.events, "segments": segments.num_rows},
-            "checksums": dict(_checksums(tmp)),
-            "spark_master": spark.sparkContext.master,
-            "elapsed_s": round(time.time() - started, 3),
-        }
-        write_json_atomic(tmp / "manifest.json", manifest)
-    return manifest
+    chosen = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
+    show = progress if progress is not None else (spec.events >= PROGRESS_EVENTS and sys.stderr.isatty())
+    return run_generation(SparkExecutor(spark, show), spec, Path(out), table=table, table_config=table_config,
+                          seed=chosen, overwrite=overwrite)
