@@ -47,13 +47,14 @@ requirements: $(VENV)/.installed-dev
 check-java:
 	@$(PYTHON) scripts/check_java.py
 
-## demo: run the default scenario end to end (Spark workload -> model -> PDF under reports/)
+## demo: the default scenario end to end: Spark workload -> sizing sweep of the model -> reports/default.pdf
 .PHONY: demo
 demo: $(VENV)/.installed check-java
 	$(BIN)/workbench validate $(SCENARIO)
 	$(BIN)/workbench generate $(SCENARIO) --out data/raw/$(NAME) --overwrite
-	$(BIN)/workbench simulate $(SCENARIO) --data data/raw/$(NAME) --out data/processed/$(NAME) --overwrite
-	$(BIN)/workbench report data/processed/$(NAME) --out reports/$(NAME).pdf
+	rm -rf data/processed/sweeps/$(NAME)
+	$(BIN)/workbench sweep sweeps/$(NAME).yaml --out data/processed/sweeps/$(NAME)
+	$(BIN)/workbench report data/processed/sweeps/$(NAME) --out reports/$(NAME).pdf
 
 ## test: run the whole test suite (unit, Pinot vectors, validation, Spark, end to end) plus lint
 .PHONY: test
@@ -81,10 +82,10 @@ bench: $(VENV)/.installed-dev
 sweep: $(VENV)/.installed
 	$(BIN)/workbench sweep $(SWEEP) --out data/processed/sweeps/$(basename $(notdir $(SWEEP)))
 
-## report: write reports/NAME.pdf from data/processed/NAME (after make demo or workbench simulate)
+## report: write reports/NAME.pdf from the sweep in data/processed/sweeps/NAME (after make demo or make sweep)
 .PHONY: report
 report: $(VENV)/.installed
-	$(BIN)/workbench report data/processed/$(NAME) --out reports/$(NAME).pdf
+	$(BIN)/workbench report data/processed/sweeps/$(NAME) --out reports/$(NAME).pdf
 
 ## clean: remove generated data, reports and caches (keeps .venv)
 .PHONY: clean
