@@ -7,6 +7,7 @@ API on a fresh ``Figure`` so they never touch pyplot's global state.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -171,7 +172,7 @@ def table_page(title: str, frame: pd.DataFrame, note: str = "") -> Figure:
         tbl.set_fontsize(7)
         tbl.scale(1, 1.2)
     if note:
-        fig.text(0.05, 0.05, note, fontsize=9, va="bottom")
+        fig.text(0.05, 0.03, "\n".join(textwrap.wrap(note, 160)), fontsize=9, va="bottom")
     return fig
 
 

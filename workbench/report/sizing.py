@@ -22,8 +22,9 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots
+from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
 from workbench.errors import InputError
-from workbench.scenario import load_scenario
+from workbench.scenario import Scenario, load_scenario
 
 __all__ = ["SECTIONS", "SizingData", "build_sizing_report", "load_sizing_data", "recommend"]
 
@@ -38,6 +39,8 @@ class SizingData:
     slo_p99_ms: float | None
     scenario_name: str
     base: Mapping[str, Any]
+    #: The sweep's base scenario file, when the sweep recorded one (gives the workload directory).
+    base_scenario: Scenario | None = None
 
 
 def _labels(combined: pd.DataFrame) -> list[str]:
@@ -75,7 +78,13 @@ def load_sizing_data(sweep_dir: str | Path) -> SizingData:
     high = combined.get("latency_ms.p99.ci_high", combined["latency_ms.p99.value"]).fillna(
         combined["latency_ms.p99.value"])
     combined["meets_slo"] = (high <= slo) if slo is not None else True
-    return SizingData(combined, dirs, slo, loaded[0].name, scenarios[0])
+    base_scenario = None
+    manifest = root / "sweep.json"
+    if manifest.is_file():
+        base_file = json.loads(manifest.read_text(encoding="utf-8")).get("base")
+        if base_file and Path(base_file).is_file():
+            base_scenario = load_scenario(base_file)
+    return SizingData(combined, dirs, slo, loaded[0].name, scenarios[0], base_scenario)
 
 
 def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
@@ -165,11 +174,91 @@ def _gc(d: SizingData) -> list[Figure]:
                        f"{pauses['duration_ms'].max():.0f} ms; {q['gc_delayed'].mean():.1%} of queries met one.")]
 
 
+def _workload_dir(d: SizingData) -> Path | None:
+    sc = d.base_scenario
+    if sc is None or sc.workload.data is None:
+        return None
+    path = sc.base_dir / sc.workload.data
+    return path if path.is_dir() else None
+
+
+def _cache(d: SizingData) -> list[Figure]:
+    """Hit rate of a broker result cache against its size on the workload's own queries, with the optimum."""
+    from workbench.analysis.studies import broker_trace
+    from workbench.pinot.cache.trace import hit_rate_curve
+
+    data = _workload_dir(d)
+    if data is None or not (data / "queries.parquet").is_file():
+        return []
+    queries = pd.read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"]).head(_CACHE_TRACE_REQUESTS)
+    trace = broker_trace(queries)
+    distinct = int(trace.groupby("key")["size_bytes"].first().sum())
+    sizes = sorted({max(1024, int(distinct * f)) for f in (0.01, 0.05, 0.2, 0.5, 1.0)})
+    curve = hit_rate_curve(trace, sizes)
+    fig = plots.hit_rate_vs_size(curve, "Broker result cache on this workload's queries (RFC design)")
+    lru = curve[curve["policy"] == "lru"].sort_values("max_bytes")
+    best = curve[curve["policy"] != "lru"].sort_values("max_bytes")
+    return [_read(fig, f"with {from_bytes(sizes[-1])} (every distinct result) LRU hits "
+                       f"{lru['hit_rate'].iloc[-1]:.0%} of {len(trace):,} queries; at {from_bytes(sizes[1])} it hits "
+                       f"{lru['hit_rate'].iloc[1]:.0%} against an optimum of {best['hit_rate'].iloc[1]:.0%}. "
+                       "The RFC expects 20-70% on dashboards; misses here are first requests and lookups of "
+                       "rarely repeated keys.")]
+
+
+def _heap(d: SizingData) -> list[Figure]:
+    """Upsert heap over time for the table's metadataTTL and without it, beside Pinot's estimate."""
+    sc = d.base_scenario
+    if sc is None or not sc.table.is_upsert:
+        return []
+    from workbench.analysis.studies import heap_by_ttl
+    from workbench.pinot.heap import pinot_estimate
+
+    ttl = float((sc.table.upsert_config or {}).get("metadataTTL", 0) or 0)
+    heap = heap_by_ttl(sorted({0.0, ttl / 1000.0}))
+    keys = int(heap["num_primary_keys"].max())
+    pinot = pinot_estimate(["LONG"], keys, ["LONG"])
+    pinot_bytes = float(pinot["bytesPerKey"] + pinot["bytesPerValue"]) * keys
+    fig = plots.heap_over_time(heap, pinot_bytes)
+    last = heap.groupby("ttl_s").tail(1)
+    return [_read(fig, f"without TTL the map ends at {last['heap_bytes'].max() / 1024**2:.1f} MiB per partition; "
+                       f"Pinot's estimator says {pinot_bytes / 1024**2:.1f} MiB for the same keys because it "
+                       "leaves out the map's nodes and slots (docs/upsert.md).")]
+
+
+def _provisioning(d: SizingData) -> list[Figure]:
+    """Pinot's RealtimeProvisioningHelper matrix for the generated realtime segments."""
+    sc, data = d.base_scenario, _workload_dir(d)
+    if sc is None or data is None or sc.table.table_type != "REALTIME" or sc.workload.generate is None:
+        return []
+    segments = pd.read_parquet(data / "segments.parquet")
+    sealed = segments[segments["status"] == "DONE"]
+    if sealed.empty or "size_bytes" not in sealed:
+        return []
+    gen = sc.workload.generate
+    seg = sealed.iloc[0]
+    retention = float(sc.table.section("segmentsConfig").get("retentionTimeValue", 7)) * 24
+    inputs = ProvisioningInputs(
+        sample_segment_bytes=float(seg["size_bytes"]), sample_segment_docs=int(seg["total_docs"]),
+        ingestion_rate=max(1, int(gen.events / gen.span_s / gen.partitions)), num_partitions=gen.partitions,
+        replication=sc.table.replication, retention_hours=min(retention, 72.0), table_retention_hours=retention)
+    matrix = provisioning_matrix(inputs)
+    if matrix.empty:
+        return []
+    grid = matrix.pivot(index="num_hours", columns="num_hosts", values="memory").fillna("NA")
+    grid.insert(0, "numHours", grid.index)
+    note = ("Memory used per host (active/mapped) as Pinot's RealtimeProvisioningHelper computes it from a "
+            "sample segment; consuming memory is taken as the sample's bytes per document (the tool measures it "
+            "by building a mutable segment).")
+    return [plots.table_page("Hosts x hours: RealtimeProvisioningHelper's memory matrix", grid, note)]
+
+
+_CACHE_TRACE_REQUESTS = 8_000
+
 Section = Callable[[SizingData], list[Figure]]
 #: Report sections in order; each returns its pages (none when its data is absent).
 SECTIONS: dict[str, Section] = {
     "intro": _intro, "table": _table, "percentiles": _percentiles, "cost": _cost,
-    "fanout": _fanout, "gc": _gc,
+    "fanout": _fanout, "gc": _gc, "cache": _cache, "heap": _heap, "provisioning": _provisioning,
 }
 
 

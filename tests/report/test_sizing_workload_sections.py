@@ -1,0 +1,40 @@
+"""Sizing-report sections that read the sweep's workload: the result cache and the provisioning matrix."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.report.sizing import build_sizing_report
+from workbench.scenario import load_scenario
+from workbench.sweep import run_sweep
+from workbench.workload.pure import generate_local
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("demo")
+    shutil.copytree(ROOT / "scenarios", tmp / "scenarios")
+    sc = load_scenario(tmp / "scenarios" / "default.yaml").with_overrides({
+        "workload.generate.events": 20_000, "workload.generate.segment_rows": 1_000,
+        "workload.generate.queries.duration_s": 60})
+    assert sc.workload.generate is not None
+    generate_local(sc.workload.generate, tmp / "data" / "raw" / "default", table_config=sc.table, table="events")
+    (tmp / "sweep.yaml").write_text(
+        "base: scenarios/default.yaml\ngrid:\n  cluster.servers: [2, 4]\n  simulation.duration_s: [30]\n"
+        "  simulation.warmup_s: [2]\n  simulation.replications: [2]\n")
+    run_sweep(tmp / "sweep.yaml", tmp / "out")
+    return tmp / "out"
+
+
+def test_report_has_cache_and_provisioning_pages(sweep_dir: Path, tmp_path: Path) -> None:
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(build_sizing_report(sweep_dir, tmp_path / "r.pdf")))
+    text = "".join(doc[i].get_textpage().get_text_range() for i in range(len(doc)))
+    assert "Broker result cache on this workload" in text and "optimal" in text
+    assert "RealtimeProvisioningHelper" in text and "numHours" in text
