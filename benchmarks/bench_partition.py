@@ -16,10 +16,10 @@ Run: ``python benchmarks/bench_partition.py [--rows N] [--scalar-rows N]``.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import numpy as np
+from _timing import best_of as _best_of
 
 from workbench.pinot.partition import get_partition_function
 
@@ -28,13 +28,8 @@ GOAL = 10.0
 
 
 def best_of(run: Callable[[], object], repeats: int = REPEATS) -> float:
-    """Best wall time of ``repeats`` calls, in seconds (the least disturbed by a busy machine)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """Best wall time of ``repeats`` calls, in seconds (see ``_timing.best_of``)."""
+    return _best_of(run, repeats)
 
 
 def main(argv: list[str] | None = None) -> float:

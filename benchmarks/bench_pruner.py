@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
+from _timing import best_of as _best_of
 
 from workbench.pinot.pruning import SinglePartitionColumnSegmentPruner, TimeSegmentPruner
 from workbench.pinot.pruning.interval import Interval
@@ -34,13 +34,8 @@ REPEATS = 5
 
 
 def best_of(run: Callable[[], object], repeats: int = REPEATS) -> float:
-    """Best wall time of ``repeats`` calls, in seconds (the least disturbed by the machine)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """Best wall time of ``repeats`` calls, in seconds (see ``_timing.best_of``)."""
+    return _best_of(run, repeats)
 
 
 def per_query(queries: Sequence[Query], run: Callable[[Query], object], repeats: int = REPEATS) -> float:
