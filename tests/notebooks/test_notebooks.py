@@ -21,6 +21,7 @@ def small_parameters(tmp: Path) -> dict[str, dict[str, Any]]:
                      "  slo.p99_ms: [80]\n")
     return {
         "01_routing_and_fanout.ipynb": {"duration_s": 40, "replications": 2},
+        "02_pruning.ipynb": {"events": 10000, "segment_rows": 1000, "query_duration_s": 30},
         "03_caching.ipynb": {"requests": 3000, "objects": 300, "sizes_mib": [0.1, 0.5]},
         "04_upsert_heap.ipynb": {"ttls_h": [0, 1], "segments": 6, "records_per_segment": 2000},
         "05_sizing_report.ipynb": {"sweep_file": str(sweep), "out_dir": str(tmp / "sweep-out"),

@@ -34,3 +34,21 @@ def test_ttl_bounds_the_key_map_and_lets_duplicates_through() -> None:
     assert last.loc[0, "duplicate_keys"] == 0 and last.loc[3600, "duplicate_keys"] > 0
     fig = plots.heap_over_time(heap, pinot_bytes=1e6)
     assert len(fig.axes[0].get_lines()) == 3  # two TTL steps and Pinot's line
+
+
+def test_pruning_study_keeps_about_one_partition_for_lookups() -> None:
+    from pathlib import Path
+
+    from workbench.analysis.studies import pruning_study
+    from workbench.scenario import load_scenario
+
+    base = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "default.yaml")
+    small = {"workload.generate.events": 10_000, "workload.generate.segment_rows": 500,
+             "workload.generate.queries.duration_s": 30}
+    study = pruning_study(base, {"v": small})
+    lookups = study[study["kind"] == "lookup"]
+    partitions = base.workload.generate.partitions if base.workload.generate else 1
+    # Modulo partitioning on key_id: an EQ lookup keeps its partition's sealed segments and every
+    # consuming segment (one per stream partition, no metadata yet), so about 1/partitions of all
+    assert lookups["kept_share"].mean() < 1.5 / partitions
+    assert (study["kept"] <= study["segments"]).all()

@@ -211,3 +211,22 @@ def heap_over_time(heap: pd.DataFrame, pinot_bytes: float | None = None,
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def pruning_by_kind(study: pd.DataFrame, title: str = "Share of segments a query touches after pruning") -> Figure:
+    """Mean share of segments kept per query kind, one bar group per workload variant."""
+    fig = Figure(figsize=(9, 5))
+    ax = fig.add_subplot()
+    table = study.groupby(["kind", "variant"], sort=False)["kept_share"].mean().unstack("variant")
+    x = np.arange(len(table.index))
+    width = 0.8 / max(1, len(table.columns))
+    for i, variant in enumerate(table.columns):
+        ax.bar(x + i * width - 0.4 + width / 2, table[variant].to_numpy(), width, label=str(variant))
+    ax.set_xticks(x, [str(k) for k in table.index])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("segments kept / all segments")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.pinot.query import Query
+from workbench.scenario import Scenario
 
-__all__ = ["broker_trace", "heap_by_ttl", "result_size_estimate"]
+__all__ = ["broker_trace", "heap_by_ttl", "pruning_study", "result_size_estimate"]
 
 
 def result_size_estimate(query: Query) -> int:
@@ -81,3 +82,30 @@ def heap_by_ttl(ttls_s: Sequence[float], *, seed: int = 1, segments: int = 24, r
     return pd.DataFrame(rows)
 
 
+
+
+def pruning_study(scenario: Scenario, variants: dict[str, dict[str, object]]) -> pd.DataFrame:
+    """Segments each query keeps after Pinot's broker pruners, per query kind, for workload variants.
+
+    Each variant overrides the base scenario (``workload.generate.*``: disorder, partitions, segment
+    size...); its workload is generated in-process (no Spark, same schema and bytes as the Spark
+    generator) and every query is planned with the table's pruners. One row per (variant, query).
+    """
+    from workbench.sim.planner import Planner, default_schema, segment_metadata
+    from workbench.workload.pure import generate_frames
+
+    rows = []
+    for label, overrides in variants.items():
+        sc = scenario.with_overrides(overrides)
+        if sc.workload.generate is None:
+            raise ValueError(f"variant {label!r}: the scenario has no workload.generate section")
+        work = generate_frames(sc.workload.generate, table=sc.table.table_name, table_config=sc.table)
+        seg = work.segments
+        planner = Planner(tuple(seg["segment_name"]), seg["total_docs"].to_numpy(float), sc.table,
+                          sc.schema or default_schema(sc.table), segment_metadata(seg))
+        for kind, sql in zip(work.queries["kind"], work.queries["sql"], strict=True):
+            plan = planner.plan(str(sql))
+            kept = len(seg) - plan.pruned
+            rows.append({"variant": label, "kind": kind, "segments": len(seg), "kept": kept,
+                         "kept_share": kept / len(seg)})
+    return pd.DataFrame(rows)
