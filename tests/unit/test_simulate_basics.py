@@ -43,3 +43,16 @@ def test_gc_pauses_delay_some_queries_but_not_all() -> None:
     # 4 servers paused 50 ms every ~2 s: a query (~10 ms) meets a pause with probability ~ 4 * 0.03
     assert 0.02 < rate < 0.4
     assert len(r.gc_pauses) > 0 and (r.gc_pauses["duration_ms"] == 50).all()
+
+
+def test_brokers_split_the_queries_and_keep_their_own_request_counters() -> None:
+    """Two brokers: each routes every other query with its own counter, as a load balancer in front
+    of Pinot brokers would; balanced routing over 2 replicas still uses both replicas."""
+    sc = {**BASE, "cluster": {**BASE["cluster"], "brokers": 2, "gc": {"collector": "none"}},
+          "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}}}
+    one = simulate({**sc, "cluster": {**sc["cluster"], "brokers": 1}})
+    two = simulate(sc)
+    # same arrivals (common random numbers); only queries in flight at the horizon may differ
+    n = min(len(one.queries), len(two.queries)) - 5
+    assert sorted(one.queries["arrival_s"])[:n] == sorted(two.queries["arrival_s"])[:n]
+    assert (two.servers["requests"] > 0).all()

@@ -188,8 +188,22 @@ def _adaptive(scenario: Scenario, rng: np.random.Generator) -> tuple[Any, Server
     return adaptive_server_selector(config, stats, rng), stats
 
 
+@dataclass
+class _Broker:
+    """One broker: Pinot's routing (with its own adaptive stats, if any) and its own result cache."""
+
+    router: Router
+    stats: ServerRoutingStatsManager | None
+    cache: ModelResultCache
+
+
 class ClusterModel:
-    """One replication of one scenario. Call :meth:`run` once."""
+    """One replication of one scenario. Call :meth:`run` once.
+
+    With several brokers, query ``i`` goes to broker ``i mod brokers`` (a load balancer's round
+    robin), whose request counter is ``i div brokers``; each broker keeps its own adaptive stats and
+    result cache, as Pinot brokers do.
+    """
 
     def __init__(self, scenario: Scenario, layout: Layout, streams: Streams,
                  queries: pd.DataFrame | None = None) -> None:
@@ -206,11 +220,10 @@ class ClusterModel:
                     crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], self.horizon_ms))
             for i in range(layout.num_servers)
         ]
-        adaptive, self.stats = _adaptive(scenario, streams.routing)
-        self.router = Router(layout, scenario.table, scenario.workload.query_options, self.stats, adaptive)
+        self.brokers = self._make_brokers()
         self.tasks_cap = spec.server.tasks_per_query
         latency = spec.network.latency_ms
-        self.const_latency = isinstance(latency, Deterministic) and self.stats is None
+        self.const_latency = isinstance(latency, Deterministic) and all(b.stats is None for b in self.brokers)
         self._latency = Buffered(lambda n: latency.sample(streams.network, n))
         draw = self.service.draw
         self._draws = None if draw is None else Buffered(lambda n: draw.sample(streams.service, n))
@@ -220,9 +233,21 @@ class ClusterModel:
         schema = scenario.schema or default_schema(scenario.table)
         self.planner = Planner(layout.segments, layout.docs, scenario.table, schema, layout.metadata)
         self._plan_cost: dict[int, dict[int, float]] = {}
-        self.result_cache = ModelResultCache(scenario, layout, self.env)
         self._in_flight = 0
         self._last_change = self.warmup_ms
+
+    def _make_brokers(self) -> list[_Broker]:
+        sc, brokers = self.sc, []
+        shared: Router | None = None
+        for _ in range(sc.cluster.brokers):
+            adaptive, stats = _adaptive(sc, self.rng.routing)
+            if stats is None:  # routing without feedback is a pure function of the request id: share it
+                shared = shared or Router(self.layout, sc.table, sc.workload.query_options)
+                router = shared
+            else:
+                router = Router(self.layout, sc.table, sc.workload.query_options, stats, adaptive)
+            brokers.append(_Broker(router, stats, ModelResultCache(sc, self.layout, self.env)))
+        return brokers
 
     # -- time accounting ----------------------------------------------------------------------------
     def _count(self, delta: int) -> None:
@@ -259,51 +284,54 @@ class ClusterModel:
     def _net(self) -> float:
         return self._latency.next()
 
-    def _deliver(self, at: float, server: int, segs: list[int], plan: QueryPlan) -> Outcome:
+    def _deliver(self, at: float, server: int, segs: list[int], plan: QueryPlan, broker: _Broker,
+                 sent: float) -> Outcome:
         """Execute a request delivered to ``server`` at ``at``; the response reaches the broker later."""
         send, paused, wait, failed = self.servers[server].execute(
             at, self.service.per_request_ms, self._task_work(segs, plan))
         back = send + self._net()
-        if self.stats is not None:
-            self._report_response(server, back, at)
+        if broker.stats is not None:
+            self._report_response(broker.stats, server, back, sent)
         return back, paused, wait, failed
 
-    def _report_response(self, server: int, back: float, sent: float) -> None:
+    def _report_response(self, stats: ServerRoutingStatsManager, server: int, back: float, sent: float) -> None:
         """Adaptive selection learns the latency when the response arrives (an event at that time)."""
-        name, stats = self.layout.servers[server], self.stats
-        assert stats is not None
+        name = self.layout.servers[server]
         event = self.env.timeout(back - self.env.now)
         event.callbacks.append(lambda _: stats.record_response(name, back - sent, back))
 
-    def _delayed(self, server: int, segs: list[int], plan: QueryPlan) -> simpy.events.ProcessGenerator:
+    def _delayed(self, server: int, segs: list[int], plan: QueryPlan, broker: _Broker) -> simpy.events.ProcessGenerator:
+        sent = self.env.now
         yield self.env.timeout(self._net())
-        return self._deliver(self.env.now, server, segs, plan)
+        return self._deliver(self.env.now, server, segs, plan, broker, sent)
 
     # -- processes ----------------------------------------------------------------------------------
     def _query(self, query_id: int, plan: QueryPlan = FULL_SCAN) -> simpy.events.ProcessGenerator:
         env, arrival = self.env, self.env.now
         self._count(+1)
+        broker = self.brokers[query_id % len(self.brokers)]
         leader = None
-        if self.result_cache.enabled and plan.query is not None:
-            decision = self.result_cache.begin(plan.query, plan.names or self.layout.segments)
+        if broker.cache.enabled and plan.query is not None:
+            decision = broker.cache.begin(plan.query, plan.names or self.layout.segments)
             if isinstance(decision, Cached | Waiter):
                 if isinstance(decision, Waiter):
-                    yield self.result_cache.wait(decision)
+                    yield broker.cache.wait(decision)
                 yield env.timeout(self.sc.cluster.broker.overhead_ms)
                 self._count(-1)
                 kind = "broker" if isinstance(decision, Cached) else "singleflight"
                 self._record(arrival, [], False, plan, kind)
                 return
             leader = decision if isinstance(decision, Leader) else None
-        routing, unavailable = self.router.route(query_id, plan.names, plan.key)
-        if self.stats is not None:
+        routing, unavailable = broker.router.route(query_id // len(self.brokers), plan.names, plan.key)
+        if broker.stats is not None:
             for server, _ in routing:
-                self.stats.record_submission(self.layout.servers[server], arrival)
+                broker.stats.record_submission(self.layout.servers[server], arrival)
         deadline = arrival + self.sc.cluster.broker.timeout_ms
         if self.const_latency:  # equal delays keep delivery order = send order: compute now
-            outcomes = [self._deliver(env.now + self._net(), server, segs, plan) for server, segs in routing]
+            outcomes = [self._deliver(env.now + self._net(), server, segs, plan, broker, arrival)
+                        for server, segs in routing]
         else:
-            events = [env.process(self._delayed(server, segs, plan)) for server, segs in routing]
+            events = [env.process(self._delayed(server, segs, plan, broker)) for server, segs in routing]
             yield env.all_of(events)
             outcomes = [cast(Outcome, e.value) for e in events]
         done = max((o[0] for o in outcomes), default=arrival)
@@ -312,7 +340,7 @@ class ClusterModel:
         yield env.timeout(end - env.now)
         if leader is not None:
             assert plan.query is not None
-            self.result_cache.complete(leader, plan.query, partial)
+            broker.cache.complete(leader, plan.query, partial)
         self._count(-1)
         self._record(arrival, outcomes, partial, plan, "", routing)
 
@@ -358,9 +386,13 @@ class ClusterModel:
         crashes = self.servers[server].crashes
         for start, end in zip(crashes._s, crashes._e, strict=True):
             yield self.env.timeout(start - self.env.now)
-            self.router.set_server_health(server, False)
+            self._set_health(server, False)
             yield self.env.timeout(end - self.env.now)
-            self.router.set_server_health(server, True)
+            self._set_health(server, True)
+
+    def _set_health(self, server: int, healthy: bool) -> None:
+        for router in {id(b.router): b.router for b in self.brokers}.values():
+            router.set_server_health(server, healthy)
 
     def run(self) -> ReplicationOutput:
         """Simulate ``[0, duration)``; queries still in flight at the end are not recorded."""
