@@ -61,3 +61,35 @@ def test_summary_reports_the_hit_rate(tmp_path: Path) -> None:
     s = r.summary()
     assert s["cache_hit_rate"] == float((r.queries["cache_hit"] != "").mean()) > 0.9
     json.dumps(s)
+
+
+def server_scenario(table_type: str, server_config: dict[str, str]) -> dict[str, Any]:
+    sc = scenario(table_type, {})
+    sc["cluster"]["server"] = {"config": server_config}
+    return sc
+
+
+SEGMENT_CACHE_ON = {"pinot.server.segment.query.cache.enabled": "true", "pinot.server.segment.query.cache.ttl.ms": "0"}
+
+
+def test_segment_cache_hits_skip_segment_work(tmp_path: Path) -> None:
+    data = workload(tmp_path)
+    on = simulate(server_scenario("OFFLINE", SEGMENT_CACHE_ON), data=data)
+    off = simulate(server_scenario("OFFLINE", {}), data=data)
+    segments_served = int(off.queries["segments_queried"].sum())
+    hits = int(on.servers["segment_cache_hits"].sum())
+    # every (panel, segment) pair misses once, then hits: 5 panels x 6 segments misses in all
+    assert hits >= segments_served - 5 * 6 - 100  # the last queries may be in flight at the horizon
+    assert on.servers["busy_ms"].sum() < 0.2 * off.servers["busy_ms"].sum()
+    assert on.queries["latency_ms"].median() < off.queries["latency_ms"].median()
+
+
+def test_consuming_segment_is_not_cached_by_the_servers(tmp_path: Path) -> None:
+    data = workload(tmp_path, consuming=True)
+    arrivals = 4000  # the workload's queries inside the 40 s horizon, warm-up included
+    gated = simulate(server_scenario("REALTIME", SEGMENT_CACHE_ON), data=data)
+    # each query reads 5 sealed segments and the consuming one; only the sealed ones can hit
+    assert 0 < int(gated.servers["segment_cache_hits"].sum()) <= 5 * arrivals
+    opened = {**SEGMENT_CACHE_ON, "pinot.server.segment.query.cache.enable.realtime.consuming": "true"}
+    unsafe = simulate(server_scenario("REALTIME", opened), data=data)
+    assert int(unsafe.servers["segment_cache_hits"].sum()) > 5 * arrivals

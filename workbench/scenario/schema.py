@@ -48,6 +48,17 @@ class ServerSpec:
     cores: int = _f(D.SERVER_CORES, min=1)
     heap: float = _f(float(D.SERVER_HEAP_BYTES), kind="size", gt=0)
     max_tasks_per_query: int | None = _f(None, min=1)
+    #: Pinot server properties; the model reads the query-cache RFC's ``pinot.server.segment.query.cache.*``.
+    config: Mapping[str, Any] = _f(dict)
+
+    def check(self, path: str) -> None:
+        from workbench.pinot.cache.config import ServerCacheConfig
+
+        try:
+            ServerCacheConfig.from_properties({str(k): str(v) for k, v in self.config.items()})
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise ScenarioError(f"{path}.config.{key}", problem) from None
 
     @property
     def tasks_per_query(self) -> int:

@@ -37,7 +37,7 @@ from workbench.sim.gc import pause_schedule
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, default_schema
-from workbench.sim.result_cache import ModelResultCache
+from workbench.sim.result_cache import ModelResultCache, ModelSegmentCache
 from workbench.sim.router import Router
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Buffered, Streams
@@ -235,6 +235,7 @@ class ClusterModel:
         self._plan_cost: dict[int, dict[int, float]] = {}
         self._in_flight = 0
         self._last_change = self.warmup_ms
+        self.segment_caches = [ModelSegmentCache(scenario, layout) for _ in self.servers]
 
     def _make_brokers(self) -> list[_Broker]:
         sc, brokers = self.sc, []
@@ -269,13 +270,21 @@ class ClusterModel:
             self._plan_cost[plan.key] = cached
         return cached
 
-    def _task_work(self, segments: list[int], plan: QueryPlan = FULL_SCAN) -> list[float]:
-        """Per-task work of one request: its segments dealt round-robin over at most ``tasks_cap`` tasks."""
+    def _task_work(self, segments: list[int], plan: QueryPlan = FULL_SCAN, server: int = 0,
+                   at: float = 0.0) -> list[float]:
+        """Per-task work of one request: its segments dealt round-robin over at most ``tasks_cap`` tasks.
+
+        A segment whose partial result is in the server's segment cache costs nothing.
+        """
         if self._draws is not None:
             times = self._draws.take(len(segments))
         else:
             cost = self._costs(plan)
             times = [cost[i] for i in segments]
+        cache = self.segment_caches[server]
+        if cache.enabled and plan.query is not None:
+            names = self.layout.segments
+            times = [0.0 if cache.hit(plan.query, names[i], at) else t for i, t in zip(segments, times, strict=True)]
         tasks = self.tasks_cap
         if tasks >= len(times):
             return times
@@ -288,7 +297,7 @@ class ClusterModel:
                  sent: float) -> Outcome:
         """Execute a request delivered to ``server`` at ``at``; the response reaches the broker later."""
         send, paused, wait, failed = self.servers[server].execute(
-            at, self.service.per_request_ms, self._task_work(segs, plan))
+            at, self.service.per_request_ms, self._task_work(segs, plan, server, at))
         back = send + self._net()
         if broker.stats is not None:
             self._report_response(broker.stats, server, back, sent)

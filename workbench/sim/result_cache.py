@@ -10,21 +10,24 @@ on). Single-flight waiters get a SimPy event that fires when their leader comple
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import simpy
 
+from workbench.analysis.studies import result_size_estimate
 from workbench.pinot.cache.base import Bypass, Cached
 from workbench.pinot.cache.broker import BrokerResultCache
-from workbench.pinot.cache.config import BrokerCacheConfig
+from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.cache.flight import Leader, Waiter
-from workbench.pinot.cache.sizing import BrokerResult, ColumnShape
+from workbench.pinot.cache.server import ServerSegmentCache
+from workbench.pinot.cache.sizing import BrokerResult, ColumnShape, ResultValue
 from workbench.pinot.cache.state import SegmentKind
 from workbench.pinot.query import Query
 from workbench.scenario import Scenario
 from workbench.sim.layout import Layout
 
-__all__ = ["ModelResultCache", "result_shape"]
+__all__ = ["ModelResultCache", "ModelSegmentCache", "result_shape"]
 
 
 def result_shape(query: Query) -> BrokerResult:
@@ -67,3 +70,46 @@ class ModelResultCache:
         self.cache.complete(leader.flight, result_shape(query), self.env.now, partial=partial)
         for event in self._waiting.pop(leader.flight, []):
             event.succeed()
+
+
+@dataclass(frozen=True)
+class _SegmentResult(ResultValue):
+    """A segment's partial result, sized from the query's shape (a query log carries no results)."""
+
+    size: int
+
+    def payload_bytes(self) -> int:
+        return self.size
+
+
+class ModelSegmentCache:
+    """One server's per-segment result cache (the RFC's server cache): a hit skips that segment's work.
+
+    Configured from ``cluster.server.config`` (``pinot.server.segment.query.cache.*``, off by default).
+    Consuming segments and upsert tables are gated off as the RFC specifies. A miss is stored when the
+    request is executed (the model computes a request's schedule at that moment).
+    """
+
+    def __init__(self, scenario: Scenario, layout: Layout) -> None:
+        config = ServerCacheConfig.from_properties({str(k): str(v) for k, v in scenario.cluster.server.config.items()})
+        self.enabled = config.enabled
+        self.table = scenario.table.table_name_with_type
+        self.cache = ServerSegmentCache(config)
+        self.hits = 0
+        if not self.enabled:
+            return
+        self.cache.add_table(self.table, upsert=scenario.table.is_upsert, time_column=scenario.table.time_column_name)
+        offline = scenario.table.table_type == "OFFLINE"
+        for name, consuming in zip(layout.segments, layout.consuming, strict=True):
+            kind = SegmentKind.OFFLINE if offline else (SegmentKind.CONSUMING if consuming else SegmentKind.SEALED)
+            self.cache.on_segment_added(self.table, name, kind=kind)
+
+    def hit(self, query: Query, segment: str, now_ms: float) -> bool:
+        """Look ``segment``'s partial result up; on a miss, store it (computed by this request)."""
+        decision = self.cache.begin(self.cache.prepare(query, self.table), segment, now_ms)
+        if isinstance(decision, Cached):
+            self.hits += 1
+            return True
+        if isinstance(decision, Leader):
+            self.cache.complete(decision.flight, _SegmentResult(result_size_estimate(query)), now_ms)
+        return False

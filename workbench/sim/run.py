@@ -41,7 +41,7 @@ def _servers_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
     rows = [
         {"replication": rep, "server": model.layout.servers[i], "requests": s.requests,
          "busy_ms": s.busy_ms, "cores": s.cores, "utilisation": s.busy_ms / (s.cores * window),
-         "failed_requests": s.failed,
+         "failed_requests": s.failed, "segment_cache_hits": model.segment_caches[i].hits,
          "paused_ms": s.pauses.overlap(0.0, window)}
         for i, s in enumerate(model.servers)
     ]
