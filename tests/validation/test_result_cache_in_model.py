@@ -93,3 +93,15 @@ def test_consuming_segment_is_not_cached_by_the_servers(tmp_path: Path) -> None:
     opened = {**SEGMENT_CACHE_ON, "pinot.server.segment.query.cache.enable.realtime.consuming": "true"}
     unsafe = simulate(server_scenario("REALTIME", opened), data=data)
     assert int(unsafe.servers["segment_cache_hits"].sum()) > 5 * arrivals
+
+
+def test_segment_churn_invalidates_and_lowers_the_hit_rate(tmp_path: Path) -> None:
+    data = workload(tmp_path)
+    calm = simulate(scenario("OFFLINE", CACHE_ON), data=data).summary()["cache_hit_rate"]
+    churned = scenario("OFFLINE", CACHE_ON)
+    churned["workload"]["churn"] = {"replace_per_hour": 3600 * 2}  # two refresh uploads a second
+    busy = simulate(churned, data=data).summary()["cache_hit_rate"]
+    # every replace bumps the epoch of a segment all 5 panels read, so each panel's next request misses:
+    # panels are requested 100/5 = 20 times a second and replaced twice a second, so ~1 - 2/20 hit
+    assert calm > 0.99
+    assert 0.85 < busy < 0.95

@@ -19,6 +19,7 @@ from workbench.workload.spec import GenerateSpec
 __all__ = [
     "ArrivalSpec",
     "BrokerSpec",
+    "ChurnSpec",
     "ClusterSpec",
     "FailureSpec",
     "GCSpec",
@@ -193,6 +194,18 @@ class ArrivalSpec:
 
 
 @dataclass(frozen=True)
+class ChurnSpec:
+    """Segment churn during a run: refresh uploads (replace) and reloads, each a Poisson process.
+
+    Each event picks a segment at random and tells every broker and server cache, which invalidate
+    as the query-cache RFC specifies (the segment's epoch changes, its entries are purged).
+    """
+
+    replace_per_hour: float = _f(0.0, min=0)
+    reload_per_hour: float = _f(0.0, min=0)
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     """The data and the queries: ``synthetic`` (no Spark) or ``generate`` (Spark)."""
 
@@ -202,6 +215,7 @@ class WorkloadSpec:
     #: ``simulate`` reads its segments (and, for ``replay``, its queries) unless given another.
     data: str | None = None
     arrival: ArrivalSpec = _f(ArrivalSpec)
+    churn: ChurnSpec = _f(ChurnSpec)
     #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
     query_options: Mapping[str, Any] = _f(dict)
 

@@ -175,6 +175,7 @@ class ReplicationOutput:
     queue_wait_ms: list[float] = field(default_factory=list)
     segments_pruned: list[int] = field(default_factory=list)
     cache_hit: list[str] = field(default_factory=list)
+    churn_events: int = 0
     in_flight_area: float = 0.0
     servers: list[_Server] = field(default_factory=list)
 
@@ -399,6 +400,19 @@ class ClusterModel:
             yield self.env.timeout(end - self.env.now)
             self._set_health(server, True)
 
+    def _churn(self, per_hour: float, event: str) -> simpy.events.ProcessGenerator:
+        """Refresh uploads or reloads of random segments; every cache invalidates that segment."""
+        rng, names = self.rng.routing, self.layout.segments
+        mean_gap_ms = 3_600_000.0 / per_hour
+        while True:
+            yield self.env.timeout(float(rng.exponential(mean_gap_ms)))
+            name = names[int(rng.integers(len(names)))]
+            caches: list[Any] = [b.cache.cache for b in self.brokers if b.cache.enabled]
+            caches += [c.cache for c in self.segment_caches if c.enabled]
+            for cache in caches:
+                getattr(cache, f"on_segment_{event}")(self.sc.table.table_name_with_type, name)
+            self.out.churn_events += 1
+
     def _set_health(self, server: int, healthy: bool) -> None:
         for router in {id(b.router): b.router for b in self.brokers}.values():
             router.set_server_health(server, healthy)
@@ -409,6 +423,10 @@ class ClusterModel:
         for i, server in enumerate(self.servers):
             if len(server.crashes):
                 self.env.process(self._health(i))
+        churn = self.sc.workload.churn
+        for rate, event in ((churn.replace_per_hour, "replaced"), (churn.reload_per_hour, "reloaded")):
+            if rate > 0:
+                self.env.process(self._churn(rate, event))
         self.env.run(until=self.horizon_ms)
         self._count(0)
         return self.out
