@@ -30,6 +30,16 @@ from workbench.sim.layout import Layout
 __all__ = ["ModelResultCache", "ModelSegmentCache", "result_shape"]
 
 
+def _register(cache: BrokerResultCache | ServerSegmentCache, scenario: Scenario, layout: Layout) -> None:
+    """Tell a cache about the table and each segment's kind, which is what its safety gates read."""
+    table = scenario.table.table_name_with_type
+    cache.add_table(table, upsert=scenario.table.is_upsert, time_column=scenario.table.time_column_name)
+    offline = scenario.table.table_type == "OFFLINE"
+    for name, consuming in zip(layout.segments, layout.consuming, strict=True):
+        kind = SegmentKind.OFFLINE if offline else (SegmentKind.CONSUMING if consuming else SegmentKind.SEALED)
+        cache.on_segment_added(table, name, kind=kind)
+
+
 def result_shape(query: Query) -> BrokerResult:
     """The broker response's shape: one row for aggregations, up to the limit otherwise."""
     rows = 1 if query.is_aggregation and not query.group_by else query.effective_limit
@@ -46,14 +56,8 @@ class ModelResultCache:
         self.table = scenario.table.table_name_with_type
         self.cache = BrokerResultCache(config)
         self._waiting: dict[Any, list[simpy.Event]] = defaultdict(list)
-        if not self.enabled:
-            return
-        self.cache.add_table(self.table, upsert=scenario.table.is_upsert,
-                             time_column=scenario.table.time_column_name)
-        offline = scenario.table.table_type == "OFFLINE"
-        for name, consuming in zip(layout.segments, layout.consuming, strict=True):
-            kind = SegmentKind.OFFLINE if offline else (SegmentKind.CONSUMING if consuming else SegmentKind.SEALED)
-            self.cache.on_segment_added(self.table, name, kind=kind)
+        if self.enabled:
+            _register(self.cache, scenario, layout)
 
     def begin(self, query: Query, segments: tuple[str, ...]) -> Bypass | Cached[Any] | Leader[Any] | Waiter:
         """The cache's decision for a query routed to ``segments``."""
@@ -96,13 +100,8 @@ class ModelSegmentCache:
         self.table = scenario.table.table_name_with_type
         self.cache = ServerSegmentCache(config)
         self.hits = 0
-        if not self.enabled:
-            return
-        self.cache.add_table(self.table, upsert=scenario.table.is_upsert, time_column=scenario.table.time_column_name)
-        offline = scenario.table.table_type == "OFFLINE"
-        for name, consuming in zip(layout.segments, layout.consuming, strict=True):
-            kind = SegmentKind.OFFLINE if offline else (SegmentKind.CONSUMING if consuming else SegmentKind.SEALED)
-            self.cache.on_segment_added(self.table, name, kind=kind)
+        if self.enabled:
+            _register(self.cache, scenario, layout)
 
     def hit(self, query: Query, segment: str, now_ms: float) -> bool:
         """Look ``segment``'s partial result up; on a miss, store it (computed by this request)."""
