@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,9 @@ def test_simulate_writes_records_and_summary(tmp_path: Path) -> None:
                                                 "summary.json"}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["summary"]["queries"] > 1000
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / "summary.json").stat().st_mode & 0o777 == 0o666 & ~umask  # as open() would, not private
     # refusing to overwrite leaves the first run intact
     assert main(["simulate", str(ROOT / "scenarios" / "synthetic.yaml"), "--out", str(out), "--quiet"]) == 2
     assert json.loads((out / "summary.json").read_text()) == summary

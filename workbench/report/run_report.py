@@ -7,8 +7,6 @@ Input is a run directory written by ``workbench simulate`` (``summary.json``, ``
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from matplotlib.figure import Figure
 
 from workbench.analysis import plots
 from workbench.errors import InputError
+from workbench.io import atomic_file
 
 __all__ = ["build_run_report"]
 
@@ -88,14 +87,7 @@ def build_run_report(run_dir: str | Path, out_pdf: str | Path) -> Path:
     run = Path(run_dir)
     out = Path(out_pdf)
     summary, queries, servers = _load_run(run)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
-        with PdfPages(tmp, metadata={"Title": f"Pinot sizing report: {out.stem}"}) as pdf:
-            for fig in _pages(summary, queries, servers):
-                pdf.savefig(fig)
-        os.replace(tmp, out)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic_file(out) as tmp, PdfPages(tmp, metadata={"Title": f"Pinot sizing report: {out.stem}"}) as pdf:
+        for fig in _pages(summary, queries, servers):
+            pdf.savefig(fig)
     return out

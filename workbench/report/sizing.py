@@ -9,8 +9,6 @@ same data, so the text cannot drift from the figure. Sections are functions in :
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from matplotlib.figure import Figure
 from workbench.analysis import plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
 from workbench.errors import InputError
+from workbench.io import atomic_file
 from workbench.scenario import Scenario, load_scenario
 
 __all__ = ["SECTIONS", "SizingData", "build_sizing_report", "load_sizing_data", "recommend"]
@@ -266,15 +265,9 @@ def build_sizing_report(sweep_dir: str | Path, out_pdf: str | Path) -> Path:
     """Write the sizing report of a sweep directory; returns the PDF path (appears only when complete)."""
     data = load_sizing_data(sweep_dir)
     out = Path(out_pdf)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
-        with PdfPages(tmp, metadata={"Title": f"Pinot sizing report: {data.scenario_name}"}) as pdf:
-            for section in SECTIONS.values():
-                for fig in section(data):
-                    pdf.savefig(fig)
-        os.replace(tmp, out)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    title = f"Pinot sizing report: {data.scenario_name}"
+    with atomic_file(out) as tmp, PdfPages(tmp, metadata={"Title": title}) as pdf:
+        for section in SECTIONS.values():
+            for fig in section(data):
+                pdf.savefig(fig)
     return out
