@@ -17,23 +17,27 @@ from workbench.sim.records import Result
 __all__ = ["compare", "flatten", "summary_table"]
 
 
-def flatten(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
-    """Flatten nested mappings into dotted keys: ``{"a": {"b": 1}}`` -> ``{"a.b": 1}``.
+def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one level of dotted keys: one column per number of a summary.
 
-    >>> flatten("", {"latency_ms": {"p99": {"value": 3.0}}, "queries": 5}, {})
+    Both this comparison table and a sweep's ``combined.parquet`` use it, so the same plots read both.
+
+    >>> flatten({"latency_ms": {"p99": {"value": 3.0}}, "queries": 5})
     {'latency_ms.p99.value': 3.0, 'queries': 5}
     """
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out[prefix] = value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(item, Mapping):
+            out.update(flatten(item, name))
+        else:
+            out[name] = item
     return out
 
 
 def summary_table(results: Mapping[str, Result]) -> pd.DataFrame:
     """One row per labelled result: ``config`` plus the flattened ``summary()``."""
-    return pd.DataFrame([{"config": label, **flatten("", r.summary(), {})} for label, r in results.items()])
+    return pd.DataFrame([{"config": label, **flatten(r.summary())} for label, r in results.items()])
 
 
 def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int | None = None,

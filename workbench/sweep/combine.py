@@ -14,15 +14,14 @@ overrides. Both files are written atomically, so a reader never sees half a tabl
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from workbench.io import write_json_atomic
+from workbench.analysis.compare import flatten
+from workbench.io import atomic_file, write_json_atomic
 from workbench.sweep.point import PointOutcome
 from workbench.sweep.spec import Point
 
@@ -30,22 +29,6 @@ __all__ = ["COMBINED_FILE", "FAILURES_FILE", "combine", "flatten", "point_row", 
 
 COMBINED_FILE = "combined.parquet"
 FAILURES_FILE = "failures.json"
-
-
-def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings as one level of dotted keys: one column per number in ``summary.json``.
-
-    >>> flatten({"a": {"b": 1, "c": {"d": 2}}, "e": 3})
-    {'a.b': 1, 'a.c.d': 2, 'e': 3}
-    """
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(item, Mapping):
-            out.update(flatten(item, name))
-        else:
-            out[name] = item
-    return out
 
 
 def point_row(
@@ -108,12 +91,5 @@ def failure_list(points: Sequence[Point], outcomes: Mapping[str, PointOutcome]) 
 
 
 def _write_parquet_atomic(table: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_file(path) as tmp:
         table.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
