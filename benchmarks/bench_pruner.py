@@ -26,8 +26,9 @@ from _timing import best_of as _best_of
 
 from workbench.pinot.pruning import SinglePartitionColumnSegmentPruner, TimeSegmentPruner
 from workbench.pinot.pruning.interval import Interval
-from workbench.pinot.query import Query
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import Query
 
 HOUR_MS = 3_600_000
 REPEATS = 5
@@ -66,7 +67,7 @@ def time_queries(horizon_ms: int, rng: np.random.Generator, count: int) -> list[
         end = int(rng.integers(HOUR_MS * 200, horizon_ms))
         width = (HOUR_MS, 24 * HOUR_MS, 7 * 24 * HOUR_MS, 0)[i % 4]
         where = f"ts = {end}" if width == 0 else f"ts BETWEEN {end - width} AND {end} AND country = 'nl'"
-        queries.append(Query.from_sql(f"SELECT COUNT(*) FROM events WHERE {where}"))
+        queries.append(parse_query(f"SELECT COUNT(*) FROM events WHERE {where}"))
     return queries
 
 
@@ -154,7 +155,7 @@ def partition_queries(rng: np.random.Generator, count: int) -> list[Query]:
     queries = []
     for i in range(count):
         values = {k: int(v) for k, v in zip("abcde", rng.integers(0, 10**9, size=5), strict=True)}
-        queries.append(Query.from_sql("SELECT * FROM members WHERE " + shapes[i % 3].format(**values)))
+        queries.append(parse_query("SELECT * FROM members WHERE " + shapes[i % 3].format(**values)))
     return queries
 
 

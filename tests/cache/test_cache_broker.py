@@ -12,12 +12,13 @@ from workbench.pinot.cache.flight import Leader, Waiter
 from workbench.pinot.cache.lru import Removal
 from workbench.pinot.cache.sizing import HEADER_BYTES, BrokerResult, ColumnShape, Compression
 from workbench.pinot.cache.state import SegmentKind
-from workbench.pinot.query import Query
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import Query
 
 OFF, RT = "events_OFFLINE", "events_REALTIME"
 RESULT = BrokerResult(num_rows=1, columns=(ColumnShape(),))
-Q = Query.from_sql("SELECT COUNT(*) FROM events WHERE country IN ('nl', 'de')")
-Q_RESPELLED = Query.from_sql("select count(*) from events where country = 'de' or country = 'nl' limit 10")
+Q = parse_query("SELECT COUNT(*) FROM events WHERE country IN ('nl', 'de')")
+Q_RESPELLED = parse_query("select count(*) from events where country = 'de' or country = 'nl' limit 10")
 
 
 def make(**config: object) -> BrokerResultCache:
@@ -123,7 +124,7 @@ def test_safety_gates(setup: object, reason: str) -> None:
 
 def test_per_query_option_and_unknown_segments_bypass() -> None:
     cache = make()
-    off = Query.from_sql("SET resultCache = false; SELECT COUNT(*) FROM events")
+    off = parse_query("SET resultCache = false; SELECT COUNT(*) FROM events")
     assert cache.begin(off, ROUTE, now_ms=0) == Bypass("query-option")
     assert cache.begin(Q, {OFF: ["nope"]}, now_ms=0) == Bypass("unknown-segment")
     assert cache.begin(Q, {"other_OFFLINE": []}, now_ms=0) == Bypass("unknown-table")
@@ -202,12 +203,12 @@ def test_per_table_byte_limit_evicts_within_the_table() -> None:
     limit = 2 * RESULT.serialized_size_bytes()
     cache = make(table_overrides={"events": TableCacheOverride(max_bytes=limit)})
     for i in range(3):
-        fill(cache, query=Query.from_sql(f"SELECT COUNT(*) FROM events LIMIT {i + 1}"), now_ms=i)
+        fill(cache, query=parse_query(f"SELECT COUNT(*) FROM events LIMIT {i + 1}"), now_ms=i)
     assert cache.metrics().evictions == 1 and cache.table_metrics("events").bytes == limit
 
 
 def test_clear_all() -> None:
     cache = make()
     fill(cache)
-    fill(cache, query=Q.__class__.from_sql("SELECT MAX(x) FROM events"))
+    fill(cache, query=parse_query("SELECT MAX(x) FROM events"))
     assert cache.clear_all().removed_keys == 2

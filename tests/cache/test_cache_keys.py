@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from workbench.pinot.cache.columns import ColumnSpec, DataType, column_specs_from_schema, normalise_literal
 from workbench.pinot.cache.keys import KeyContext, canonical_filter, canonicalize, key_digest, query_key
 from workbench.pinot.cache.options import cache_allowed, result_options
-from workbench.pinot.query import (
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import (
     And,
     FilterNode,
     FilterOperator,
@@ -48,7 +49,7 @@ DOUBLES = (-1.5, 0.0, 0.5, 2.0, 3.25)
 
 
 def key(sql: str, schema: dict[str, ColumnSpec] | None = None) -> str:
-    return query_key(Query.from_sql(sql), SCHEMA if schema is None else schema)
+    return query_key(parse_query(sql), SCHEMA if schema is None else schema)
 
 
 # -- the reference evaluator ---------------------------------------------------------------------
@@ -274,7 +275,7 @@ def test_canonicalisation_is_idempotent(node: FilterNode) -> None:
     q = Query("t", (SelectItem(Star()),), filter=node)
     once = canonicalize(q, SCHEMA)
     assert canonicalize(once, SCHEMA) == once
-    assert Query.from_sql(once.to_sql()) == once  # the key text parses back to the same tree
+    assert parse_query(once.to_sql()) == once  # the key text parses back to the same tree
 
 
 # -- whole queries: spellings and meaning changes -----------------------------------------------------
@@ -344,8 +345,8 @@ def test_without_a_schema_only_type_free_rewrites_apply() -> None:
 
 def test_case_insensitive_columns_resolve_to_the_schema_spelling() -> None:
     ctx = KeyContext({"memberId": ColumnSpec(DataType.LONG)}, case_insensitive=True)
-    q1 = Query.from_sql("SELECT * FROM t WHERE MEMBERID = '7'")
-    q2 = Query.from_sql("SELECT * FROM t WHERE memberId = 7")
+    q1 = parse_query("SELECT * FROM t WHERE MEMBERID = '7'")
+    q2 = parse_query("SELECT * FROM t WHERE memberId = 7")
     assert query_key(q1, ctx) == query_key(q2, ctx)
     assert query_key(q1, SCHEMA) != query_key(q2, SCHEMA)
 
@@ -386,7 +387,7 @@ def test_column_specs_from_schema_reads_every_section_and_the_legacy_time_spec()
 
 
 def test_result_options_drop_neutral_options_and_normalise_values() -> None:
-    q = Query.from_sql("SET trace = yes; SET minServerGroupTrimSize = '+0100'; SET timeoutMs = 5; "
+    q = parse_query("SET trace = yes; SET minServerGroupTrimSize = '+0100'; SET timeoutMs = 5; "
                        "SET segmentCache = 'FALSE'; SELECT a FROM t")
     assert result_options(q) == (("minServerGroupTrimSize", "100"), ("trace", "false"))
     assert not cache_allowed(q, "segmentCache") and cache_allowed(q, "resultCache")

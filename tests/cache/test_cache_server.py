@@ -12,7 +12,7 @@ from workbench.pinot.cache.lru import Removal
 from workbench.pinot.cache.server import ServerSegmentCache
 from workbench.pinot.cache.sizing import AggregationPart, FunctionShape
 from workbench.pinot.cache.state import SegmentKind
-from workbench.pinot.query import Query
+from workbench.pinot.sql import parse_query
 
 T = "ev_OFFLINE"
 RT = "ev_REALTIME"
@@ -32,7 +32,7 @@ def make(**config: object) -> ServerSegmentCache:
 
 def run(cache: ServerSegmentCache, sql: str, segment: str, now_ms: float = 0.0, table: str = T) -> object:
     """Look one segment up and, on a miss, compute and store it; return the decision."""
-    answer = cache.begin(cache.prepare(Query.from_sql(sql), table), segment, now_ms)
+    answer = cache.begin(cache.prepare(parse_query(sql), table), segment, now_ms)
     if isinstance(answer, Leader):
         cache.complete(answer.flight, PART, now_ms + 5)
     return answer
@@ -52,8 +52,8 @@ def test_sliding_windows_reuse_the_segments_they_cover_whole() -> None:
 
 def test_clipped_constraints_that_agree_on_a_segment_share_its_entry() -> None:
     cache = make()
-    plan_a = cache.prepare(Query.from_sql(window(500, 2600)), T)
-    plan_b = cache.prepare(Query.from_sql(window(500, 9000)), T)
+    plan_a = cache.prepare(parse_query(window(500, 2600)), T)
+    plan_b = cache.prepare(parse_query(window(500, 9000)), T)
     assert cache.key_for(plan_a, "ev_0").time_constraint == (500, 999)
     assert cache.key_for(plan_a, "ev_0") == cache.key_for(plan_b, "ev_0")
     assert cache.key_for(plan_a, "ev_1").time_constraint == "all"
@@ -72,7 +72,7 @@ def test_other_filters_still_separate_keys() -> None:
 def test_segments_without_a_time_range_keep_the_constraint_in_the_plan() -> None:
     cache = make()
     cache.on_segment_added(T, "ev_x")
-    plan = cache.prepare(Query.from_sql(window(0, 10)), T)
+    plan = cache.prepare(parse_query(window(0, 10)), T)
     key = cache.key_for(plan, "ev_x")
     assert key.time_constraint == "in-plan" and "ts BETWEEN 0 AND 9" in key.plan
 
@@ -80,13 +80,13 @@ def test_segments_without_a_time_range_keep_the_constraint_in_the_plan() -> None
 def test_time_column_of_unknown_type_is_not_clipped() -> None:
     cache = make()
     cache.add_table(T, schema={}, time_column="ts")
-    plan = cache.prepare(Query.from_sql(window(0, 10)), T)
+    plan = cache.prepare(parse_query(window(0, 10)), T)
     assert plan.time_bounds is None and cache.key_for(plan, "ev_0").time_constraint == "in-plan"
 
 
 def test_key_fields() -> None:
     cache = make()
-    key = cache.key_for(cache.prepare(Query.from_sql(window(0, 3000)), T), "ev_2")
+    key = cache.key_for(cache.prepare(parse_query(window(0, 3000)), T), "ev_2")
     assert (key.table, key.segment, key.time_constraint, key.end_offset) == (T, "ev_2", "all", None)
     assert key.plan == "SELECT count(*) FROM ev WHERE city = 'nl' LIMIT 10"
 
@@ -189,5 +189,5 @@ def test_schema_change_changes_plans_and_purges() -> None:
     run(cache, "SELECT COUNT(*) FROM ev WHERE city = 5", "ev_0")
     new_schema = {"ts": ColumnSpec(DataType.LONG), "city": ColumnSpec(DataType.INT)}
     assert cache.on_schema_changed(T, new_schema).removed_keys == 1
-    plan = cache.prepare(Query.from_sql("SELECT COUNT(*) FROM ev WHERE city = '5'"), T)
+    plan = cache.prepare(parse_query("SELECT COUNT(*) FROM ev WHERE city = '5'"), T)
     assert "city = 5" in plan.plan  # the new schema's type is used, not a memoised old plan

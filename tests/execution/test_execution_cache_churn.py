@@ -21,8 +21,9 @@ from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.cache.keys import schema_of
 from workbench.pinot.cache.server import ServerSegmentCache
 from workbench.pinot.cache.sizing import ResultValue
-from workbench.pinot.execution import BrokerResponse, execute
-from workbench.pinot.query import Query
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.evaluate import BrokerResponse, execute
+from workbench.pinot.sql.query import Query
 
 TABLE = "t_OFFLINE"
 DAY = 1000
@@ -110,7 +111,7 @@ def pick_query(rng: np.random.Generator, next_day: int) -> Query:
     template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
     hi = next_day * DAY - int(rng.choice([0, DAY // 2]))
     lo = hi - int(rng.choice([DAY, 2 * DAY, 3 * DAY]))
-    return Query.from_sql(template.format(lo=lo, hi=hi))
+    return parse_query(template.format(lo=lo, hi=hi))
 
 
 @dataclass

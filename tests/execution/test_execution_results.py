@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from workbench.errors import InputError
-from workbench.pinot.execution import (
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.evaluate import (
     AggregationPartial,
     BrokerResponse,
     SelectionPartial,
@@ -18,7 +19,6 @@ from workbench.pinot.execution import (
     merge,
     segment_result,
 )
-from workbench.pinot.query import Query
 
 S0 = pd.DataFrame({"city": ["a", "b", "a"], "dev": ["x", "x", "y"], "v": [1, 2, 3], "w": [0.5, 1.5, 2.5]})
 S1 = pd.DataFrame({"city": ["b", "c"], "dev": ["y", "x"], "v": [10, -1], "w": [4.0, 8.0]})
@@ -26,7 +26,7 @@ SEGMENTS = {"s0": S0, "s1": S1}
 
 
 def rows(sql: str) -> tuple[tuple[object, ...], ...]:
-    return execute(Query.from_sql(sql), SEGMENTS).rows
+    return execute(parse_query(sql), SEGMENTS).rows
 
 
 def test_each_aggregation_on_all_rows() -> None:
@@ -39,14 +39,14 @@ def test_aggregations_over_no_rows() -> None:
 
 
 def test_avg_partial_keeps_sum_and_count_so_segments_merge_exactly() -> None:
-    q = Query.from_sql("SELECT AVG(v) FROM t")
+    q = parse_query("SELECT AVG(v) FROM t")
     parts = [segment_result(q, S0), segment_result(q, S1)]
     assert parts[0] == AggregationPartial(("avg",), ((6, 3),))
     assert merge(q, parts).rows == ((3.0,),)  # not the mean of the means (2.0 and 4.5)
 
 
 def test_group_by_one_column() -> None:
-    got = execute(Query.from_sql("SELECT city, COUNT(*), SUM(v) FROM t GROUP BY city"), SEGMENTS)
+    got = execute(parse_query("SELECT city, COUNT(*), SUM(v) FROM t GROUP BY city"), SEGMENTS)
     assert got == BrokerResponse(("city", "count(*)", "sum(v)"), (("a", 2, 4), ("b", 2, 12), ("c", 1, -1)))
 
 
@@ -59,12 +59,12 @@ def test_group_by_two_columns_with_limit_keeps_the_first_keys() -> None:
 def test_selection_limit_and_offset_follow_segment_order() -> None:
     assert rows("SELECT city, v FROM t LIMIT 4") == (("a", 1), ("b", 2), ("a", 3), ("b", 10))
     assert rows("SELECT city, v FROM t LIMIT 2 OFFSET 2") == (("a", 3), ("b", 10))
-    star = execute(Query.from_sql("SELECT * FROM t WHERE v > 1 LIMIT 2"), SEGMENTS)
+    star = execute(parse_query("SELECT * FROM t WHERE v > 1 LIMIT 2"), SEGMENTS)
     assert star == BrokerResponse(("city", "dev", "v", "w"), (("b", "x", 2, 1.5), ("a", "y", 3, 2.5)))
 
 
 def test_a_segment_sends_at_most_offset_plus_limit_rows() -> None:
-    part = segment_result(Query.from_sql("SELECT v FROM t LIMIT 1 OFFSET 1"), S0)
+    part = segment_result(parse_query("SELECT v FROM t LIMIT 1 OFFSET 1"), S0)
     assert part == SelectionPartial(("v",), ((1,), (2,)))
 
 
@@ -85,7 +85,7 @@ def test_values_are_plain_python() -> None:
 )
 def test_unsupported_queries_are_rejected(sql: str) -> None:
     with pytest.raises(InputError):
-        execute(Query.from_sql(sql), SEGMENTS)
+        execute(parse_query(sql), SEGMENTS)
 
 
 # -- filters against an independent evaluation ------------------------------------------------------
@@ -121,7 +121,7 @@ FILTERS: list[tuple[str, Expected]] = [
 
 @pytest.mark.parametrize(("where", "expected"), FILTERS, ids=[f for f, _ in FILTERS])
 def test_filter_matches_independent_pandas(where: str, expected: Expected) -> None:
-    query = Query.from_sql(f"SELECT COUNT(*) FROM t WHERE {where}")
+    query = parse_query(f"SELECT COUNT(*) FROM t WHERE {where}")
     mask = evaluate_filter(query.filter, ALL)
     assert mask.dtype == np.bool_
     assert mask.tolist() == expected(ALL).tolist()

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from workbench.errors import InputError
-from workbench.pinot.adaptive import (
+from workbench.pinot.routing.adaptive import (
     AdaptiveConfig,
     AdaptiveSelectorType,
     AdaptiveServerSelector,

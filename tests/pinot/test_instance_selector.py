@@ -15,10 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.errors import InputError, TableConfigError
-from workbench.pinot.adaptive import AdaptiveConfig, AdaptiveSelectorType, AdaptiveServerSelector
-from workbench.pinot.adaptive import ServerRoutingStatsManager as Stats
 from workbench.pinot.assignment import InstancePartitions, assign_segments
-from workbench.pinot.instance_selector import (
+from workbench.pinot.routing import (
     INSTANCE_SELECTORS,
     BalancedInstanceSelector,
     InstanceSelector,
@@ -30,6 +28,8 @@ from workbench.pinot.instance_selector import (
     instance_selector_for,
     routing_state_from_assignment,
 )
+from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType, AdaptiveServerSelector
+from workbench.pinot.routing.adaptive import ServerRoutingStatsManager as Stats
 from workbench.pinot.table_config import TableConfig
 
 SELECTORS: list[type[InstanceSelector]] = [

@@ -36,8 +36,20 @@ from workbench.pinot.pruning import (
     time_column_format,
 )
 from workbench.pinot.pruning.interval import _bfs_layout, complement, intersect, union
-from workbench.pinot.query import And, FilterNode, FilterOperator, Literal, Not, Or, Predicate, Query, SelectItem, Star
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import (
+    And,
+    FilterNode,
+    FilterOperator,
+    Literal,
+    Not,
+    Or,
+    Predicate,
+    Query,
+    SelectItem,
+    Star,
+)
 from workbench.pinot.table_config import TableConfig
 
 DAY_MS = 86_400_000
@@ -45,7 +57,7 @@ DAY_MS = 86_400_000
 
 def q(where: str | None = None) -> Query:
     """``SELECT * FROM testTable [WHERE where]``."""
-    return Query.from_sql("SELECT * FROM testTable" + (f" WHERE {where}" if where else ""))
+    return parse_query("SELECT * FROM testTable" + (f" WHERE {where}" if where else ""))
 
 
 def zk_time(name: str, start: int, end: int, unit: str = "DAYS") -> SegmentMetadata:

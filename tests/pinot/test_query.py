@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.errors import InputError
-from workbench.pinot.query import (
+from workbench.pinot.sql import QueryParseError, parse_query, tokenize
+from workbench.pinot.sql.query import (
     And,
     FilterNode,
     FilterOperator,
@@ -26,7 +27,6 @@ from workbench.pinot.query import (
     iter_predicates,
     quote_identifier,
 )
-from workbench.pinot.sql import QueryParseError, parse_query, tokenize
 
 
 def where(sql_filter: str) -> FilterNode:

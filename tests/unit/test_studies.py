@@ -6,7 +6,7 @@ import pandas as pd
 
 from workbench.analysis import plots
 from workbench.analysis.studies import broker_trace, heap_by_ttl, result_size_estimate
-from workbench.pinot.query import Query
+from workbench.pinot.sql import parse_query
 
 
 def test_spellings_of_one_panel_share_a_trace_key() -> None:
@@ -20,9 +20,9 @@ def test_spellings_of_one_panel_share_a_trace_key() -> None:
 
 
 def test_result_size_grows_with_shape() -> None:
-    agg = result_size_estimate(Query.from_sql("SELECT COUNT(*), SUM(x) FROM t"))
-    group = result_size_estimate(Query.from_sql("SELECT a, COUNT(*) FROM t GROUP BY a LIMIT 100"))
-    rows = result_size_estimate(Query.from_sql("SELECT a, b FROM t LIMIT 1000"))
+    agg = result_size_estimate(parse_query("SELECT COUNT(*), SUM(x) FROM t"))
+    group = result_size_estimate(parse_query("SELECT a, COUNT(*) FROM t GROUP BY a LIMIT 100"))
+    rows = result_size_estimate(parse_query("SELECT a, b FROM t LIMIT 1000"))
     assert agg == 64 + 2 * 16 and group == 64 + 100 * 16 * 2 and rows == 64 + 1000 * 8 * 2
 
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from workload_fixtures import records, spec_of, table
 
-from workbench.pinot.query import Literal, Predicate, iter_predicates
 from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import Literal, Predicate, iter_predicates
 from workbench.workload.pure import Workload, generate_frames
 from workbench.workload.queries import TEMPLATES
 

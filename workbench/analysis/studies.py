@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from workbench.pinot.query import Query
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import Query
 from workbench.scenario import Scenario
 
 __all__ = ["broker_trace", "heap_by_ttl", "pruning_study", "result_size_estimate"]
@@ -48,7 +49,7 @@ def broker_trace(queries: pd.DataFrame) -> pd.DataFrame:
     for sql in queries["sql"]:
         hit = parsed.get(sql)
         if hit is None:
-            q = Query.from_sql(sql)
+            q = parse_query(sql)
             hit = parsed[sql] = (query_key(q), result_size_estimate(q))
         keys.append(hit[0])
         sizes.append(hit[1])

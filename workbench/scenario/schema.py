@@ -81,8 +81,8 @@ class BrokerSpec:
 
     def check(self, path: str) -> None:
         from workbench.errors import InputError
-        from workbench.pinot.adaptive import AdaptiveConfig
         from workbench.pinot.cache.config import BrokerCacheConfig
+        from workbench.pinot.routing.adaptive import AdaptiveConfig
 
         try:
             AdaptiveConfig.from_broker_config(self.config)

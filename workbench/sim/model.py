@@ -28,9 +28,9 @@ import pandas as pd
 import simpy
 
 from workbench.distributions import Deterministic
-from workbench.pinot.adaptive import AdaptiveConfig, ServerRoutingStatsManager, adaptive_server_selector
 from workbench.pinot.cache.base import Cached
 from workbench.pinot.cache.flight import Leader, Waiter
+from workbench.pinot.routing.adaptive import AdaptiveConfig, ServerRoutingStatsManager, adaptive_server_selector
 from workbench.scenario import Scenario
 from workbench.scenario.schema import GCSpec
 from workbench.sim.gc import pause_schedule

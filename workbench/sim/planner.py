@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
-from workbench.pinot.query import Query
 from workbench.pinot.segment import SegmentMetadata
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 
 __all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "segment_metadata"]
@@ -101,7 +102,7 @@ class Planner:
         """The plan of one SQL text (cached)."""
         hit = self._plans.get(sql)
         if hit is None:
-            hit = self._plans[sql] = self._make(Query.from_sql(sql), len(self._plans) + 1)
+            hit = self._plans[sql] = self._make(parse_query(sql), len(self._plans) + 1)
         return hit
 
     def _make(self, query: Query, key: int) -> QueryPlan:

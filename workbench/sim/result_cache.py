@@ -23,7 +23,7 @@ from workbench.pinot.cache.flight import Leader, Waiter
 from workbench.pinot.cache.server import ServerSegmentCache
 from workbench.pinot.cache.sizing import BrokerResult, ColumnShape, ResultValue
 from workbench.pinot.cache.state import SegmentKind
-from workbench.pinot.query import Query
+from workbench.pinot.sql.query import Query
 from workbench.scenario import Scenario
 from workbench.sim.layout import Layout
 

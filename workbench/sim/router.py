@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from math import lcm
 from typing import Any
 
-from workbench.pinot.adaptive import ServerRoutingStatsManager
-from workbench.pinot.instance_selector import instance_selector_for, routing_state_from_assignment
-from workbench.pinot.routing import InstanceSelector
+from workbench.pinot.routing import InstanceSelector, instance_selector_for, routing_state_from_assignment
+from workbench.pinot.routing.adaptive import ServerRoutingStatsManager
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.layout import Layout
 

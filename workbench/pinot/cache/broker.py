@@ -17,12 +17,13 @@ against the segments' data versions and counted as ``outdated_answers`` when the
 >>> cache = BrokerResultCache(BrokerCacheConfig(enabled=True))
 >>> _ = cache.add_table("events_OFFLINE")
 >>> _ = cache.on_segment_added("events_OFFLINE", "events_0")
->>> q = Query.from_sql("SELECT COUNT(*) FROM events")
+>>> from workbench.pinot.sql import parse_query
+>>> q = parse_query("SELECT COUNT(*) FROM events")
 >>> route = {"events_OFFLINE": ["events_0"]}
 >>> leader = cache.begin(q, route, now_ms=0)
 >>> cache.complete(leader.flight, BrokerResult(1, (ColumnShape(),)), now_ms=25)
 ()
->>> cache.begin(Query.from_sql("select count(*) from events limit 10"), route, now_ms=30)  # doctest: +ELLIPSIS
+>>> cache.begin(parse_query("select count(*) from events limit 10"), route, now_ms=30)  # doctest: +ELLIPSIS
 Cached(value=BrokerResult(num_rows=1, ...), expired=False, outdated=False)
 >>> _ = cache.on_segment_reloaded("events_OFFLINE", "events_0")
 >>> type(cache.begin(q, route, now_ms=40)).__name__
@@ -40,7 +41,7 @@ from workbench.pinot.cache.keys import query_key
 from workbench.pinot.cache.options import RESULT_CACHE_OPTION, cache_allowed
 from workbench.pinot.cache.sizing import ResultValue
 from workbench.pinot.cache.state import SegmentKind, SegmentState, TableState, raw_table_name
-from workbench.pinot.query import Query
+from workbench.pinot.sql.query import Query
 
 __all__ = ["BrokerCacheKey", "BrokerResultCache", "Routing"]
 

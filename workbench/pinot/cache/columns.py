@@ -34,7 +34,7 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 from typing import Any
 
-from workbench.pinot.query import Literal, LiteralValue
+from workbench.pinot.sql.query import Literal, LiteralValue
 
 __all__ = ["ColumnSpec", "DataType", "Schema", "column_specs_from_schema", "normalise_literal"]
 

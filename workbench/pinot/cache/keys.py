@@ -3,7 +3,7 @@
 The RFC (§5.1) builds cache keys from a canonical form of the query: commutative AND/OR children
 sorted, IN lists sorted, literals normalised to the column's stored type, redundant predicates removed
 where safe, and the options that change results. :func:`canonicalize` returns that form as an ordinary
-:class:`~workbench.pinot.query.Query`, so it can be printed, compared and evaluated like any other, and
+:class:`~workbench.pinot.sql.query.Query`, so it can be printed, compared and evaluated like any other, and
 :func:`query_key` prints it.
 
 What is rewritten, and why each rewrite keeps the meaning:
@@ -26,8 +26,9 @@ Anything the canonicaliser is not sure of is left alone: a missed equivalence co
 wrong one would serve another query's answer.
 
 >>> schema = {"country": ColumnSpec(DataType.STRING), "clicks": ColumnSpec(DataType.LONG)}
->>> a = Query.from_sql("SELECT COUNT(*) FROM t WHERE country IN ('nl','de','nl') AND clicks > 4 AND clicks <= 9.0")
->>> b = Query.from_sql("select count(*) from t where clicks between 5 and 9 and (country = 'de' or country = 'nl') "
+>>> from workbench.pinot.sql import parse_query
+>>> a = parse_query("SELECT COUNT(*) FROM t WHERE country IN ('nl','de','nl') AND clicks > 4 AND clicks <= 9.0")
+>>> b = parse_query("select count(*) from t where clicks between 5 and 9 and (country = 'de' or country = 'nl') "
 ...                    "limit 10 option(timeoutMs=50)")
 >>> query_key(a, schema) == query_key(b, schema)
 True
@@ -45,7 +46,7 @@ import xxhash
 
 from workbench.pinot.cache.columns import ColumnSpec, DataType, Schema, normalise_literal
 from workbench.pinot.cache.options import result_options
-from workbench.pinot.query import (
+from workbench.pinot.sql.query import (
     And,
     Expression,
     FilterNode,
@@ -311,7 +312,7 @@ def canonicalize(query: Query, schema: Schema | KeyContext | None = None) -> Que
     Parameters
     ----------
     query
-        A parsed query (:meth:`Query.from_sql`) or one built by hand.
+        A parsed query (:func:`~workbench.pinot.sql.parse_query`) or one built by hand.
     schema
         Column specs of the table, or a :class:`KeyContext`; without them only type-free rewrites apply.
 

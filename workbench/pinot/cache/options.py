@@ -11,8 +11,9 @@ Option names are matched case-insensitively, as Pinot resolves them, and printed
 Values of boolean options follow Java's ``Boolean.parseBoolean`` (only ``true``, in any case, is
 true), and integer options drop redundant signs and zeros when the text is a plain integer.
 
->>> from workbench.pinot.query import Query
->>> q = Query.from_sql("SET timeoutMs = 100; SET ENABLENULLHANDLING = 'TRUE'; SET numGroupsLimit = '010'; "
+>>> from workbench.pinot.sql.query import Query
+>>> from workbench.pinot.sql import parse_query
+>>> q = parse_query("SET timeoutMs = 100; SET ENABLENULLHANDLING = 'TRUE'; SET numGroupsLimit = '010'; "
 ...                    "SET resultCache = false; SELECT COUNT(*) FROM t")
 >>> result_options(q)
 (('enableNullHandling', 'true'), ('numGroupsLimit', '10'))
@@ -26,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from workbench.pinot.query import Query
+from workbench.pinot.sql.query import Query
 
 __all__ = [
     "RESULT_CACHE_OPTION",

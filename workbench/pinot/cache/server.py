@@ -22,10 +22,11 @@ and upsert tables are not, and ORDER BY (top-k) results are not (a phase-1 non-g
 >>> cache = ServerSegmentCache(ServerCacheConfig(enabled=True))
 >>> _ = cache.add_table("ev_OFFLINE", schema={"ts": ColumnSpec(DataType.LONG)}, time_column="ts")
 >>> _ = cache.on_segment_added("ev_OFFLINE", "ev_0", time_range=(100, 199))
->>> plan = cache.prepare(Query.from_sql("SELECT COUNT(*) FROM ev WHERE ts >= 50"), "ev_OFFLINE")
+>>> from workbench.pinot.sql import parse_query
+>>> plan = cache.prepare(parse_query("SELECT COUNT(*) FROM ev WHERE ts >= 50"), "ev_OFFLINE")
 >>> leader = cache.begin(plan, "ev_0", now_ms=0)
 >>> _ = cache.complete(leader.flight, AggregationPart((FunctionShape("count"),)), now_ms=3)
->>> later = cache.prepare(Query.from_sql("SELECT COUNT(*) FROM ev WHERE ts >= 90 AND ts < 500"), "ev_OFFLINE")
+>>> later = cache.prepare(parse_query("SELECT COUNT(*) FROM ev WHERE ts >= 90 AND ts < 500"), "ev_OFFLINE")
 >>> type(cache.begin(later, "ev_0", now_ms=10)).__name__   # both ranges cover all of ev_0
 'Cached'
 """
@@ -42,7 +43,7 @@ from workbench.pinot.cache.keys import KeyContext, canonicalize
 from workbench.pinot.cache.options import SEGMENT_CACHE_OPTION, cache_allowed
 from workbench.pinot.cache.sizing import ResultValue
 from workbench.pinot.cache.state import SegmentKind, SegmentState, TableState
-from workbench.pinot.query import And, FilterNode, FilterOperator, Identifier, Literal, Predicate, Query
+from workbench.pinot.sql.query import And, FilterNode, FilterOperator, Identifier, Literal, Predicate, Query
 
 __all__ = ["SegmentCacheKey", "SegmentPlan", "ServerSegmentCache", "TimeConstraint"]
 
@@ -180,7 +181,8 @@ class ServerSegmentCache(ResultCache[ResultValue]):
 def clip_time_constraint(plan: SegmentPlan, time_range: tuple[int, int] | None) -> tuple[str, TimeConstraint]:
     """The plan signature and time-constraint signature for a segment with ``time_range``.
 
-    >>> plan = SegmentPlan("t", Query.from_sql("SELECT 1 FROM t"), "p+time", "p", (10.0, 20.0))
+    >>> from workbench.pinot.sql import parse_query
+    >>> plan = SegmentPlan("t", parse_query("SELECT 1 FROM t"), "p+time", "p", (10.0, 20.0))
     >>> [clip_time_constraint(plan, r)[1] for r in ((12, 18), (0, 15), (30, 40), None)]
     ['all', (10, 15), 'none', 'in-plan']
     """

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.pinot.cache.columns import DataType
-from workbench.pinot.query import canonical_function_name
+from workbench.pinot.sql.query import canonical_function_name
 
 __all__ = [
     "AGGREGATION_SIZERS",

@@ -5,13 +5,14 @@ segments come online or are refreshed, and answers ``prune(query, segments)`` pe
 surviving segments in input order. :func:`build_segment_pruners` picks them from a table config the way
 Pinot's factory does, and :func:`prune_segments` chains them.
 
->>> from workbench.pinot.query import Query
+>>> from workbench.pinot.sql import parse_query
 >>> from workbench.pinot.segment import SegmentMetadata
 >>> pruners = [EmptySegmentPruner(), TimeSegmentPruner("ts", "EPOCH|MILLISECONDS")]
 >>> store = {"a": SegmentMetadata("a", 0, 99, total_docs=5), "b": SegmentMetadata("b", 100, 199, total_docs=0),
 ...          "c": SegmentMetadata("c", 100, 199, total_docs=7)}
 >>> init_pruners(pruners, store)
->>> prune_segments(pruners, Query.from_sql("SELECT COUNT(*) FROM t WHERE ts >= 150"), ("a", "b", "c"))
+>>> from workbench.pinot.sql import parse_query
+>>> prune_segments(pruners, parse_query("SELECT COUNT(*) FROM t WHERE ts >= 150"), ("a", "b", "c"))
 ('c',)
 """
 

@@ -22,8 +22,8 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from workbench.pinot.query import Query
 from workbench.pinot.segment import SegmentMetadata
+from workbench.pinot.sql.query import Query
 
 __all__ = ["MetadataStore", "SegmentPruner"]
 

@@ -4,11 +4,12 @@ Only ``total_docs == 0`` counts as empty. ``-1`` (unknown: consuming segments, e
 record) is kept, because routing a query to a segment that turns out empty costs little while
 dropping one that has rows loses data (``shared/reference/pinot-behaviour.md`` section 2.4).
 
->>> from workbench.pinot.query import Query
+>>> from workbench.pinot.sql.query import Query
 >>> from workbench.pinot.segment import SegmentMetadata
 >>> pruner = EmptySegmentPruner()
 >>> pruner.init({n: SegmentMetadata(n, total_docs=d) for n, d in (("s0", 10), ("s1", 0), ("s2", -1))})
->>> pruner.prune(Query.from_sql("SELECT COUNT(*) FROM t"), ("s0", "s1", "s2"))
+>>> from workbench.pinot.sql import parse_query
+>>> pruner.prune(parse_query("SELECT COUNT(*) FROM t"), ("s0", "s1", "s2"))
 ('s0', 's2')
 """
 
@@ -17,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.pinot.pruning.base import RegistryPruner, as_tuple
-from workbench.pinot.query import Query
 from workbench.pinot.segment import SegmentMetadata
+from workbench.pinot.sql.query import Query
 
 __all__ = ["EmptySegmentPruner"]
 

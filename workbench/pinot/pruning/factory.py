@@ -34,7 +34,7 @@ from workbench.pinot.pruning.partition_pruner import (
     SinglePartitionColumnSegmentPruner,
 )
 from workbench.pinot.pruning.time_pruner import TimeSegmentPruner
-from workbench.pinot.query import Query
+from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 
 __all__ = ["build_segment_pruners", "init_pruners", "prune_segments", "time_column_format"]

@@ -14,14 +14,15 @@ Pinot evaluates the filter segment by segment. Here every (function, partition) 
 bitmap of segment ids, so a query costs a few bitmap unions and intersections whatever the segment
 count, and the answer is the same.
 
->>> from workbench.pinot.query import Query
+>>> from workbench.pinot.sql.query import Query
 >>> from workbench.pinot.segment import ColumnPartitionMetadata as Part, SegmentMetadata
 >>> pruner = SinglePartitionColumnSegmentPruner("memberId")
 >>> pruner.init({"s0": SegmentMetadata("s0", partitions={"memberId": Part("Modulo", 4, {1})}),
 ...              "s1": SegmentMetadata("s1", partitions={"memberId": Part("Modulo", 4, {2})})})
->>> pruner.prune(Query.from_sql("SELECT * FROM t WHERE memberId = 5"), ("s0", "s1"))
+>>> from workbench.pinot.sql import parse_query
+>>> pruner.prune(parse_query("SELECT * FROM t WHERE memberId = 5"), ("s0", "s1"))
 ('s0',)
->>> pruner.prune(Query.from_sql("SELECT * FROM t WHERE memberId IN (5, 6) OR x = 1"), ("s0", "s1"))
+>>> pruner.prune(parse_query("SELECT * FROM t WHERE memberId IN (5, 6) OR x = 1"), ("s0", "s1"))
 ('s0', 's1')
 """
 
@@ -36,8 +37,8 @@ import numpy as np
 from pyroaring import BitMap
 
 from workbench.pinot.pruning.base import RegistryPruner, as_tuple
-from workbench.pinot.query import And, FilterNode, FilterOperator, Literal, Not, Or, Predicate, Query
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
+from workbench.pinot.sql.query import And, FilterNode, FilterOperator, Literal, Not, Or, Predicate, Query
 
 __all__ = [
     "MultiPartitionColumnsSegmentPruner",

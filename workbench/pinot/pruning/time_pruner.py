@@ -10,16 +10,17 @@ Behaviour (``shared/reference/pinot-behaviour.md`` section 2.2):
 * Segments not registered with the pruner are dropped from the input when it prunes, as in Pinot
   (every online segment is registered in practice).
 
->>> from workbench.pinot.query import Query
+>>> from workbench.pinot.sql.query import Query
 >>> from workbench.pinot.segment import SegmentMetadata
 >>> DAY = 86_400_000
 >>> pruner = TimeSegmentPruner("ts", "EPOCH|DAYS")
 >>> pruner.init({s.name: s for s in (SegmentMetadata("s0", 10 * DAY, 60 * DAY),
 ...                                  SegmentMetadata("s1", 20 * DAY, 30 * DAY),
 ...                                  SegmentMetadata("s2", 50 * DAY, 65 * DAY))})
->>> pruner.prune(Query.from_sql("SELECT * FROM t WHERE ts < 15 OR ts > 45"), ("s0", "s1", "s2"))
+>>> from workbench.pinot.sql import parse_query
+>>> pruner.prune(parse_query("SELECT * FROM t WHERE ts < 15 OR ts > 45"), ("s0", "s1", "s2"))
 ('s0', 's2')
->>> pruner.filter_intervals(Query.from_sql("SELECT * FROM t WHERE ts BETWEEN 1 AND 2").filter)
+>>> pruner.filter_intervals(parse_query("SELECT * FROM t WHERE ts BETWEEN 1 AND 2").filter)
 [(86400000, 172800000)]
 """
 
@@ -32,8 +33,8 @@ from typing import TypeAlias
 from workbench.pinot.pruning.base import RegistryPruner, as_tuple
 from workbench.pinot.pruning.interval import MAX_TIME, Interval, IntervalTree, complement, intersect, union
 from workbench.pinot.pruning.timeformat import DateTimeFormat
-from workbench.pinot.query import And, FilterNode, FilterOperator, Literal, Not, Or, Predicate, Query
 from workbench.pinot.segment import SegmentMetadata
+from workbench.pinot.sql.query import And, FilterNode, FilterOperator, Literal, Not, Or, Predicate, Query
 
 __all__ = ["DEFAULT_INTERVAL", "TimeSegmentPruner"]
 

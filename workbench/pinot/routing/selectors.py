@@ -26,8 +26,8 @@ from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
 from workbench.errors import TableConfigError
-from workbench.pinot.adaptive import AdaptiveServerSelector, rank_in_pools, select_in_pools
 from workbench.pinot.assignment import java_string_hash
+from workbench.pinot.routing.adaptive import AdaptiveServerSelector, rank_in_pools, select_in_pools
 from workbench.pinot.routing.candidates import Candidates, SegmentStates, compute_segment_states
 from workbench.pinot.routing.options import MAX_REQUEST_ID, RoutingOptions, parse_routing_options
 from workbench.pinot.routing.state import RoutingState

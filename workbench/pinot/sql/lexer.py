@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from workbench.errors import InputError
-from workbench.pinot.query import RESERVED_WORDS, LiteralValue
+from workbench.pinot.sql.query import RESERVED_WORDS, LiteralValue
 
 __all__ = ["QueryParseError", "Token", "tokenize"]
 

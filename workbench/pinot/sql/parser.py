@@ -1,6 +1,6 @@
 """A parser for the SQL subset that workloads and Pinot broker query logs use.
 
-Hand-written tokenizer (:mod:`workbench.pinot.sql_lexer`) and recursive descent, because the subset
+Hand-written tokenizer (:mod:`workbench.pinot.sql.lexer`) and recursive descent, because the subset
 is small and the errors matter more than coverage: a workload author pasting a query the single-stage
 engine model cannot represent (a JOIN, a subquery, a window function, ...) gets a
 :class:`QueryParseError` that names the construct and points at it, instead of a silently wrong tree.
@@ -17,7 +17,7 @@ TRUE/FALSE/NULL).
 >>> parse_query("SELECT * FROM a JOIN b ON a.k = b.k")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-workbench.pinot.sql_lexer.QueryParseError: query at character 17: JOIN is not supported ...
+workbench.pinot.sql.lexer.QueryParseError: query at character 17: JOIN is not supported ...
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from workbench.pinot.query import (
+from workbench.pinot.sql.lexer import QueryParseError, Token, tokenize
+from workbench.pinot.sql.query import (
     FUNCTION_STYLE_OPERATORS,
     RESERVED_WORDS,
     And,
@@ -44,9 +45,8 @@ from workbench.pinot.query import (
     Star,
     canonical_function_name,
 )
-from workbench.pinot.sql_lexer import QueryParseError, Token, tokenize
 
-__all__ = ["QueryParseError", "parse_query", "tokenize"]
+__all__ = ["parse_query"]
 
 _T = TypeVar("_T")
 _SCOPE = "the workbench models single-table, single-stage Pinot queries"
@@ -540,6 +540,6 @@ def parse_query(sql: str) -> Query:
     >>> parse_query("SELECT a FROM t WHERE a IN (SELECT b FROM u)")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    workbench.pinot.sql_lexer.QueryParseError: query at character 29: subquery is not supported ...
+    workbench.pinot.sql.lexer.QueryParseError: query at character 29: subquery is not supported ...
     """
     return _Parser(sql).statement()

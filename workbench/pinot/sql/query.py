@@ -4,17 +4,19 @@ The simulator never executes SQL. It needs a query's *shape*: which table, which
 pruners read it), which aggregations and GROUP BY (cost models read them) and which options (timeouts,
 replica-group routing). So a query is a tree of frozen dataclasses that can be hashed (result caches key
 on it), compared (tests and round trips) and printed back with :meth:`Query.to_sql`. Text is turned into
-this tree by :func:`workbench.pinot.sql.parse_query`, which is also reachable as :meth:`Query.from_sql`.
+this tree by :func:`workbench.pinot.sql.parse_query`.
 
 The tree follows the shape Pinot's broker compiles SQL into: AND and OR are flattened, ``literal op
 column`` is turned around to ``column op' literal``, and ``NOT BETWEEN`` is ``NOT (BETWEEN)``.
 
->>> q = Query.from_sql("SELECT COUNT(*) FROM events WHERE ts BETWEEN 10 AND 20 AND country IN ('nl', 'de')")
+>>> from workbench.pinot.sql import parse_query
+>>> from workbench.pinot.sql import parse_query
+>>> q = parse_query("SELECT COUNT(*) FROM events WHERE ts BETWEEN 10 AND 20 AND country IN ('nl', 'de')")
 >>> q.table, q.is_aggregation, sorted(q.filter_columns)
 ('events', True, ['country', 'ts'])
 >>> q.to_sql()
 "SELECT COUNT(*) FROM events WHERE ts BETWEEN 10 AND 20 AND country IN ('nl', 'de')"
->>> Query.from_sql(q.to_sql()) == q
+>>> parse_query(q.to_sql()) == q
 True
 
 Trees can also be built by hand, which is how workload generators make queries without SQL text:
@@ -429,7 +431,8 @@ def _child_sql(node: FilterNode) -> str:
 def iter_predicates(node: FilterNode | None) -> Iterator[Predicate]:
     """Yield every predicate leaf of a filter tree, left to right.
 
-    >>> [p.column for p in iter_predicates(Query.from_sql("SELECT * FROM t WHERE a = 1 OR NOT b > 2").filter)]
+    >>> from workbench.pinot.sql import parse_query
+    >>> [p.column for p in iter_predicates(parse_query("SELECT * FROM t WHERE a = 1 OR NOT b > 2").filter)]
     ['a', 'b']
     """
     if node is None:
@@ -517,12 +520,6 @@ class Query:
                 raise ValueError(f"{name} must not be negative, got {value}")
         object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
 
-    @classmethod
-    def from_sql(cls, sql: str) -> Query:
-        """Parse SQL text (see :func:`workbench.pinot.sql.parse_query`)."""
-        from workbench.pinot.sql import parse_query
-
-        return parse_query(sql)
 
     # -- derived views ------------------------------------------------------------------------
     @property

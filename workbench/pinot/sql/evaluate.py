@@ -1,6 +1,7 @@
-"""Real query execution on segment rows: per-segment partial results and the broker's merge.
+"""Reference evaluation of a query on segment rows: per-segment partial results and the broker's merge.
 
-The simulator elsewhere only models a query's *cost*. This module computes its *answer*, so that the
+This is not the timing model of query execution (scheduler, runner and worker threads live in
+:mod:`workbench.sim`): the simulator only models a query's *cost*. This module computes its *answer*, so that the
 result caches (:mod:`workbench.pinot.cache`) can be checked end to end: with caches on, every query
 must return exactly what it returns with caches off, however the table churns. It follows Pinot's
 two-phase shape (``pinot-execution.md`` §5): each server reduces every segment to an intermediate
@@ -17,7 +18,8 @@ Results are plain Python values (``int``, ``float``, ``str``, ``None``), so two 
 >>> import pandas as pd
 >>> seg = {"s0": pd.DataFrame({"city": ["a", "b", "a"], "v": [1, 2, 3]}),
 ...        "s1": pd.DataFrame({"city": ["b"], "v": [10]})}
->>> q = Query.from_sql("SELECT city, SUM(v), AVG(v) FROM t WHERE v <> 2 GROUP BY city")
+>>> from workbench.pinot.sql import parse_query
+>>> q = parse_query("SELECT city, SUM(v), AVG(v) FROM t WHERE v <> 2 GROUP BY city")
 >>> execute(q, seg).rows
 (('a', 4, 2.0), ('b', 10, 10.0))
 """
@@ -49,7 +51,7 @@ from workbench.pinot.cache.sizing import (
     ResultValue,
     SelectionPart,
 )
-from workbench.pinot.query import (
+from workbench.pinot.sql.query import (
     And,
     FilterNode,
     FilterOperator,
@@ -137,7 +139,7 @@ def evaluate_filter(node: FilterNode | None, frame: pd.DataFrame) -> Mask:
     Parameters
     ----------
     node
-        The filter tree of a :class:`~workbench.pinot.query.Query`; ``None`` matches every row.
+        The filter tree of a :class:`~workbench.pinot.sql.query.Query`; ``None`` matches every row.
     frame
         One segment's rows, one column per table column.
 
