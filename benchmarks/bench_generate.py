@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from workbench.pinot.table_config import load_table_config
-from workbench.scenario._build import build_section
+from workbench.scenario.build import build_section
 from workbench.workload.engine import run_generation
 from workbench.workload.generate import SparkExecutor, generate_events
 from workbench.workload.pure import generate_local

@@ -18,7 +18,8 @@ import simpy
 
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
-from workbench.sim.model import ClusterModel
+from workbench.sim.model import Arrivals, ClusterModel, Window
+from workbench.sim.run import build_cluster
 from workbench.sim.streams import Streams
 
 K, QPS, MEAN_MS = 12, 50.0, 10.0
@@ -76,11 +77,14 @@ def model(n_queries: int, seed: int = 1) -> tuple[float, int, int]:
         "simulation": {"duration_s": duration, "warmup_s": 0, "replications": 1, "seed": seed},
     })
     layout = build_layout(sc)
-    m = ClusterModel(sc, layout, Streams.spawn(np.random.SeedSequence(seed), K))
-    steps = _count_steps(m.env)
+    env = simpy.Environment()
+    streams = Streams.spawn(np.random.SeedSequence(seed), K)
+    m = ClusterModel(env, streams, build_cluster(sc, layout, env, streams), Arrivals(QPS),
+                     Window(0.0, duration * 1000.0))
+    steps = _count_steps(env)
     t = time.perf_counter()
-    out = m.run()
-    return time.perf_counter() - t, steps[0], len(out.latency_ms)
+    m.run()
+    return time.perf_counter() - t, steps[0], len(m.records.latency_ms)
 
 
 def memory_for(n_queries: int) -> tuple[float, float]:

@@ -31,8 +31,10 @@ __all__ = [
     "get_spark",
     "load_scenario",
     "load_table_config",
+    "run_scenario",
     "run_sweep",
     "simulate",
+    "summarise",
     "write_run",
 ]
 
@@ -46,8 +48,10 @@ _LAZY = {
     "load_table_config": "workbench.pinot.table_config",
     "Result": "workbench.sim.records",
     "simulate": "workbench.sim.run",
+    "summarise": "workbench.analysis.stats",
     "generate": "workbench.api",
     "write_run": "workbench.api",
+    "run_scenario": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "build_run_report": "workbench.report",
@@ -55,7 +59,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from workbench.api import generate, write_run
+    from workbench.analysis.stats import summarise
+    from workbench.api import generate, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report

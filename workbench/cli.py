@@ -43,23 +43,21 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tick(bar: Any) -> None:
-    bar.update()
+def _tick(bar: Any, done: int, total: int) -> None:
+    bar.total = total
+    bar.update(done - bar.n)
 
 
 def _simulate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from workbench.api import write_run
-    from workbench.scenario import load_scenario
-    from workbench.sim.run import simulate
+    from workbench.api import run_scenario
 
-    sc = load_scenario(args.scenario)
-    data = Path(args.data) if args.data else None
-    with tqdm(total=sc.simulation.replications, desc="replications", disable=args.quiet) as bar:
-        result = simulate(sc, args.seed, data=data, progress=lambda _: _tick(bar))
-    write_run(result, args.out, overwrite=args.overwrite)
-    s = result.summary()
+    with tqdm(desc="replications", unit="replication", disable=args.quiet) as bar:
+        document = run_scenario(args.scenario, args.out, seed=args.seed, data=args.data,
+                                overwrite=args.overwrite,
+                                progress=lambda done, total: _tick(bar, done, total))
+    s = document["summary"]
     _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")
     return 0
 
@@ -81,19 +79,17 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from workbench.workload.importers import describe, import_file
+    from workbench.api import import_input
 
-    result = import_file(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite)
-    _say(f"{describe(result)}; wrote {args.out}")
+    _, description = import_input(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite)
+    _say(f"{description}; wrote {args.out}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from workbench.report import build_run_report, build_sizing_report
+    from workbench.api import report
 
-    is_sweep = (Path(args.run) / "combined.parquet").is_file()
-    pdf = (build_sizing_report if is_sweep else build_run_report)(args.run, args.out)
-    _say(f"report: {pdf.resolve()}")
+    _say(f"report: {report(args.run, args.out).resolve()}")
     return 0
 
 

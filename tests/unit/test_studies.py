@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.analysis import plots
-from workbench.analysis.studies import broker_trace, heap_by_ttl, result_size_estimate
+from workbench.analysis.studies import broker_trace, heap_by_ttl
+from workbench.pinot.cache.estimate import result_size_estimate
 from workbench.pinot.sql import parse_query
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from workbench.pinot.heap import upsert_bytes_per_key
 from workbench.scenario import load_scenario
-from workbench.sim.model import effective_gc
+from workbench.sim.gc import effective_gc
 from workbench.sim.run import simulate
 
 
@@ -21,8 +21,9 @@ def scenario(keys: int) -> dict[str, Any]:
 def test_live_heap_adds_the_pk_map() -> None:
     sc = load_scenario(scenario(10_000_000))
     expected = 1024**3 + 10_000_000 * upsert_bytes_per_key(("LONG",), "NONE", num_keys=10_000_000)
-    assert effective_gc(sc).live_heap == expected
-    assert effective_gc(load_scenario(scenario(0))).live_heap == 1024**3
+    assert effective_gc(sc.cluster.gc, sc.table, sc.schema).live_heap == expected
+    none = load_scenario(scenario(0))
+    assert effective_gc(none.cluster.gc, none.table, none.schema).live_heap == 1024**3
 
 
 def test_bigger_pk_map_means_more_gc_time() -> None:

@@ -14,7 +14,7 @@ import pytest
 from workload_fixtures import spec_of, table
 
 from workbench.errors import InputError
-from workbench.scenario._build import build_section
+from workbench.scenario.build import build_section
 from workbench.workload.engine import read_segment_rows, run_generation
 from workbench.workload.pure import LocalExecutor, generate_local
 from workbench.workload.schema import EVENTS_SCHEMA, QUERIES_SCHEMA, SCHEMA_VERSION, SEGMENTS_SCHEMA

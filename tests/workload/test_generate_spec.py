@@ -9,7 +9,7 @@ from workload_fixtures import spec_of
 
 from workbench.errors import ScenarioError
 from workbench.scenario import load_scenario
-from workbench.scenario._build import build_section
+from workbench.scenario.build import build_section
 from workbench.workload.spec import GenerateSpec, spec_to_json
 
 

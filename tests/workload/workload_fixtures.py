@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.pinot.table_config import TableConfig
-from workbench.scenario._build import build_section
+from workbench.scenario.build import build_section
 from workbench.workload.spec import GenerateSpec
 
 __all__ = ["records", "spec_of", "table"]

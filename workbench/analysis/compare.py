@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.analysis.stats import summarise
 from workbench.scenario import Scenario
 from workbench.sim.records import Result
 
@@ -37,7 +38,7 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def summary_table(results: Mapping[str, Result]) -> pd.DataFrame:
     """One row per labelled result: ``config`` plus the flattened ``summary()``."""
-    return pd.DataFrame([{"config": label, **flatten(r.summary())} for label, r in results.items()])
+    return pd.DataFrame([{"config": label, **flatten(summarise(r))} for label, r in results.items()])
 
 
 def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int | None = None,

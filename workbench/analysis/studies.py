@@ -13,35 +13,19 @@ import numpy as np
 import pandas as pd
 
 from workbench.pinot.sql import parse_query
-from workbench.pinot.sql.query import Query
 from workbench.scenario import Scenario
 
-__all__ = ["broker_trace", "heap_by_ttl", "pruning_study", "result_size_estimate"]
-
-
-def result_size_estimate(query: Query) -> int:
-    """A serialised broker-result size estimate, bytes, from the query's shape alone.
-
-    Aggregations: 16 bytes a value plus a 64-byte header; group-by: up to the limit of rows of
-    (group keys + aggregations) x 16 bytes; selections: up to the limit of rows x columns x 8 bytes.
-    Exact sizes of computed results come from :mod:`workbench.pinot.cache.sizing`; a query log has
-    no results, so its trace uses this shape-based estimate.
-    """
-    limit = query.effective_limit
-    aggs = len(query.aggregations)
-    if query.group_by:
-        return 64 + limit * 16 * (len(query.group_by) + aggs)
-    if aggs:
-        return 64 + 16 * aggs
-    return 64 + limit * 8 * max(1, len(query.select))
+__all__ = ["broker_trace", "heap_by_ttl", "pruning_study"]
 
 
 def broker_trace(queries: pd.DataFrame) -> pd.DataFrame:
     """A broker result-cache trace from a query log (``arrival_s``, ``sql``): canonical key, size, time.
 
     Keys are the RFC's canonical SQL (:func:`workbench.pinot.cache.keys.query_key`), so different
-    spellings of one dashboard panel share a key.
+    spellings of one dashboard panel share a key; sizes are the caches' own estimate
+    (:func:`workbench.pinot.cache.estimate.result_size_estimate`), as in the model.
     """
+    from workbench.pinot.cache.estimate import result_size_estimate
     from workbench.pinot.cache.keys import query_key
 
     parsed: dict[str, tuple[str, int]] = {}

@@ -23,7 +23,7 @@ import yaml
 
 from workbench.errors import ScenarioError, TableConfigError
 from workbench.pinot.table_config import TableConfig, freeze_json, thaw_json
-from workbench.scenario._build import build_section
+from workbench.scenario.build import build_section
 from workbench.scenario.schema import (
     ClusterSpec,
     ServiceSpec,
@@ -33,9 +33,10 @@ from workbench.scenario.schema import (
     WorkloadSpec,
 )
 
-__all__ = ["Scenario", "apply_overrides", "load_scenario"]
+__all__ = ["SECTIONS", "Scenario", "apply_overrides", "build_section", "load_scenario"]
 
-_SECTIONS: Mapping[str, type] = {
+#: Each top-level section of a scenario file and the dataclass it is built into.
+SECTIONS: Mapping[str, type] = {
     "cluster": ClusterSpec,
     "workload": WorkloadSpec,
     "service": ServiceSpec,
@@ -43,7 +44,7 @@ _SECTIONS: Mapping[str, type] = {
     "spark": SparkSpec,
     "slo": SLOSpec,
 }
-_TOP_LEVEL = ("name", "description", "table", "schema", *_SECTIONS)
+_TOP_LEVEL = ("name", "description", "table", "schema", *SECTIONS)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,7 @@ class Scenario:
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
         """A new scenario with dotted-key overrides applied (``{"cluster.servers": 12}``), revalidated."""
-        data = apply_overrides(thaw_json(self.raw), overrides)
-        return load_scenario(data, base_dir=self.base_dir)
+        return load_scenario(thaw_json(self.raw), base_dir=self.base_dir, overrides=overrides)
 
     def to_dict(self) -> dict[str, Any]:
         """The scenario as the user wrote it (table config inlined), ready for JSON."""
@@ -148,8 +148,19 @@ def _default_table() -> dict[str, Any]:
     return {"tableName": "events", "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}}
 
 
-def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | None = None) -> Scenario:
-    """Load and validate a scenario from a YAML/JSON file path or a mapping.
+def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Load and validate a scenario from a YAML/JSON file path or a mapping, once.
+
+    Parameters
+    ----------
+    source
+        A scenario file (YAML or JSON) or the scenario as plain data.
+    base_dir
+        Where relative paths inside the scenario point (default: the file's directory, else ``.``).
+    overrides
+        Dotted-key overrides (``{"cluster.servers": 12}``) applied to the data *before* it is
+        validated, so a sweep point or a what-if is checked exactly once.
 
     Raises
     ------
@@ -164,12 +175,16 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
     base = base_dir or base
     if data is None:
         data = {}
+    if overrides:
+        if not isinstance(data, Mapping):
+            raise ScenarioError("", f"a scenario must be a mapping of sections, got {type(data).__name__}")
+        data = apply_overrides(thaw_json(data), overrides)
     if not isinstance(data, Mapping):
         raise ScenarioError("", f"a scenario must be a mapping of sections, got {type(data).__name__}")
     for key in data:
         if key not in _TOP_LEVEL:
             raise ScenarioError(str(key), f"unknown section; allowed: {', '.join(_TOP_LEVEL)}")
-    sections: dict[str, Any] = {name: build_section(cls, data.get(name), name) for name, cls in _SECTIONS.items()}
+    sections: dict[str, Any] = {name: build_section(cls, data.get(name), name) for name, cls in SECTIONS.items()}
     for key in ("name", "description"):
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(key, f"must be a string, got {data[key]!r}")

@@ -1,7 +1,7 @@
 """The typed, frozen sections of a scenario. Defaults come from :mod:`workbench.defaults`.
 
 Each dataclass is one section of the scenario file; its fields are the keys a user may write there.
-Bounds and units live in each field's metadata and are enforced by :mod:`._build`; rules that tie
+Bounds and units live in each field's metadata and are enforced by :mod:`.build`; rules that tie
 several fields together live in a ``check(path)`` method.
 """
 
@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from workbench import defaults as D
 from workbench.distributions import Deterministic, Distribution
-from workbench.errors import ScenarioError
+from workbench.errors import InputError, ScenarioError
+from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
+from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
@@ -36,10 +38,29 @@ __all__ = [
 
 
 def _f(default: Any, **meta: Any) -> Any:
-    """A dataclass field with validation metadata (see :mod:`._build`)."""
+    """A dataclass field with validation metadata (see :mod:`.build`)."""
     if callable(default):
         return field(default_factory=default, metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def _derived() -> Any:
+    """A field computed from the section's other fields when it is built (not a key a user writes)."""
+    return field(init=False, repr=False, compare=False)
+
+
+def _properties(config: Mapping[str, Any]) -> dict[str, str]:
+    """Pinot properties as the strings a ``.properties`` file would hold."""
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()}
+
+
+def _cache_config(kind: type[Any], config: Mapping[str, Any]) -> Any:
+    """The RFC's cache settings from Pinot properties; a bad property is an error at ``config.<key>``."""
+    try:
+        return kind.from_properties(_properties(config))
+    except ValueError as exc:
+        key, _, problem = str(exc).partition(": ")
+        raise ScenarioError(f"config.{key}", problem) from None
 
 
 @dataclass(frozen=True)
@@ -51,15 +72,11 @@ class ServerSpec:
     max_tasks_per_query: int | None = _f(None, min=1)
     #: Pinot server properties; the model reads the query-cache RFC's ``pinot.server.segment.query.cache.*``.
     config: Mapping[str, Any] = _f(dict)
+    #: The per-segment result cache's settings, read from ``config`` once, when the section is built.
+    segment_cache: ServerCacheConfig = _derived()
 
-    def check(self, path: str) -> None:
-        from workbench.pinot.cache.config import ServerCacheConfig
-
-        try:
-            ServerCacheConfig.from_properties({str(k): str(v) for k, v in self.config.items()})
-        except ValueError as exc:
-            key, _, problem = str(exc).partition(": ")
-            raise ScenarioError(f"{path}.config.{key}", problem) from None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "segment_cache", _cache_config(ServerCacheConfig, self.config))
 
     @property
     def tasks_per_query(self) -> int:
@@ -76,29 +93,26 @@ class BrokerSpec:
     overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0)
     timeout_ms: float = _f(D.BROKER_TIMEOUT_MS, gt=0)
     #: Pinot broker properties as in the user's broker config (``pinot.broker.*``); the model reads
-    #: ``pinot.broker.adaptive.server.selector.*``.
+    #: ``pinot.broker.adaptive.server.selector.*`` and the RFC's ``pinot.broker.query.cache.*``.
     config: Mapping[str, Any] = _f(dict)
+    #: Adaptive Server Selection settings (every ``pinot.broker.adaptive.server.selector.*`` key), read
+    #: from ``config`` once, when the section is built; the model's selector and stats use exactly these.
+    adaptive: AdaptiveConfig = _derived()
+    #: The broker result cache's settings, read from ``config`` the same way.
+    result_cache: BrokerCacheConfig = _derived()
 
-    def check(self, path: str) -> None:
-        from workbench.errors import InputError
-        from workbench.pinot.cache.config import BrokerCacheConfig
-        from workbench.pinot.routing.adaptive import AdaptiveConfig
-
+    def __post_init__(self) -> None:
         try:
-            AdaptiveConfig.from_broker_config(self.config)
+            adaptive = AdaptiveConfig.from_broker_config(self.config)
         except InputError as exc:
-            raise ScenarioError(f"{path}.config.{exc.where}", exc.problem) from None
-        try:
-            BrokerCacheConfig.from_properties({str(k): str(v) for k, v in self.config.items()})
-        except ValueError as exc:
-            key, _, problem = str(exc).partition(": ")
-            raise ScenarioError(f"{path}.config.{key}", problem) from None
+            raise ScenarioError(f"config.{exc.where}", exc.problem) from None
+        object.__setattr__(self, "adaptive", adaptive)
+        object.__setattr__(self, "result_cache", _cache_config(BrokerCacheConfig, self.config))
 
     @property
-    def adaptive_server_selector(self) -> str | None:
-        """``pinot.broker.adaptive.server.selector.type`` unless NO_OP (upper-cased)."""
-        kind = str(self.config.get("pinot.broker.adaptive.server.selector.type", "NO_OP")).upper()
-        return None if kind == "NO_OP" else kind
+    def adaptive_selection(self) -> bool:
+        """Whether queries are routed by Adaptive Server Selection (a type other than ``NO_OP``)."""
+        return self.adaptive.type is not AdaptiveSelectorType.NO_OP
 
 
 @dataclass(frozen=True)

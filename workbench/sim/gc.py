@@ -20,14 +20,17 @@ then full GCs: the effect the upsert sizing question is about.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from workbench import defaults as D
+from workbench.pinot.table_config import TableConfig
 from workbench.scenario.schema import GCSpec, ServerSpec
 from workbench.sim.pauses import PauseSchedule
 
-__all__ = ["COLLECTORS", "g1_pauses", "pause_schedule"]
+__all__ = ["COLLECTORS", "effective_gc", "g1_pauses", "pause_schedule"]
 
 _BATCH = 256
 Collector = Callable[[GCSpec, ServerSpec, np.random.Generator, float], PauseSchedule]
@@ -110,3 +113,23 @@ COLLECTORS: Mapping[str, Collector] = {"none": _none, "fixed": _fixed, "g1": _g1
 def pause_schedule(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
     """The pauses of one server over ``[0, horizon_ms)`` for the configured collector."""
     return COLLECTORS[spec.collector](spec, server, rng, horizon_ms)
+
+
+def effective_gc(gc: GCSpec, table: TableConfig, schema: Mapping[str, Any] | None) -> GCSpec:
+    """The GC spec with the upsert metadata's heap added to the live heap.
+
+    Bytes per key come from the JVM object-layout model of :mod:`workbench.pinot.heap`, for the
+    schema's primary-key types (``LONG`` when no schema is given), the table's
+    ``upsertConfig.hashFunction`` and a LONG comparison column.
+    """
+    if gc.upsert_keys == 0:
+        return gc
+    from workbench.pinot.heap import upsert_bytes_per_key
+
+    schema = schema or {}
+    types = {f.get("name"): f.get("dataType", "LONG") for key in ("dimensionFieldSpecs", "metricFieldSpecs",
+             "dateTimeFieldSpecs") for f in schema.get(key) or ()}
+    pk_types = tuple(str(types.get(c, "LONG")) for c in schema.get("primaryKeyColumns") or ()) or ("LONG",)
+    hash_function = str((table.upsert_config or {}).get("hashFunction", "NONE"))
+    per_key = upsert_bytes_per_key(pk_types, hash_function, num_keys=gc.upsert_keys)
+    return replace(gc, live_heap=gc.live_heap + per_key * gc.upsert_keys)

@@ -69,6 +69,33 @@ class PauseSchedule:
     def __len__(self) -> int:
         return len(self.starts)
 
+    def __bool__(self) -> bool:
+        return bool(self._s)
+
+    def intervals(self) -> list[tuple[float, float]]:
+        """The pauses as ``(start, end)`` pairs, in order."""
+        return list(zip(self._s, self._e, strict=True))
+
+    def next_start(self, t: float) -> float:
+        """Start of the first pause not over at ``t`` (one in progress counts); ``inf`` when none.
+
+        Until that moment time runs plainly, which is the model's fast path: no look-ups needed.
+
+        >>> s = PauseSchedule.from_intervals([(10.0, 15.0)])
+        >>> s.next_start(3.0), s.next_start(12.0), s.next_start(15.0)
+        (10.0, 10.0, inf)
+        """
+        i = bisect_right(self._e, t)
+        return self._s[i] if i < len(self._s) else float("inf")
+
+    def ended_by(self, t: float) -> int:
+        """How many pauses have ended at or before ``t``."""
+        return bisect_right(self._e, t)
+
+    def interval(self, i: int) -> tuple[float, float]:
+        """Pause ``i`` as ``(start, end)``."""
+        return self._s[i], self._e[i]
+
     def run_time(self, t: float) -> float:
         """Wall time ``t`` minus the paused time before it."""
         i = bisect_right(self._s, t) - 1

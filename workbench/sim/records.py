@@ -1,54 +1,109 @@
 """Flat result records of a run and the :class:`Result` that holds them.
 
-One row per query (after warm-up), per server, per GC pause. Statistics and plots read only these
-tables, never the model's internals.
-
-``queries`` columns
-    ``replication``, ``query_id``, ``arrival_s`` (s since start), ``latency_ms`` (broker receive to
-    reply), ``servers_queried``, ``segments_queried``, ``segments_pruned``, ``partial`` (a server
-    missed the deadline or failed), ``gc_delayed`` (a queried server paused while serving it),
-    ``queue_wait_ms`` (longest time one of its tasks waited for a worker thread, on any server),
-    ``cache_hit`` (``broker`` answered from the result cache, ``singleflight`` waited for an identical
-    query in flight, empty otherwise).
-``servers`` columns
-    ``replication``, ``server``, ``requests``, ``busy_ms`` (worker-thread time), ``cores``,
-    ``utilisation`` (busy / (cores x measured time)), ``failed_requests``, ``paused_ms``.
-``gc_pauses`` columns
-    ``replication``, ``server``, ``start_s``, ``duration_ms``.
-``failures`` columns
-    ``replication``, ``server``, ``down_s``, ``up_s`` (crash and recovery times).
+One row per query (after warm-up), per server, per GC pause, per crash and per replication. The engine
+emits these rows; statistics and plots (:mod:`workbench.analysis`) read only these tables, never the
+model's internals. Every column is documented in ``docs/records.md``; a test checks the page against
+the column lists below and against the frames a run produces.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["QUERY_COLUMNS", "Result"]
+__all__ = [
+    "FAILURE_COLUMNS",
+    "GC_PAUSE_COLUMNS",
+    "QUERY_COLUMNS",
+    "RUN_TABLES",
+    "SERVER_COLUMNS",
+    "WINDOW_COLUMNS",
+    "QueryRecords",
+    "Result",
+    "frame",
+]
 
 QUERY_COLUMNS = (
     "replication", "query_id", "arrival_s", "latency_ms", "servers_queried",
     "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms", "cache_hit",
 )
+SERVER_COLUMNS = (
+    "replication", "server", "requests", "busy_ms", "cores", "utilisation", "failed_requests",
+    "segment_cache_hits", "paused_ms",
+)
+GC_PAUSE_COLUMNS = ("replication", "server", "start_s", "duration_ms")
+WINDOW_COLUMNS = ("replication", "window_s", "mean_in_flight")
+FAILURE_COLUMNS = ("replication", "server", "down_s", "up_s")
+#: Each table of a run (and of its run directory, as ``NAME.parquet``) with its columns, in order.
+RUN_TABLES: Mapping[str, tuple[str, ...]] = {
+    "queries": QUERY_COLUMNS,
+    "servers": SERVER_COLUMNS,
+    "gc_pauses": GC_PAUSE_COLUMNS,
+    "windows": WINDOW_COLUMNS,
+    "failures": FAILURE_COLUMNS,
+}
+
+
+def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
+    """Rows as a frame with exactly ``columns``, in that order (an empty frame keeps them too)."""
+    return pd.DataFrame(list(rows), columns=list(columns))
+
+
+@dataclass
+class QueryRecords:
+    """The per-query rows of one replication, as columns (appending to lists is the cheap part)."""
+
+    arrival_ms: list[float] = field(default_factory=list)
+    latency_ms: list[float] = field(default_factory=list)
+    servers_queried: list[int] = field(default_factory=list)
+    segments_queried: list[int] = field(default_factory=list)
+    segments_pruned: list[int] = field(default_factory=list)
+    partial: list[bool] = field(default_factory=list)
+    gc_delayed: list[bool] = field(default_factory=list)
+    queue_wait_ms: list[float] = field(default_factory=list)
+    cache_hit: list[str] = field(default_factory=list)
+
+    def frame(self, replication: int) -> pd.DataFrame:
+        """The ``queries`` table of this replication."""
+        n = len(self.arrival_ms)
+        return pd.DataFrame({
+            "replication": np.full(n, replication, dtype=np.int32),
+            "query_id": np.arange(n, dtype=np.int64),
+            "arrival_s": np.asarray(self.arrival_ms, dtype=float) / 1000.0,
+            "latency_ms": np.asarray(self.latency_ms, dtype=float),
+            "servers_queried": np.asarray(self.servers_queried, dtype=np.int32),
+            "segments_queried": np.asarray(self.segments_queried, dtype=np.int32),
+            "segments_pruned": np.asarray(self.segments_pruned, dtype=np.int32),
+            "partial": np.asarray(self.partial, dtype=bool),
+            "gc_delayed": np.asarray(self.gc_delayed, dtype=bool),
+            "queue_wait_ms": np.asarray(self.queue_wait_ms, dtype=float),
+            "cache_hit": pd.Series(self.cache_hit, dtype="string"),
+        }, columns=list(QUERY_COLUMNS))
+
+
+def _empty(name: str) -> pd.DataFrame:
+    return pd.DataFrame(columns=list(RUN_TABLES[name]))
 
 
 @dataclass(frozen=True)
 class Result:
-    """Everything one :func:`workbench.simulate` call measured."""
+    """Everything one :func:`workbench.simulate` call measured: plain tables and the run's parameters.
+
+    Statistics are not computed here; :func:`workbench.analysis.stats.summarise` reads these tables.
+    """
 
     queries: pd.DataFrame
     servers: pd.DataFrame
     gc_pauses: pd.DataFrame
-    #: Per replication: measured window (s), time-average queries in flight, arrivals in window.
+    #: Per replication: measured window (s) and time-average queries in flight.
     windows: pd.DataFrame
-    failures: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        columns=["replication", "server", "down_s", "up_s"]))
+    failures: pd.DataFrame = field(default_factory=lambda: _empty("failures"))
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def summary(self, confidence: float | None = None) -> dict[str, Any]:
-        """Percentiles with confidence intervals, throughput, utilisation, partial rate, Little's law."""
-        from workbench.analysis.stats import summarise
-
-        return summarise(self, confidence)
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The run's tables by name (the keys of :data:`RUN_TABLES`)."""
+        return {name: getattr(self, name) for name in RUN_TABLES}

@@ -1,4 +1,10 @@
-"""``simulate(scenario)``: run the replications of a scenario and collect flat records."""
+"""``simulate(scenario)``: build each replication's model from the scenario's sections, run it, collect records.
+
+This module is the composition root of the engine: it is the one place that reads the whole
+:class:`~workbench.scenario.Scenario`. Every part it builds receives only its own section (servers
+their ``ServerSpec``, brokers their ``BrokerSpec``, GC its ``GCSpec``...), its own random stream and the
+replication's SimPy environment.
+"""
 
 from __future__ import annotations
 
@@ -8,63 +14,43 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import simpy
 
 from workbench.errors import ScenarioError
 from workbench.scenario import Scenario, load_scenario
-from workbench.sim.layout import build_layout
-from workbench.sim.model import ClusterModel, ReplicationOutput
-from workbench.sim.records import QUERY_COLUMNS, Result
+from workbench.sim.broker import make_brokers
+from workbench.sim.caches import ModelSegmentCache
+from workbench.sim.failures import crash_schedule
+from workbench.sim.gc import effective_gc, pause_schedule
+from workbench.sim.layout import Layout, build_layout
+from workbench.sim.model import Arrivals, Cluster, ClusterModel, Window
+from workbench.sim.planner import Planner, default_schema
+from workbench.sim.records import FAILURE_COLUMNS, GC_PAUSE_COLUMNS, SERVER_COLUMNS, WINDOW_COLUMNS, Result, frame
+from workbench.sim.server import Server
+from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["simulate"]
+__all__ = ["build_cluster", "simulate"]
 
 
-def _queries_frame(rep: int, out: ReplicationOutput) -> pd.DataFrame:
-    n = len(out.arrival_ms)
-    return pd.DataFrame({
-        "replication": np.full(n, rep, dtype=np.int32),
-        "query_id": np.arange(n, dtype=np.int64),
-        "arrival_s": np.asarray(out.arrival_ms) / 1000.0,
-        "latency_ms": np.asarray(out.latency_ms, dtype=float),
-        "servers_queried": np.asarray(out.servers_queried, dtype=np.int32),
-        "segments_queried": np.asarray(out.segments_queried, dtype=np.int32),
-        "segments_pruned": np.asarray(out.segments_pruned, dtype=np.int32),
-        "partial": np.asarray(out.partial, dtype=bool),
-        "gc_delayed": np.asarray(out.gc_delayed, dtype=bool),
-        "queue_wait_ms": np.asarray(out.queue_wait_ms, dtype=float),
-        "cache_hit": pd.Series(out.cache_hit, dtype="string"),
-    }, columns=list(QUERY_COLUMNS))
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000.0
 
 
-def _servers_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
-    window = model.horizon_ms
-    rows = [
-        {"replication": rep, "server": model.layout.servers[i], "requests": s.requests,
-         "busy_ms": s.busy_ms, "cores": s.cores, "utilisation": s.busy_ms / (s.cores * window),
-         "failed_requests": s.failed, "segment_cache_hits": model.segment_caches[i].hits,
-         "paused_ms": s.pauses.overlap(0.0, window)}
-        for i, s in enumerate(model.servers)
+def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams) -> Cluster:
+    """One replication's parts, each built from its own section of ``sc`` and its own random stream."""
+    spec, horizon_ms = sc.cluster, sc.simulation.duration_s * 1000.0
+    gc, fail = effective_gc(spec.gc, sc.table, sc.schema), spec.failures
+    servers = [
+        Server(name, spec.server.cores, pause_schedule(gc, spec.server, streams.gc[i], horizon_ms),
+               crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], horizon_ms))
+        for i, name in enumerate(layout.servers)
     ]
-    return pd.DataFrame(rows)
-
-
-def _pauses_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
-    frames = [
-        pd.DataFrame({"replication": rep, "server": model.layout.servers[i],
-                      "start_s": s.pauses.starts / 1000.0, "duration_ms": s.pauses.ends - s.pauses.starts})
-        for i, s in enumerate(model.servers)
-    ]
-    cols = ["replication", "server", "start_s", "duration_ms"]
-    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
-
-
-def _failures_frame(rep: int, model: ClusterModel) -> pd.DataFrame:
-    frames = [
-        pd.DataFrame({"replication": rep, "server": model.layout.servers[i],
-                      "down_s": s.crashes.starts / 1000.0, "up_s": s.crashes.ends / 1000.0})
-        for i, s in enumerate(model.servers)
-    ]
-    return pd.concat(frames, ignore_index=True)[["replication", "server", "down_s", "up_s"]]
+    caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
+    brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
+                           streams.routing, env)
+    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms,
+                   spec.server.tasks_per_query)
 
 
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
@@ -77,12 +63,23 @@ def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     return pd.read_parquet(path, columns=["arrival_s", "sql"]).sort_values("arrival_s", kind="stable")
 
 
+def _arrivals(sc: Scenario, layout: Layout, data: Path | None) -> Arrivals:
+    """Poisson arrivals, or the log's queries with one planner shared by every replication (plans are
+    deterministic, so each distinct SQL text is parsed and pruned once per run)."""
+    replay = _replay_queries(sc, data)
+    planner = None
+    if replay is not None:
+        planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table),
+                          layout.metadata)
+    return Arrivals(sc.workload.arrival.qps, replay, planner, sc.workload.churn)
+
+
 def simulate(
     scenario: Scenario | str | Path | dict[str, Any],
     seed: int | None = None,
     *,
     data: Path | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Result:
     """Run every replication of ``scenario`` and return its records.
 
@@ -96,35 +93,36 @@ def simulate(
     data
         A workload directory from ``workbench generate`` (or an import): its ``segments.parquet`` is
         the table's segments, and with ``workload.arrival.process: replay`` its ``queries.parquet``
-        gives arrival times and SQL. Without it the scenario's synthetic layout is used.
+        gives arrival times and SQL. Without it the scenario's ``workload.data`` (or its synthetic
+        layout) is used.
     progress
-        Called with the replication index after each replication (the CLI's progress bar).
+        Called with (replications done, replications) after each replication (the CLI's progress bar).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     if data is None and sc.workload.data is not None:
         data = sc.base_dir / sc.workload.data
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, data)
-    replay = _replay_queries(sc, data)
-    children = np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)
+    arrivals = _arrivals(sc, layout, data)
+    window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     queries, servers, pauses, windows, failures = [], [], [], [], []
-    for rep, child in enumerate(children):
-        model = ClusterModel(sc, layout, Streams.spawn(child, layout.num_servers), replay)
-        out = model.run()
-        queries.append(_queries_frame(rep, out))
-        servers.append(_servers_frame(rep, model))
-        pauses.append(_pauses_frame(rep, model))
-        failures.append(_failures_frame(rep, model))
-        window_ms = model.horizon_ms - model.warmup_ms
-        windows.append({"replication": rep, "window_s": window_ms / 1000.0,
-                        "mean_in_flight": out.in_flight_area / window_ms})
+    for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
+        env = simpy.Environment()
+        streams = Streams.spawn(child, layout.num_servers)
+        model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams), arrivals, window)
+        model.run()
+        queries.append(model.records.frame(rep))
+        servers += model.server_rows(rep)
+        pauses += model.pause_rows(rep)
+        failures += model.failure_rows(rep)
+        windows.append(model.window_row(rep))
         if progress is not None:
-            progress(rep)
+            progress(rep + 1, sc.simulation.replications)
     return Result(
         queries=pd.concat(queries, ignore_index=True),
-        servers=pd.concat(servers, ignore_index=True),
-        gc_pauses=pd.concat(pauses, ignore_index=True),
-        windows=pd.DataFrame(windows),
-        failures=pd.concat(failures, ignore_index=True),
+        servers=frame(servers, SERVER_COLUMNS),
+        gc_pauses=frame(pauses, GC_PAUSE_COLUMNS),
+        windows=frame(windows, WINDOW_COLUMNS),
+        failures=frame(failures, FAILURE_COLUMNS),
         parameters={"scenario": sc.to_dict(), "seed": base_seed},
     )

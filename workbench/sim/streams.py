@@ -52,14 +52,20 @@ class Streams:
     arrivals: np.random.Generator
     service: np.random.Generator
     network: np.random.Generator
+    #: Adaptive selection's random picks (servers without stats).
     routing: np.random.Generator
     gc: tuple[np.random.Generator, ...]
     failures: tuple[np.random.Generator, ...]
+    #: Segment churn: when segments are replaced or reloaded, and which.
+    churn: np.random.Generator
 
     @classmethod
     def spawn(cls, seed_seq: np.random.SeedSequence, servers: int) -> Streams:
-        """Children of ``seed_seq``: arrivals, service, network, routing, then per server GC and failures."""
-        a, s, n, r, g, f = seed_seq.spawn(6)
+        """Children of ``seed_seq``: arrivals, service, network, routing, per server GC and failures, churn.
+
+        A purpose added later is spawned after the others, so the existing streams keep their numbers.
+        """
+        a, s, n, r, g, f, c = seed_seq.spawn(7)
         rng = np.random.default_rng
         return cls(rng(a), rng(s), rng(n), rng(r), tuple(rng(x) for x in g.spawn(servers)),
-                   tuple(rng(x) for x in f.spawn(servers)))
+                   tuple(rng(x) for x in f.spawn(servers)), rng(c))

@@ -32,9 +32,10 @@ import pandas as pd
 
 from workbench.io import write_json_atomic
 from workbench.sweep.combine import write_combined
-from workbench.sweep.point import PointOutcome, PointTask, load_done, simulate_point
+from workbench.sweep.point import load_done, simulate_point
 from workbench.sweep.runner import LocalRunner, Runner, default_parallel
 from workbench.sweep.spec import SweepError, SweepSpec, expand_points, load_sweep, parse_sweep
+from workbench.sweep.task import PointOutcome, PointTask
 
 if TYPE_CHECKING:
     from tqdm import tqdm

@@ -22,8 +22,8 @@ import pandas as pd
 
 from workbench.analysis.compare import flatten
 from workbench.io import atomic_file, write_json_atomic
-from workbench.sweep.point import PointOutcome
 from workbench.sweep.spec import Point
+from workbench.sweep.task import PointOutcome
 
 __all__ = ["COMBINED_FILE", "FAILURES_FILE", "combine", "flatten", "point_row", "write_combined"]
 

@@ -17,12 +17,10 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.errors import InputError
-
-if TYPE_CHECKING:
-    from workbench.sweep.point import PointTask
+from workbench.sweep.task import NOTEBOOK_FILE, PointTask
 
 __all__ = ["KERNEL", "PARAMETERS", "execute_point_notebook", "missing_parameters", "notebook_parameters"]
 
@@ -86,8 +84,6 @@ def execute_point_notebook(task: PointTask) -> tuple[str, str] | None:
     """
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
-
-    from workbench.sweep.point import NOTEBOOK_FILE
 
     if task.notebook is None:
         raise ValueError(f"{task.point_id} has no notebook to run")

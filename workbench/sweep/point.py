@@ -12,73 +12,15 @@ import json
 import shutil
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.api import SUMMARY_FILE, run_scenario
 from workbench.errors import InputError
+from workbench.sweep.notebook import execute_point_notebook
+from workbench.sweep.task import ERROR_FILE, NOTEBOOK_FILE, PointOutcome, PointTask
 
 __all__ = ["PointOutcome", "PointTask", "load_done", "run_point", "simulate_point"]
-
-#: What a point's directory holds when its run failed (with a traceback or the notebook's error).
-ERROR_FILE = "error.txt"
-#: The executed notebook inside a point's directory (notebook sweeps only).
-NOTEBOOK_FILE = "notebook.ipynb"
-SUMMARY_FILE = "summary.json"
-
-
-@dataclass(frozen=True)
-class PointTask:
-    """Everything one point needs, as plain data that pickles to a worker or a Spark executor.
-
-    Attributes
-    ----------
-    point_id
-        Directory name under the sweep's output (``point-003``).
-    overrides
-        Dotted-key scenario overrides of this point.
-    seed
-        Simulation seed (common to all points unless the grid overrides ``simulation.seed``).
-    base
-        The base scenario as data (``Scenario.to_dict()``, table config inlined).
-    base_dir
-        Directory that relative paths inside the base scenario are resolved against.
-    out_dir
-        The point's own directory (absolute), on a filesystem every worker can write.
-    scenario_path
-        The base scenario's file, handed to notebooks (``None`` when the base was inline).
-    notebook
-        Notebook to run through papermill, or ``None`` to call the API directly.
-    """
-
-    point_id: str
-    overrides: dict[str, Any]
-    seed: int
-    base: dict[str, Any]
-    base_dir: str
-    out_dir: str
-    scenario_path: str | None = None
-    notebook: str | None = None
-
-
-@dataclass(frozen=True)
-class PointOutcome:
-    """How one attempt at a point ended.
-
-    ``summary`` is the point's ``summary.json`` when ``status == "ok"``; ``error`` is one line
-    saying what went wrong when ``status == "failed"`` (the full text is in ``error.txt``).
-    """
-
-    point_id: str
-    status: str
-    attempt: int
-    summary: dict[str, Any] | None = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the point finished and wrote its summary."""
-        return self.status == "ok"
 
 
 def simulate_point(
@@ -108,16 +50,7 @@ def simulate_point(
     base_dir
         Where relative paths of a mapping scenario point (a file's own directory otherwise).
     """
-    from workbench.api import write_run
-    from workbench.scenario import load_scenario
-    from workbench.sim.run import simulate
-
-    base = load_scenario(scenario, base_dir=Path(base_dir) if base_dir is not None else None)
-    result = simulate(base.with_overrides(overrides), seed)
-    result.parameters["overrides"] = dict(overrides)
-    write_run(result, out_dir, overwrite=True)
-    summary: dict[str, Any] = json.loads((Path(out_dir) / SUMMARY_FILE).read_text(encoding="utf-8"))
-    return summary
+    return run_scenario(scenario, out_dir, overrides=overrides, seed=seed, base_dir=base_dir, overwrite=True)
 
 
 def run_point(task: PointTask, attempt: int = 1) -> PointOutcome:
@@ -125,26 +58,29 @@ def run_point(task: PointTask, attempt: int = 1) -> PointOutcome:
     point_dir = Path(task.out_dir)
     shutil.rmtree(point_dir, ignore_errors=True)
     try:
-        failure = _execute(task)
+        summary, failure = _execute(task)
     except Exception as exc:  # a failing point is recorded, not propagated (the sweep goes on)
-        failure = f"{type(exc).__name__}: {exc}", traceback.format_exc()
-    if failure is None:
-        summary, problem = _read_summary(point_dir)
-        if summary is not None:
-            return PointOutcome(task.point_id, "ok", attempt, summary=summary)
-        failure = problem or "", problem or ""
+        summary, failure = None, (f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    if summary is not None:
+        return PointOutcome(task.point_id, "ok", attempt, summary=summary)
+    assert failure is not None
     _record_failure(point_dir, failure[1])
     return PointOutcome(task.point_id, "failed", attempt, error=failure[0])
 
 
-def _execute(task: PointTask) -> tuple[str, str] | None:
-    """Run the point's notebook or the API; a notebook's failed cell comes back as (line, full text)."""
-    if task.notebook is not None:
-        from workbench.sweep.notebook import execute_point_notebook
+def _execute(task: PointTask) -> tuple[dict[str, Any] | None, tuple[str, str] | None]:
+    """Run the point through the API (which returns its summary) or its notebook (which writes it).
 
-        return execute_point_notebook(task)
-    simulate_point(task.base, task.overrides, task.out_dir, seed=task.seed, base_dir=task.base_dir)
-    return None
+    Returns ``(summary, None)``, or ``(None, (one line, full text))`` for a failed notebook cell or a
+    notebook that wrote no usable summary.
+    """
+    if task.notebook is None:
+        return simulate_point(task.base, task.overrides, task.out_dir, seed=task.seed, base_dir=task.base_dir), None
+    failure = execute_point_notebook(task)
+    if failure is not None:
+        return None, failure
+    summary, problem = _read_summary(Path(task.out_dir))
+    return (summary, None) if summary is not None else (None, (problem or "", problem or ""))
 
 
 def _read_summary(point_dir: Path) -> tuple[dict[str, Any] | None, str | None]:

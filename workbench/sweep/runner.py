@@ -15,7 +15,8 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol
 
-from workbench.sweep.point import PointOutcome, PointTask, run_point
+from workbench.sweep.point import run_point
+from workbench.sweep.task import PointOutcome, PointTask
 
 __all__ = ["LocalRunner", "Progress", "Runner", "default_parallel"]
 

@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from workbench.errors import InputError
-from workbench.sweep.point import PointOutcome, PointTask, run_point
+from workbench.sweep.point import run_point
 from workbench.sweep.runner import Progress
+from workbench.sweep.task import PointOutcome, PointTask
 
 __all__ = ["SparkRunner"]
 

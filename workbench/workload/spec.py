@@ -1,12 +1,12 @@
 """The workload generator's spec: the ``workload.generate`` section of a scenario, or a bare spec file.
 
-Fields follow the same conventions as every scenario section (see :mod:`workbench.scenario._build`):
+Fields follow the same conventions as every scenario section (see :mod:`workbench.scenario.build`):
 bounds and units in field metadata, cross-field rules in ``check(path)``. The top-level keys of the
 walking skeleton (``events``, ``keys``, ``key_distribution``, ``zipf_s``, ``partitions``, ``span_s``,
 ``segment_rows``, ``seed``) keep their meaning; everything added since lives in nested sections, one
 per concern, each with defaults that describe a plain append-only event stream.
 
->>> from workbench.scenario._build import build_section
+>>> from workbench.scenario.build import build_section
 >>> spec = build_section(GenerateSpec, {"events": 1000, "rate": {"profile": "diurnal"},
 ...                                     "lifecycle": {"updates_per_key": 4}}, "generate")
 >>> spec.rate.profile, spec.lifecycle.updates_per_key.mean, spec.disorder.late_fraction

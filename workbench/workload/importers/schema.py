@@ -28,7 +28,7 @@ DATA_TYPES = frozenset({
 })
 #: Metrics are aggregated, so Pinot allows only numeric types (and BYTES for serialized sketches).
 _METRIC_TYPES = frozenset({"INT", "LONG", "FLOAT", "DOUBLE", "BIG_DECIMAL", "BYTES"})
-_SECTIONS = {
+SECTIONS = {
     "dimensionFieldSpecs": "DIMENSION",
     "metricFieldSpecs": "METRIC",
     "dateTimeFieldSpecs": "DATE_TIME",
@@ -54,7 +54,7 @@ class _Problem(Exception):
 
 def _field_specs(schema: Mapping[str, Any]) -> Iterator[tuple[KeyPath, str, Any]]:
     """``(key path, field type, spec)`` for every field spec, in document order per section."""
-    for section, field_type in _SECTIONS.items():
+    for section, field_type in SECTIONS.items():
         specs = schema.get(section) or []
         if not isinstance(specs, list):
             raise _Problem((section,), "must be a list of field specs")

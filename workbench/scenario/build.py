@@ -149,12 +149,15 @@ _SCALARS: dict[Any, Callable[[Any, str, Mapping[str, Any]], Any]] = {
 def build_section(cls: type[T], data: Any, path: str) -> T:
     """Build dataclass ``cls`` from mapping ``data``; unknown keys, bad types and bounds raise.
 
-    After construction, a ``check(path)`` method on the dataclass (when present) runs the rules that
-    involve several fields, so that those errors also carry the key path.
+    Construction runs the dataclass's ``__post_init__``, which builds derived settings (a broker's
+    adaptive-selection and cache configs from its Pinot properties) and names bad keys relative to the
+    section; they are reported under ``path``. After construction, a ``check(path)`` method (when
+    present) runs the rules that involve several fields, so that those errors also carry the key path.
     """
     if data is None:
         data = {}
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    # fields a section derives from its other fields (``init=False``) are not keys a user writes
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     if not isinstance(data, Mapping):
         raise ScenarioError(path, f"must be a mapping with keys {', '.join(fields)}, got {_describe(data)}")
     hints = get_type_hints(cls)
@@ -170,7 +173,10 @@ def build_section(cls: type[T], data: Any, path: str) -> T:
         for name, f in fields.items()
         if name in data
     }
-    obj = cls(**kwargs)
+    try:
+        obj = cls(**kwargs)
+    except ScenarioError as exc:  # a section's own derivation names keys relative to the section
+        raise ScenarioError(join(path, exc.where), exc.problem) from None
     check = getattr(obj, "check", None)
     if callable(check):
         check(path)

@@ -1,0 +1,71 @@
+"""A sweep point as plain data: the task a worker or Spark executor runs, and the outcome it returns.
+
+Kept apart from :mod:`.point` (which runs tasks) so that the notebook runner and the combiner can
+name tasks and outcomes without importing the code that executes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ERROR_FILE", "NOTEBOOK_FILE", "PointOutcome", "PointTask"]
+
+#: What a point's directory holds when its run failed (with a traceback or the notebook's error).
+ERROR_FILE = "error.txt"
+#: The executed notebook inside a point's directory (notebook sweeps only).
+NOTEBOOK_FILE = "notebook.ipynb"
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """Everything one point needs, as plain data that pickles to a worker or a Spark executor.
+
+    Attributes
+    ----------
+    point_id
+        Directory name under the sweep's output (``point-003``).
+    overrides
+        Dotted-key scenario overrides of this point.
+    seed
+        Simulation seed (common to all points unless the grid overrides ``simulation.seed``).
+    base
+        The base scenario as data (``Scenario.to_dict()``, table config inlined).
+    base_dir
+        Directory that relative paths inside the base scenario are resolved against.
+    out_dir
+        The point's own directory (absolute), on a filesystem every worker can write.
+    scenario_path
+        The base scenario's file, handed to notebooks (``None`` when the base was inline).
+    notebook
+        Notebook to run through papermill, or ``None`` to call the API directly.
+    """
+
+    point_id: str
+    overrides: dict[str, Any]
+    seed: int
+    base: dict[str, Any]
+    base_dir: str
+    out_dir: str
+    scenario_path: str | None = None
+    notebook: str | None = None
+
+
+@dataclass(frozen=True)
+class PointOutcome:
+    """How one attempt at a point ended.
+
+    ``summary`` is the point's ``summary.json`` when ``status == "ok"``; ``error`` is one line
+    saying what went wrong when ``status == "failed"`` (the full text is in ``error.txt``).
+    """
+
+    point_id: str
+    status: str
+    attempt: int
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the point finished and wrote its summary."""
+        return self.status == "ok"
