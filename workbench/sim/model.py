@@ -73,13 +73,18 @@ class Cluster:
 
 @dataclass
 class Arrivals:
-    """What arrives: queries without a filter at ``qps`` (Poisson), or ``replay`` (a query log's arrival
-    times and SQL, each planned by ``planner`` with Pinot's pruners); and segment ``churn``."""
+    """What arrives, and the segment churn during the run.
+
+    Queries come from the first of: ``replay`` (a query log's ``arrival_s`` and ``sql``, each planned by
+    ``planner`` with Pinot's pruners), ``at_ms`` (queries without a filter at these times, ms: a trace of
+    arrival times only), or Poisson arrivals at ``qps`` of queries without a filter.
+    """
 
     qps: float = 1.0
     replay: pd.DataFrame | None = None
     planner: Planner | None = None
     churn: ChurnSpec = field(default_factory=ChurnSpec)
+    at_ms: Sequence[float] | None = None
 
 
 class ClusterModel:
@@ -235,6 +240,14 @@ class ClusterModel:
             yield self.env.timeout(max(0.0, at - self.env.now))
             self.env.process(self._query(query_id, planner.plan(str(sql))))
 
+    def _trace(self, times_ms: Sequence[float]) -> simpy.events.ProcessGenerator:
+        """Queries without a filter at the given times (ms, non-decreasing)."""
+        for query_id, at in enumerate(times_ms):
+            if at >= self.window.horizon_ms:
+                return
+            yield self.env.timeout(max(0.0, at - self.env.now))
+            self.env.process(self._query(query_id))
+
     def _poisson(self) -> simpy.events.ProcessGenerator:
         mean_gap = 1000.0 / self.arrivals.qps
         gaps = Buffered(lambda n: self.rng.arrivals.exponential(mean_gap, n))
@@ -278,6 +291,8 @@ class ClusterModel:
             if a.planner is None:
                 raise ValueError("replayed arrivals need a planner (the table's pruners on the layout)")
             self.env.process(self._replay(a.replay, a.planner))
+        elif a.at_ms is not None:
+            self.env.process(self._trace(a.at_ms))
         else:
             self.env.process(self._poisson())
         for i, server in enumerate(self.servers):
