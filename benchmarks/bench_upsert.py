@@ -98,7 +98,7 @@ def rate(n: int, seconds: float) -> str:
 
 # -- ingest ------------------------------------------------------------------------------------------------
 def consuming(**kw: Any) -> PartitionUpsertMetadataManager:
-    m = PartitionUpsertMetadataManager(**kw)
+    m = PartitionUpsertMetadataManager.of(**kw)
     m.start_new_consuming_segment("t__0__0__20240101T0000Z")
     return m
 
@@ -169,8 +169,8 @@ def bench_bootstrap(n: int, rng: np.random.Generator) -> None:
         loop = partial(dict_loop, keys, values)
         best = race({"dict": (loop, _nothing), "dict, gc off": (partial(without_gc, loop), _nothing),
                      "add_segments": (partial(PartitionUpsertMetadataManager.add_segments, segments=segments),
-                                      PartitionUpsertMetadataManager)})
-        seq = race({"one by one": (one_by_one(segments), PartitionUpsertMetadataManager)}, repeats=1)["one by one"]
+                                      PartitionUpsertMetadataManager.of)})
+        seq = race({"one by one": (one_by_one(segments), PartitionUpsertMetadataManager.of)}, repeats=1)["one by one"]
         base, base_off, vec = best["dict"], best["dict, gc off"], best["add_segments"]
         print(f"  {updates_per_key:2d} records/key: bare dict loop {rate(n, base)} (gc off {rate(n, base_off)})\n"
               f"      add_segments (vectorised)  {rate(n, vec)}  {base / vec:5.2f}x the dict loop "
@@ -197,7 +197,7 @@ def bench_restart(n: int, rng: np.random.Generator, root: Path) -> None:
     print(f"\n== restart: {n:,} records in 20 segments, {n // 4:,} keys ==")
     keys, values = records(n, n // 4, rng)
     segments = segment_inputs(keys, values, 20)
-    live = PartitionUpsertMetadataManager(enable_snapshot=True, snapshot_dir=root)
+    live = PartitionUpsertMetadataManager.of(enable_snapshot=True, snapshot_dir=root)
     for s in segments:
         live.start_new_consuming_segment(s.name)
         live.add_records(s.name, s.primary_keys, s.comparison_values)
@@ -205,7 +205,7 @@ def bench_restart(n: int, rng: np.random.Generator, root: Path) -> None:
     live.start_new_consuming_segment("t__0__99__20240101T0000Z")  # snapshots every committed segment
 
     def fresh(preload: bool) -> PartitionUpsertMetadataManager:
-        return PartitionUpsertMetadataManager(enable_snapshot=True, snapshot_dir=root, enable_preload=preload)
+        return PartitionUpsertMetadataManager.of(enable_snapshot=True, snapshot_dir=root, enable_preload=preload)
 
     def recover(m: PartitionUpsertMetadataManager) -> None:
         m.recover(segments)
@@ -229,7 +229,7 @@ def bench_expiry(segments: int, per_segment: int, rng: np.random.Generator, root
         "two_map_rotation": {"expiry": "two_map_rotation"},
     }
     for label, kw in variants.items():
-        m = PartitionUpsertMetadataManager(metadata_ttl=3 * 3_600_000, enable_snapshot=True,
+        m = PartitionUpsertMetadataManager.of(metadata_ttl=3 * 3_600_000, enable_snapshot=True,
                                            snapshot_dir=root / label.split()[0], **kw)
         start = time.perf_counter()
         samples = replay_partition(stream, m, count_duplicates=False)

@@ -44,7 +44,7 @@ def test_batch_equals_one_by_one(names: list[str], options: dict[str, bool], has
         segments = random_segments(np.random.default_rng(seed), names, **options)
         kw: dict[str, Any] = {"hash_function": hash_function, "delete_record_column": "d",
                               "primary_key_types": ["STRING" if options.get("strings") else "LONG"]}
-        one, batch = PartitionUpsertMetadataManager(**kw), PartitionUpsertMetadataManager(**kw)
+        one, batch = PartitionUpsertMetadataManager.of(**kw), PartitionUpsertMetadataManager.of(**kw)
         for s in segments:
             one.add_segment(s.name, s.primary_keys, s.comparison_values, s.is_delete,
                             creation_time_ms=s.creation_time_ms)
@@ -56,8 +56,8 @@ def test_batch_merges_with_keys_already_in_the_map() -> None:
     for seed in range(20):
         rng = np.random.default_rng(seed)
         first, rest = random_segments(rng, LLC[:2]), random_segments(rng, LLC[2:])
-        one, batch = PartitionUpsertMetadataManager(delete_record_column="d"), \
-            PartitionUpsertMetadataManager(delete_record_column="d")
+        one, batch = PartitionUpsertMetadataManager.of(delete_record_column="d"), \
+            PartitionUpsertMetadataManager.of(delete_record_column="d")
         for m in (one, batch):
             m.add_segments(first)
             m.start_new_consuming_segment("t__0__9__20240101T0000Z")

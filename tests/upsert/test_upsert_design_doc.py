@@ -36,7 +36,7 @@ def valid_locations(manager: PartitionUpsertMetadataManager) -> dict[str, set[st
 
 def run(times: list[float], *, expired_key_is_new: bool = False) -> list[dict[str, set[str]]]:
     """Consume each segment at its time step, commit, and record the table after each commit."""
-    manager = PartitionUpsertMetadataManager(metadata_ttl=TTL, enable_snapshot=True, snapshot_dir=_tmp(),
+    manager = PartitionUpsertMetadataManager.of(metadata_ttl=TTL, enable_snapshot=True, snapshot_dir=_tmp(),
                                              primary_key_types=["STRING"], expired_key_is_new=expired_key_is_new)
     rows = []
     for (name, keys), t in zip(SEGMENTS, times, strict=True):
@@ -79,7 +79,7 @@ def test_scenario_3_design_doc_rule_keeps_both_records() -> None:
 
 def test_scenario_1_removal_leaves_valid_doc_ids_alone() -> None:
     """Removing an expired key from the map does not touch validDocIds (the stable segments keep it)."""
-    manager = PartitionUpsertMetadataManager(metadata_ttl=TTL, enable_snapshot=True, snapshot_dir=_tmp(),
+    manager = PartitionUpsertMetadataManager.of(metadata_ttl=TTL, enable_snapshot=True, snapshot_dir=_tmp(),
                                              primary_key_types=["STRING"])
     for (name, keys), t in zip(SEGMENTS[:3], SCENARIO_1_2_TIMES, strict=False):
         manager.start_new_consuming_segment(name)

@@ -243,7 +243,7 @@ def draw_config(rng: np.random.Generator) -> Config:
 
 
 def new_manager(cfg: Config, root: Path) -> PartitionUpsertMetadataManager:
-    return PartitionUpsertMetadataManager(
+    return PartitionUpsertMetadataManager.of(
         metadata_ttl=cfg.metadata_ttl, deleted_keys_ttl=cfg.deleted_keys_ttl, hash_function=cfg.hash_function,
         enable_snapshot=cfg.snapshot, snapshot_dir=root, delete_record_column="del" if cfg.delete_column else None,
         drop_out_of_order_record=cfg.drop, enable_preload=cfg.preload, expired_key_is_new=cfg.rule)

@@ -13,7 +13,7 @@ from workbench.pinot.upsert import ExpiryStrategy, PartitionUpsertMetadataManage
 
 def run(tmp_path: Path, **kw: Any) -> tuple[PartitionUpsertMetadataManager, list[int]]:
     """Ten segments, each with one new key at time 10*i; records key counts after each start."""
-    m = PartitionUpsertMetadataManager(metadata_ttl=25, enable_snapshot=True, snapshot_dir=tmp_path, **kw)
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=25, enable_snapshot=True, snapshot_dir=tmp_path, **kw)
     sizes = []
     for i in range(10):
         name = f"t__0__{i}__20240101T0000Z"
@@ -46,7 +46,7 @@ def test_two_map_rotation_drops_a_whole_map_without_scanning(tmp_path: Path) -> 
 
 
 def test_two_map_lookup_finds_and_moves_keys_from_the_previous_map(tmp_path: Path) -> None:
-    m = PartitionUpsertMetadataManager(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path,
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path,
                                        expiry="two_map_rotation")
     m.start_new_consuming_segment("a")
     m.add_records("a", [1, 2], [0, 0])
@@ -55,17 +55,17 @@ def test_two_map_lookup_finds_and_moves_keys_from_the_previous_map(tmp_path: Pat
     m.add_records("b", [3], [12])
     m.seal_consuming_segment("b")
     m.start_new_consuming_segment("c")  # rotation: {1, 2, 3} become the previous map
-    assert len(m._old_map) == 3 and not m._map
+    assert len(m.state.old_map) == 3 and not m.state.key_map
     m.add_records("c", [1, 2], [13, -5])  # key 1 wins and moves; key 2 is late and stays behind
-    assert set(m._map) == {1} and set(m._old_map) == {2, 3}
+    assert set(m.state.key_map) == {1} and set(m.state.old_map) == {2, 3}
     assert m.record_location(2) == ("a", 1, 0)
 
 
 def test_strategy_options_are_validated(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="scan_interval"):
-        PartitionUpsertMetadataManager(metadata_ttl=5, enable_snapshot=True, snapshot_dir=tmp_path,
+        PartitionUpsertMetadataManager.of(metadata_ttl=5, enable_snapshot=True, snapshot_dir=tmp_path,
                                        expiry="periodic_scan")
     with pytest.raises(InputError, match="two_map_rotation"):
-        PartitionUpsertMetadataManager(expiry="two_map_rotation")
+        PartitionUpsertMetadataManager.of(expiry="two_map_rotation")
     with pytest.raises(InputError, match="expired_key_is_new"):
-        PartitionUpsertMetadataManager(expired_key_is_new=True)
+        PartitionUpsertMetadataManager.of(expired_key_is_new=True)

@@ -29,27 +29,27 @@ def queryable(m: PartitionUpsertMetadataManager, name: str) -> list[int]:
 
 # -- comparison ties ------------------------------------------------------------------------------------
 def test_tie_inside_a_segment_goes_to_the_later_doc() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [7, 7, 7], [5, 5, 4])
     assert valid(m, LLC0) == [1]
 
 
 def test_tie_across_llc_segments_goes_to_the_higher_sequence_whatever_the_load_order() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC2, [7], [5])
     m.add_segment(LLC1, [7], [5])
     assert (valid(m, LLC2), valid(m, LLC1)) == ([0], [])
 
 
 def test_tie_across_non_llc_segments_goes_to_the_newer_creation_time() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment("a", [7], [5], creation_time_ms=200)
     m.add_segment("b", [7], [5], creation_time_ms=100)
     assert (valid(m, "a"), valid(m, "b")) == ([0], [])
 
 
 def test_tie_at_equal_time_prefers_an_uploaded_name_else_keeps_the_current() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment("plain_a", [7], [5])
     m.add_segment("uploaded__t__0__3__20240101T0000Z", [7], [5])
     m.add_segment("plain_b", [7], [5])
@@ -57,7 +57,7 @@ def test_tie_at_equal_time_prefers_an_uploaded_name_else_keeps_the_current() -> 
 
 
 def test_consumed_record_wins_ties_against_any_segment() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC1, [7], [5])
     m.start_new_consuming_segment(LLC0)  # a *lower* sequence: the consuming path uses >= regardless
     assert m.add_record(LLC0, 0, 7, 5) is RecordOutcome.REPLACED
@@ -66,7 +66,7 @@ def test_consumed_record_wins_ties_against_any_segment() -> None:
 
 # -- out-of-order records ---------------------------------------------------------------------------------
 def test_out_of_order_record_is_indexed_but_not_valid() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.start_new_consuming_segment(LLC0)
     assert m.add_record(LLC0, 0, 1, 10) is RecordOutcome.NEW_KEY
     assert m.add_record(LLC0, 1, 1, 9) is RecordOutcome.OUT_OF_ORDER
@@ -74,7 +74,7 @@ def test_out_of_order_record_is_indexed_but_not_valid() -> None:
 
 
 def test_drop_out_of_order_record_reuses_the_doc_id() -> None:
-    m = PartitionUpsertMetadataManager(drop_out_of_order_record=True)
+    m = PartitionUpsertMetadataManager.of(drop_out_of_order_record=True)
     m.start_new_consuming_segment(LLC0)
     counts = m.add_records(LLC0, [1, 1, 2], [10, 9, 3])
     assert counts == (2, 0, 1, 1)
@@ -83,7 +83,7 @@ def test_drop_out_of_order_record_reuses_the_doc_id() -> None:
 
 
 def test_out_of_order_record_column_marks_the_late_rows() -> None:
-    m = PartitionUpsertMetadataManager(out_of_order_record_column="late")
+    m = PartitionUpsertMetadataManager.of(out_of_order_record_column="late")
     m.start_new_consuming_segment(LLC0)
     m.add_records(LLC0, [1, 1, 1, 2], [10, 9, 11, 1])
     assert sorted(m.out_of_order_doc_ids(LLC0)) == [1] and valid(m, LLC0) == [2, 3]
@@ -91,25 +91,25 @@ def test_out_of_order_record_column_marks_the_late_rows() -> None:
 
 def test_drop_and_out_of_order_column_cannot_be_combined() -> None:
     with pytest.raises(InputError, match="outOfOrderRecordColumn"):
-        PartitionUpsertMetadataManager(drop_out_of_order_record=True, out_of_order_record_column="late")
+        PartitionUpsertMetadataManager.of(drop_out_of_order_record=True, out_of_order_record_column="late")
 
 
 # -- deletes ------------------------------------------------------------------------------------------------
 def test_delete_record_is_valid_but_not_queryable_and_blocks_older_records() -> None:
-    m = PartitionUpsertMetadataManager(delete_record_column="deleted")
+    m = PartitionUpsertMetadataManager.of(delete_record_column="deleted")
     m.start_new_consuming_segment(LLC0)
     m.add_records(LLC0, [1, 2, 1, 1], [10, 10, 12, 11], is_delete=[False, False, True, False])
     assert valid(m, LLC0) == [1, 2] and queryable(m, LLC0) == [1]
 
 
 def test_queryable_follows_replacement_within_a_segment() -> None:
-    m = PartitionUpsertMetadataManager(delete_record_column="deleted")
+    m = PartitionUpsertMetadataManager.of(delete_record_column="deleted")
     m.add_segment(LLC0, [1, 1, 1], [1, 2, 3], is_delete=[False, True, False])
     assert (valid(m, LLC0), queryable(m, LLC0)) == ([2], [2])
 
 
 def test_without_delete_column_queryable_is_valid_and_deletes_are_refused() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [1, 1], [1, 2])
     assert queryable(m, LLC0) == valid(m, LLC0) == [1]
     with pytest.raises(InputError, match="deleteRecordColumn"):
@@ -118,7 +118,7 @@ def test_without_delete_column_queryable_is_valid_and_deletes_are_refused() -> N
 
 # -- commit, replace, remove --------------------------------------------------------------------------------
 def test_commit_moves_every_location_to_the_immutable_copy() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [1, 2], [1, 1])
     m.start_new_consuming_segment(LLC1)
     m.add_records(LLC1, [1, 3, 3], [2, 1, 0])
@@ -130,7 +130,7 @@ def test_commit_moves_every_location_to_the_immutable_copy() -> None:
 
 
 def test_replacing_with_a_copy_missing_a_key_removes_that_key() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [1, 2, 3], [1, 1, 1])
     m.replace_segment(LLC0, [3, 1], [1, 1])  # reordered, and key 2 is gone
     assert m.inconsistent_rows == 1 and m.record_location(2) is None
@@ -138,7 +138,7 @@ def test_replacing_with_a_copy_missing_a_key_removes_that_key() -> None:
 
 
 def test_remove_segment_drops_only_keys_still_located_there() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [1, 2], [1, 1])
     m.add_segment(LLC1, [2], [5])
     m.remove_segment(LLC0)
@@ -146,7 +146,7 @@ def test_remove_segment_drops_only_keys_still_located_there() -> None:
 
 
 def test_add_record_checks_the_doc_id_and_the_segment_kind() -> None:
-    m = PartitionUpsertMetadataManager()
+    m = PartitionUpsertMetadataManager.of()
     m.add_segment(LLC0, [1], [1])
     m.start_new_consuming_segment(LLC1)
     with pytest.raises(InputError, match="next doc"):
@@ -159,7 +159,7 @@ def test_add_record_checks_the_doc_id_and_the_segment_kind() -> None:
 @pytest.mark.parametrize("kind", [int, float])
 def test_remove_expired_primary_keys_pinot_vector(tmp_path: Path, kind: type) -> None:
     """testRemoveExpiredPrimaryKeys: TTL 30, threshold 90 removes pk 3 only; validDocIds stay {0,1,2,3}."""
-    m = PartitionUpsertMetadataManager(metadata_ttl=30, enable_snapshot=True, snapshot_dir=tmp_path)
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=30, enable_snapshot=True, snapshot_dir=tmp_path)
     m.start_new_consuming_segment(LLC1)
     m.add_record(LLC1, 0, 10, kind(80))
     assert m.watermark == 80
@@ -175,7 +175,7 @@ def test_remove_expired_primary_keys_pinot_vector(tmp_path: Path, kind: type) ->
 def test_ttl_with_negative_comparison_values_skips_an_old_segment(tmp_path: Path,
                                                                   caplog: pytest.LogCaptureFixture) -> None:
     """testTTLWithNegativeComparisonValues: watermark -80, TTL 30, a segment with max -200 is out of TTL."""
-    m = PartitionUpsertMetadataManager(metadata_ttl=30, enable_snapshot=True, snapshot_dir=tmp_path)
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=30, enable_snapshot=True, snapshot_dir=tmp_path)
     m.start_new_consuming_segment(LLC1)
     m.add_record(LLC1, 0, 10, -80)
     with caplog.at_level(logging.WARNING):
@@ -186,7 +186,7 @@ def test_ttl_with_negative_comparison_values_skips_an_old_segment(tmp_path: Path
 
 def test_remove_expired_deleted_keys_pinot_vector() -> None:
     """testRemoveExpiredDeletedKeys: threshold 130 removes pk 2 (deleted at 120) and its valid doc."""
-    m = PartitionUpsertMetadataManager(deleted_keys_ttl=20, delete_record_column="deleted")
+    m = PartitionUpsertMetadataManager.of(deleted_keys_ttl=20, delete_record_column="deleted")
     m.start_new_consuming_segment(LLC0)
     m.add_records(LLC0, [2, 2, 3], [100, 120, 150], is_delete=[False, True, True])
     m.remove_expired_primary_keys()
@@ -195,7 +195,7 @@ def test_remove_expired_deleted_keys_pinot_vector() -> None:
 
 
 def test_sweep_threshold_is_strict() -> None:
-    m = PartitionUpsertMetadataManager(deleted_keys_ttl=20, delete_record_column="deleted")
+    m = PartitionUpsertMetadataManager.of(deleted_keys_ttl=20, delete_record_column="deleted")
     m.start_new_consuming_segment(LLC0)
     m.add_records(LLC0, [1, 2], [130, 150], is_delete=[True, False])
     m.remove_expired_primary_keys()  # threshold 130: a value of exactly 130 is kept
@@ -204,7 +204,7 @@ def test_sweep_threshold_is_strict() -> None:
 
 def test_ingest_has_no_per_record_ttl_check(tmp_path: Path) -> None:
     """A record older than watermark - TTL is still consumed; a swept key comes back as a new key."""
-    m = PartitionUpsertMetadataManager(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path)
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path)
     m.start_new_consuming_segment(LLC0)
     m.add_records(LLC0, [1, 2], [0, 100])
     m.seal_consuming_segment(LLC0)
@@ -214,7 +214,7 @@ def test_ingest_has_no_per_record_ttl_check(tmp_path: Path) -> None:
 
 
 def test_remove_segment_out_of_ttl_leaves_its_keys_for_the_sweep(tmp_path: Path) -> None:
-    m = PartitionUpsertMetadataManager(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path)
+    m = PartitionUpsertMetadataManager.of(metadata_ttl=10, enable_snapshot=True, snapshot_dir=tmp_path)
     m.add_segment(LLC0, [1], [0])
     m.start_new_consuming_segment(LLC1)
     m.add_record(LLC1, 0, 2, 100)
@@ -226,8 +226,8 @@ def test_remove_segment_out_of_ttl_leaves_its_keys_for_the_sweep(tmp_path: Path)
 
 def test_ttl_settings_follow_pinots_preconditions(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="snapshot enabled"):
-        PartitionUpsertMetadataManager(metadata_ttl=10)
+        PartitionUpsertMetadataManager.of(metadata_ttl=10)
     with pytest.raises(InputError, match="deleteRecordColumn"):
-        PartitionUpsertMetadataManager(deleted_keys_ttl=10)
+        PartitionUpsertMetadataManager.of(deleted_keys_ttl=10)
     with pytest.raises(InputError, match="snapshot_dir"):
-        PartitionUpsertMetadataManager(metadata_ttl=10, enable_snapshot=True)
+        PartitionUpsertMetadataManager.of(metadata_ttl=10, enable_snapshot=True)

@@ -53,6 +53,6 @@ def test_manager_from_table_config(tmp_path: Path) -> None:
     settings = UpsertSettings.from_table_config(
         table({"mode": "FULL", "metadataTTL": 86400, "snapshot": "ENABLE", "hashFunction": "MURMUR3"}),
         primary_key_types=("STRING",))
-    m = PartitionUpsertMetadataManager.from_settings(settings, snapshot_dir=tmp_path, partition_id=2)
+    m = PartitionUpsertMetadataManager(settings, snapshot_dir=tmp_path, partition_id=2)
     m.add_segment("s", ["a", "b", "a"], [1, 2, 3])
     assert sorted(m.valid_doc_ids("s")) == [1, 2] and m.settings.metadata_ttl == 86400

@@ -18,7 +18,7 @@ S0, S1, S2 = (f"t__0__{i}__20240101T0000Z" for i in range(3))
 
 
 def manager(root: Path, **kw: Any) -> PartitionUpsertMetadataManager:
-    return PartitionUpsertMetadataManager(enable_snapshot=True, snapshot_dir=root, partition_id=3, **kw)
+    return PartitionUpsertMetadataManager.of(enable_snapshot=True, snapshot_dir=root, partition_id=3, **kw)
 
 
 def build(root: Path, **kw: Any) -> tuple[PartitionUpsertMetadataManager, list[SegmentInput]]:
@@ -78,7 +78,7 @@ def test_preload_rebuilds_the_same_state_as_a_full_rebuild(tmp_path: Path) -> No
     original, inputs = build(tmp_path)
     fresh = manager(tmp_path, enable_preload=True)
     assert fresh.recover(inputs) == [S0, S1]
-    rebuilt = PartitionUpsertMetadataManager()
+    rebuilt = PartitionUpsertMetadataManager.of()
     rebuilt.add_segments(inputs)
     for m in (fresh, rebuilt):
         assert {n: sorted(m.valid_doc_ids(n)) for n in (S0, S1)} == {S0: [0, 2, 3], S1: [0, 1]}
@@ -140,7 +140,7 @@ def test_reload_with_ttl_uses_only_the_snapshots_valid_docs(tmp_path: Path) -> N
 
 def test_snapshots_disabled_deletes_existing_files(tmp_path: Path) -> None:
     build(tmp_path)
-    PartitionUpsertMetadataManager(snapshot_dir=tmp_path).add_segment(S0, [1], [1])
+    PartitionUpsertMetadataManager.of(snapshot_dir=tmp_path).add_segment(S0, [1], [1])
     assert not (tmp_path / S0 / "validdocids.bitmap.snapshot").exists()
 
 

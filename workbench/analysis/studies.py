@@ -59,7 +59,7 @@ def heap_by_ttl(ttls_s: Sequence[float], *, seed: int = 1, segments: int = 24, r
                                   update_fraction=update_fraction, active_window_ms=int(active_window_s * 1000))
         with tempfile.TemporaryDirectory(prefix="upsert-snapshots-") as snapshots:
             # Pinot requires validDocIds snapshots whenever metadataTTL is set
-            manager = PartitionUpsertMetadataManager(metadata_ttl=ttl * 1000.0, hash_function=hash_function,
+            manager = PartitionUpsertMetadataManager.of(metadata_ttl=ttl * 1000.0, hash_function=hash_function,
                                                      enable_snapshot=ttl > 0, snapshot_dir=snapshots)
             rows += [{"ttl_s": ttl, "time_s": s.time, "num_primary_keys": s.num_primary_keys,
                       "heap_bytes": s.total_bytes, "duplicate_keys": s.duplicate_keys}

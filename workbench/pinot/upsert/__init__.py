@@ -1,7 +1,8 @@
 """Pinot's upsert metadata manager, key hashing, TTL, snapshots and heap-over-time replay.
 
 ``PartitionUpsertMetadataManager`` is the centre: one table partition's primary-key map and segment
-bitmaps under Pinot's rules (``shared/reference/pinot-behaviour.md`` §5). The replay turns an event
+bitmaps under Pinot's rules (``shared/reference/pinot-behaviour.md`` §5), held in one ``UpsertState``
+that the manager, the per-record loops and the vectorised bootstrap share. The replay turns an event
 stream into live heap bytes over time for the simulator's GC model, using :mod:`workbench.pinot.heap`.
 """
 
@@ -20,6 +21,7 @@ from workbench.pinot.upsert.replay import (
 )
 from workbench.pinot.upsert.segments import SegmentInput
 from workbench.pinot.upsert.settings import ExpiryStrategy, UpsertSettings
+from workbench.pinot.upsert.state import UpsertState
 from workbench.pinot.upsert.ttl import ExpiryStats
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "SegmentInput",
     "StreamSegment",
     "UpsertSettings",
+    "UpsertState",
     "hosting_from_assignment",
     "live_upsert_heap",
     "murmur3_x64_128",

@@ -14,26 +14,29 @@ three array passes:
 
 Keys already in the map (from preload, or a consuming segment) then meet their key's winner through
 the same pairwise rule the one-at-a-time path uses, which is exact because the order is total. The
-test suite checks this path against :meth:`~PartitionUpsertMetadataManager.add_segment` on random
-segment sets.
+test suite checks this path against
+:meth:`~workbench.pinot.upsert.manager.PartitionUpsertMetadataManager.add_segment` on random segment sets.
+
+It works on the partition's :class:`~workbench.pinot.upsert.state.UpsertState` through the same
+functions as the one-at-a-time path (TTL decisions, registration, the fallback loop), so the two
+cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.pinot.upsert import snapshot as snap
-from workbench.pinot.upsert.core import no_gc
+from workbench.pinot.upsert.core import add_docs, no_gc
+from workbench.pinot.upsert.inputs import segment_from_input
+from workbench.pinot.upsert.lifecycle import add_built, discard_stale_snapshots, load_out_of_ttl, register
 from workbench.pinot.upsert.segments import VALID, VALID_QUERYABLE, SegmentInput, SegmentState, replaces_on_tie
-
-if TYPE_CHECKING:
-    from workbench.pinot.upsert.manager import PartitionUpsertMetadataManager
+from workbench.pinot.upsert.state import UpsertState
 
 __all__ = ["add_segments_batch", "winners"]
 
@@ -46,41 +49,44 @@ def _rank_kind(segments: Sequence[SegmentState]) -> str | None:
     return "llc" if llc == {True} else "time"
 
 
-def _vectorisable(manager: PartitionUpsertMetadataManager, built: Sequence[SegmentState]) -> bool:
-    if manager.settings.expired_key_is_new or manager._old_map:
+def _vectorisable(state: UpsertState, built: Sequence[SegmentState]) -> bool:
+    if state.settings.expired_key_is_new or state.old_map:
         return False
-    in_map = [s for s in manager._segments.values() if s.in_map]
+    in_map = [s for s in state.segments.values() if s.in_map]
     return _rank_kind([*built, *in_map]) is not None
 
 
-def _check_names(manager: PartitionUpsertMetadataManager, specs: Sequence[SegmentInput]) -> None:
+def _check_names(state: UpsertState, specs: Sequence[SegmentInput]) -> None:
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise InputError("segments", "segment names must be unique")
     for name in names:
-        manager._check_new(name)
+        state.check_new(name)
 
 
-def add_segments_batch(manager: PartitionUpsertMetadataManager, specs: Sequence[SegmentInput]) -> None:
-    """Add ``specs`` as :meth:`add_segment` would one by one, vectorised when the tie order allows."""
-    _check_names(manager, specs)
-    built = [manager._from_input(spec) for spec in specs]
-    if not _vectorisable(manager, built):
+def add_segments_batch(state: UpsertState, specs: Sequence[SegmentInput]) -> None:
+    """Add ``specs`` to the partition as one-by-one adds would, vectorised when the tie order allows.
+
+    One-by-one means :func:`~workbench.pinot.upsert.lifecycle.add_built` per segment in the given
+    order, which is also the fallback when the vectorised merge would not be exact.
+    """
+    _check_names(state, specs)
+    built = [segment_from_input(state, spec) for spec in specs]
+    if not _vectorisable(state, built):
         for seg in built:
-            manager._add_built(seg)
+            add_built(state, seg)
         return
     in_ttl = []
     for seg in built:  # TTL decisions need the running watermark, exactly as one-by-one adds see it
-        if manager._is_out_of_ttl(seg.max_value):
-            manager._load_out_of_ttl(seg)
+        if state.out_of_ttl(seg.max_value):
+            load_out_of_ttl(state, seg)
         else:
             in_ttl.append(seg)
-            if not manager.settings.enable_snapshot and manager.snapshot_dir is not None:
-                snap.delete_snapshots(manager.snapshot_dir, seg.name)
-        manager._raise_watermark(seg.max_value)
-    _merge(manager, in_ttl)
+            discard_stale_snapshots(state, seg)
+        state.raise_watermark(seg.max_value)
+    _merge(state, in_ttl)
     for seg in built:
-        manager._register(seg)
+        register(state, seg)
 
 
 def _rank(seg: SegmentState, index: int, kind: str) -> tuple[int, ...]:
@@ -124,7 +130,7 @@ def winners(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     return last
 
 
-def _merge(manager: PartitionUpsertMetadataManager, segments: list[SegmentState]) -> None:
+def _merge(state: UpsertState, segments: list[SegmentState]) -> None:
     """Put the winners of ``segments`` into the map and set every segment's flags."""
     if not segments:
         return
@@ -133,7 +139,7 @@ def _merge(manager: PartitionUpsertMetadataManager, segments: list[SegmentState]
     values = _value_array(ordered)
     if values.dtype.kind not in "iuf" or values.ndim != 1:
         for seg in segments:  # exotic comparison values: compare them one at a time
-            manager._add_docs(seg, range(seg.num_docs))
+            add_docs(state, seg, range(seg.num_docs))
         return
     keys = _key_array(ordered)
     pos = winners(keys, values)
@@ -141,22 +147,22 @@ def _merge(manager: PartitionUpsertMetadataManager, segments: list[SegmentState]
     doc_of = np.concatenate([np.arange(s.num_docs) for s in ordered])
     won_keys, won_values = keys[pos].tolist(), values[pos].tolist()
     with no_gc():
-        if manager._map:
-            keep = _beat_current(manager, ordered, seg_of[pos], won_keys, won_values)
+        if state.key_map:
+            keep = _beat_current(state, ordered, seg_of[pos], won_keys, won_values)
             pos = pos[keep]
             won_keys, won_values = [won_keys[i] for i in keep], [won_values[i] for i in keep]
         _set_flags(ordered, seg_of[pos], doc_of[pos])
         seg_objs = np.empty(len(ordered), dtype=object)
         seg_objs[:] = ordered
         locations = zip(seg_objs[seg_of[pos]].tolist(), doc_of[pos].tolist(), won_values, strict=True)
-        manager._map.update(zip(won_keys, locations, strict=True))
-    manager._max_keys = max(manager._max_keys, len(manager._map))
+        state.key_map.update(zip(won_keys, locations, strict=True))
+    state.note_peak()
 
 
-def _beat_current(manager: PartitionUpsertMetadataManager, ordered: list[SegmentState], seg_idx: np.ndarray,
+def _beat_current(state: UpsertState, ordered: list[SegmentState], seg_idx: np.ndarray,
                   keys: list[Hashable], values: list[Any]) -> list[int]:
     """Which winners beat their key's current location (if any); the beaten locations are invalidated."""
-    current = manager._map
+    current = state.key_map
     keep = []
     for i, (key, value, seg) in enumerate(zip(keys, values, seg_idx.tolist(), strict=True)):
         cur = current.get(key)

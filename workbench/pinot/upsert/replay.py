@@ -17,7 +17,7 @@ and :func:`live_upsert_heap` is the one-call entry point the GC model uses.
 
 >>> import numpy as np
 >>> stream = synthetic_stream(np.random.default_rng(7), num_segments=3, records_per_segment=200)
->>> samples = replay_partition(stream, PartitionUpsertMetadataManager())
+>>> samples = replay_partition(stream, PartitionUpsertMetadataManager.of())
 >>> [s.phase for s in samples][:3], samples[-1].duplicate_keys
 (['commit', 'upkeep', 'commit'], 0)
 """
