@@ -37,7 +37,7 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def summary_table(results: Mapping[str, Result]) -> pd.DataFrame:
-    """One row per labelled result: ``config`` plus the flattened ``summary()``."""
+    """One row per labelled result: ``config`` plus the flattened :func:`~workbench.analysis.stats.summarise`."""
     return pd.DataFrame([{"config": label, **flatten(summarise(r))} for label, r in results.items()])
 
 

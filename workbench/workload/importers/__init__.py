@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 
 from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
-from workbench.workload.importers._common import ImportResult
-from workbench.workload.importers._conform import arrow_schema
+from workbench.workload.importers.common import ImportResult
+from workbench.workload.importers.conform import arrow_schema
 from workbench.workload.importers.gc_calibrate import calibrate_gc
 from workbench.workload.importers.gc_log import GC_LOG_COLUMNS, read_gc_log
 from workbench.workload.importers.query_log import QUERY_LOG_COLUMNS, read_query_log

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.workload.importers._common import (
+from workbench.workload.importers.common import (
     ImportResult,
     Malformed,
     Tally,

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.workload.importers._common import (
+from workbench.workload.importers.common import (
     ImportResult,
     Malformed,
     Tally,
@@ -35,7 +35,7 @@ from workbench.workload.importers._common import (
     parse_timestamp,
     read_text,
 )
-from workbench.workload.importers._conform import conform
+from workbench.workload.importers.conform import conform
 from workbench.workload.schema import QUERIES_SCHEMA
 
 __all__ = ["OBSERVED_COLUMNS", "OBSERVED_KIND", "QUERY_LOG_COLUMNS", "parse_query_message", "read_query_log"]

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.workload.importers._common import ImportResult, Tally, line_count, read_text
-from workbench.workload.importers._jsonpos import load_json, nearest_line
+from workbench.workload.importers.common import ImportResult, Tally, line_count, read_text
+from workbench.workload.importers.jsonpos import load_json, nearest_line
 
 __all__ = ["DATA_TYPES", "SCHEMA_COLUMNS", "read_schema"]
 

@@ -31,9 +31,9 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.workload.importers._common import ImportResult, Malformed, Tally, line_count, numbered_lines, read_text
-from workbench.workload.importers._conform import conform
-from workbench.workload.importers._jsonpos import entries, load_json
+from workbench.workload.importers.common import ImportResult, Malformed, Tally, line_count, numbered_lines, read_text
+from workbench.workload.importers.conform import conform
+from workbench.workload.importers.jsonpos import entries, load_json
 from workbench.workload.schema import SEGMENTS_SCHEMA
 
 __all__ = ["SEGMENT_COLUMNS", "read_segments", "time_to_millis"]

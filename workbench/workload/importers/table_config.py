@@ -21,8 +21,8 @@ import pandas as pd
 
 from workbench.errors import TableConfigError
 from workbench.pinot.table_config import TableConfig
-from workbench.workload.importers._common import ImportResult, Tally, line_count, read_text
-from workbench.workload.importers._jsonpos import load_json, nearest_line
+from workbench.workload.importers.common import ImportResult, Tally, line_count, read_text
+from workbench.workload.importers.jsonpos import load_json, nearest_line
 
 __all__ = ["TABLE_CONFIG_COLUMNS", "read_table_config"]
 
