@@ -33,6 +33,10 @@ from workbench.pinot.assignment import (
 )
 from workbench.pinot.table_config import TableConfig
 
+# These tests use the 0.x strategy spelling on purpose; its warning is tested in test_rebalance.py.
+pytestmark = [pytest.mark.filterwarnings("ignore:.*older spelling"),
+              pytest.mark.filterwarnings("ignore:.*replica-group segment assignment over")]
+
 TAG = "DefaultTenant_OFFLINE"
 SERVERS = [Instance(f"Server_localhost_{i}", tags=(TAG,)) for i in range(10)]
 

@@ -814,3 +814,40 @@ def test_partition_pruners_are_sound_on_filters_they_can_prune(segments: list[Se
     ):
         pruner.init(store, online)
         assert needed <= set(pruner.prune(query, online))
+
+
+# -- TIMESTAMP columns: Pinot's SegmentPrunerTest.testTimeSegmentPrunerTimestampFormat ------------------
+def _ts(text: str) -> int:
+    return int(datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("ts = '2020-01-31 00:00:00'", {"s0"}),
+        (f"ts = {_ts('2020-01-31 00:00:00')}", {"s0"}),
+        ("ts BETWEEN '2020-01-01 00:00:00' AND '2020-03-31 00:00:00'", {"s0", "s1"}),
+        (f"ts BETWEEN {_ts('2020-01-01 00:00:00')} AND {_ts('2020-03-31 00:00:00')}", {"s0", "s1"}),
+        ("ts <= '2020-01-01 00:00:00' OR ts IN ('2020-02-01 00:00:00', '2020-04-01 00:00:00')", {"s0", "s1", "s2"}),
+        (f"ts <= {_ts('2020-01-01 00:00:00')} OR ts IN ({_ts('2020-02-01 00:00:00')}, {_ts('2020-04-01 00:00:00')})",
+         {"s0", "s1", "s2"}),
+    ],
+)
+def test_timestamp_column_is_pruned_as_timestamp_whatever_its_format(where: str, expected: set[str]) -> None:
+    """The Pinot test declares ``EPOCH|MILLISECONDS`` on a TIMESTAMP column ("which Pinot should handle")
+    and queries it with timestamp strings and millis; the JVM zone is UTC."""
+    schema = {"dateTimeFieldSpecs": [{"name": "ts", "dataType": "TIMESTAMP", "format": "EPOCH|MILLISECONDS",
+                                      "granularity": "1:DAYS"}]}
+    table = _config(segmentsConfig={"timeColumnName": "ts"}, routing={"segmentPrunerTypes": ["time"]})
+    (pruner,) = build_segment_pruners(table, schema)
+    spans = {"s0": ("2020-01-01", "2020-02-28"), "s1": ("2020-02-01", "2020-05-30"), "s2": ("2020-04-01", "2020-04-30")}
+    pruner.init({n: SegmentMetadata(n, _ts(a + " 00:00:00"), _ts(b + " 00:00:00")) for n, (a, b) in spans.items()})
+    assert set(pruner.prune(q(where), ("s0", "s1", "s2"))) == expected
+
+
+def test_declared_format_still_rules_other_types() -> None:
+    """A LONG column declared EPOCH|MILLISECONDS does not read timestamp strings: nothing is pruned."""
+    pruner = TimeSegmentPruner("ts", "EPOCH|MILLISECONDS", data_type="LONG")
+    pruner.init({"s0": SegmentMetadata("s0", 0, 10)})
+    assert pruner.prune(q("ts = '2020-01-31 00:00:00'"), ("s0",)) == ("s0",)
+    assert TimeSegmentPruner("ts", DateTimeFormat.parse("EPOCH|DAYS"), "TIMESTAMP").time_format.kind == "TIMESTAMP"

@@ -92,3 +92,40 @@ def test_encode_many_matches_encode(types: list[str]) -> None:
 def test_unknown_hash_function_is_rejected_with_the_allowed_list() -> None:
     with pytest.raises(InputError, match="MURMUR3"):
         KeyEncoder(["INT"], "sha1")
+
+
+def test_uuid_key_with_a_null_value_is_rejected() -> None:
+    """HashUtils.hashUUID throws "Found null value in primary key"."""
+    with pytest.raises(InputError, match="null value"):
+        KeyEncoder(["STRING", "STRING"], "UUID").encode((str(uuid.UUID(int=1)), None))
+
+
+def test_uuid_given_as_16_bytes_is_used_without_length_prefix() -> None:
+    a, b = uuid.UUID(int=1), uuid.UUID(int=2)
+    enc = KeyEncoder(["BYTES", "STRING"], "UUID")
+    assert enc.encode((a.bytes, str(b))) == a.bytes + b.bytes  # 32 bytes, no 4-byte length prefixes
+    short = KeyEncoder(["BYTES", "STRING"], "UUID").encode((b"\x01\x02", str(b)))
+    assert short == primary_key_bytes([b"\x01\x02", str(b)], ["BYTES", "STRING"])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Values printed by OpenJDK 17 jshell: UUID.fromString(text).toString().
+    ("1-2-3-4-5", "00000001-0002-0003-0004-000000000005"),
+    ("+1-2-3-4-5", "00000001-0002-0003-0004-000000000005"),
+    ("123456789-123-4567-89ab-cdef01234567", "23456789-0123-4567-89ab-cdef01234567"),
+    ("\u0661-2-3-4-5", "00000001-0002-0003-0004-000000000005"),  # Arabic-Indic one
+    ("\uff21-2-3-4-5", "0000000a-0002-0003-0004-000000000005"),  # fullwidth A
+    ("7fffffffffffffff-2-3-4-5", "ffffffff-0002-0003-0004-000000000005"),
+])
+def test_uuid_parsing_accepts_what_java_accepts(text: str, expected: str) -> None:
+    assert KeyEncoder(["STRING"], "UUID").encode(text) == uuid.UUID(expected).bytes
+
+
+@pytest.mark.parametrize("text", [
+    # Rejected by Java (IllegalArgumentException / NumberFormatException), accepted by Python's uuid module
+    # for the first two: the whole key then falls back to asBytes().
+    "{00000000-0000-0000-0000-000000000001}", "00000000000000000000000000000001",
+    "1-2-3-4-5-6", "1--3-4-5", "8000000000000000-2-3-4-5", " 1-2-3-4-5",
+])
+def test_uuid_parsing_rejects_what_java_rejects(text: str) -> None:
+    assert KeyEncoder(["STRING"], "UUID").encode(text) == text.encode("utf-8")

@@ -24,6 +24,7 @@ from workbench.pinot.pruning.factory import (
     init_pruners,
     prune_segments,
     time_column_format,
+    time_column_type,
 )
 from workbench.pinot.pruning.interval import MAX_TIME, IntervalTree
 from workbench.pinot.pruning.partition_pruner import (
@@ -51,4 +52,5 @@ __all__ = [
     "init_pruners",
     "prune_segments",
     "time_column_format",
+    "time_column_type",
 ]

@@ -37,7 +37,7 @@ from workbench.pinot.pruning.time_pruner import TimeSegmentPruner
 from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["build_segment_pruners", "init_pruners", "prune_segments", "time_column_format"]
+__all__ = ["build_segment_pruners", "init_pruners", "prune_segments", "time_column_format", "time_column_type"]
 
 _LOG = logging.getLogger(__name__)
 _LEGACY_PARTITION_BUILDERS = {"OFFLINE": "PartitionAwareOffline", "REALTIME": "PartitionAwareRealtime"}
@@ -62,6 +62,23 @@ def time_column_format(schema: Schema | None, column: str) -> str | None:
     if granularity.get("name") == column and granularity.get("timeType"):
         size, unit = granularity.get("timeUnitSize", 1), granularity["timeType"]
         return f"{size}:{unit}:{granularity.get('timeFormat', 'EPOCH')}"
+    return None
+
+
+def time_column_type(schema: Schema | None, column: str) -> str | None:
+    """The ``dataType`` of ``column`` in a Pinot schema JSON (``dateTimeFieldSpecs`` or the legacy
+    ``timeFieldSpec``), upper-cased, or ``None``; a ``TIMESTAMP`` column is pruned as TIMESTAMP.
+
+    >>> time_column_type({"dateTimeFieldSpecs": [{"name": "ts", "dataType": "timestamp"}]}, "ts")
+    'TIMESTAMP'
+    """
+    for spec in (schema or {}).get("dateTimeFieldSpecs") or ():
+        if spec.get("name") == column and spec.get("dataType"):
+            return str(spec["dataType"]).upper()
+    legacy = (schema or {}).get("timeFieldSpec") or {}
+    granularity = legacy.get("outgoingGranularitySpec") or legacy.get("incomingGranularitySpec") or {}
+    if granularity.get("name") == column and granularity.get("dataType"):
+        return str(granularity["dataType"]).upper()
     return None
 
 
@@ -94,7 +111,7 @@ def _time(config: TableConfig, schema: Schema | None) -> SegmentPruner | None:
             "table %s: no time column or no schema format for it; time pruner not added", config.table_name_with_type
         )
         return None
-    return TimeSegmentPruner(column, time_format)
+    return TimeSegmentPruner(column, time_format, time_column_type(schema, column))
 
 
 def _partition(config: TableConfig, schema: Schema | None) -> SegmentPruner | None:

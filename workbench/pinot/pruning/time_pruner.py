@@ -84,13 +84,18 @@ class TimeSegmentPruner(RegistryPruner):
     time_format
         The column's schema format (``EPOCH|MILLISECONDS``, ``1:DAYS:EPOCH``,
         ``SIMPLE_DATE_FORMAT|yyyyMMdd``...), used to turn literals into millis.
+    data_type
+        The column's schema ``dataType``; a ``TIMESTAMP`` column is always read as TIMESTAMP (strings
+        like ``'2020-01-31 00:00:00'`` or millis), whatever ``time_format`` says, as in Pinot.
     """
 
-    def __init__(self, time_column: str, time_format: DateTimeFormat | str) -> None:
+    def __init__(self, time_column: str, time_format: DateTimeFormat | str, data_type: str | None = None) -> None:
         super().__init__()
         self.time_column = time_column
         if isinstance(time_format, str):
-            time_format = DateTimeFormat.parse(time_format)
+            time_format = DateTimeFormat.for_field(time_format, data_type)
+        elif data_type is not None and data_type.upper() == "TIMESTAMP":
+            time_format = DateTimeFormat("TIMESTAMP")
         self.time_format = time_format
         self._intervals: dict[int, Interval] = {}
         self._tree: IntervalTree | None = None

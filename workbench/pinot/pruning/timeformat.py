@@ -214,9 +214,28 @@ class DateTimeFormat:
         head = text.split(":", 1)[0].strip()
         return _parse_colon(text) if head.isdigit() else _parse_pipe(text)
 
+    @classmethod
+    def for_field(cls, text: str, data_type: str | None = None) -> DateTimeFormat:
+        """The format Pinot uses for a ``dateTimeFieldSpecs`` entry: a TIMESTAMP column is read as
+        TIMESTAMP whatever format string it declares (Pinot's ``SegmentPrunerTest`` declares
+        ``EPOCH|MILLISECONDS`` on one and queries it with ``'2020-01-31 00:00:00'``).
+
+        >>> DateTimeFormat.for_field("EPOCH|MILLISECONDS", "TIMESTAMP").kind
+        'TIMESTAMP'
+        """
+        if data_type is not None and data_type.upper() == "TIMESTAMP":
+            return cls("TIMESTAMP")
+        return cls.parse(text)
+
     def to_millis(self, value: str) -> int:
         """Epoch millis of a value written in this format; ``ValueError`` if it does not parse."""
         return _TO_MILLIS[self.kind](self, value.strip())
+
+    def simple_date_millis(self, value: str) -> int:
+        """Epoch millis of a SIMPLE_DATE_FORMAT value (``ValueError`` for other kinds)."""
+        if self._parser is None:
+            raise ValueError(f"{self.kind} is not a SIMPLE_DATE_FORMAT format")
+        return self._parser.to_millis(value)
 
 
 def _checked_parser(pattern: str, zone: str) -> _SimpleDateParser:
@@ -234,8 +253,7 @@ def _epoch_millis(fmt: DateTimeFormat, value: str) -> int:
 
 
 def _simple_date_millis(fmt: DateTimeFormat, value: str) -> int:
-    assert fmt._parser is not None
-    return fmt._parser.to_millis(value)
+    return fmt.simple_date_millis(value)
 
 
 def _timestamp_millis(fmt: DateTimeFormat, value: str) -> int:

@@ -73,6 +73,10 @@ class AdaptiveConfig:
         Starting value of every EMA (>= 0).
     hybrid_score_exponent, hybrid_score_queue_size_floor
         N and F in the hybrid score ``(F + inflight + inflightEMA)**N * latencyEMA``.
+    enable_strict_replica_group
+        ``.enable.strict.replica.group``: strictReplicaGroup tables pick one whole replica group per
+        query, the one whose worst server ranks best (Pinot #18947); off, they route per segment like
+        replicaGroup, which may mix replica groups within a query.
     """
 
     type: AdaptiveSelectorType = AdaptiveSelectorType.NO_OP
@@ -83,6 +87,7 @@ class AdaptiveConfig:
     avg_initialization_val: float = 1.0
     hybrid_score_exponent: int = 3
     hybrid_score_queue_size_floor: int = 0
+    enable_strict_replica_group: bool = False
 
     def __post_init__(self) -> None:
         if self.enable_stats_collection is None:
@@ -121,7 +126,8 @@ class AdaptiveConfig:
         return cls(AdaptiveSelectorType[type_name], get("enable.stats.collection", "false", _java_bool),
                    get("ewma.alpha", 0.666, float), get("autodecay.window.ms", 10_000, float),
                    get("warmup.duration", 0, float), get("avg.initialization.val", 1.0, float),
-                   get("hybrid.score.exponent", 3, int), get("hybrid.score.queue.size.floor", 0, int))
+                   get("hybrid.score.exponent", 3, int), get("hybrid.score.queue.size.floor", 0, int),
+                   get("enable.strict.replica.group", "false", _java_bool))
 
 
 def _java_bool(raw: Any) -> bool:
@@ -307,15 +313,18 @@ class AdaptiveServerSelector:
         Which score to use (any type but ``NO_OP``).
     rng
         Source of the random pick (a server without stats) and of the tie-breaking shuffle.
+    strict_replica_group
+        Route strictReplicaGroup tables to one whole replica group (``AdaptiveConfig.enable_strict_replica_group``).
     """
 
     def __init__(self, stats: ServerRoutingStatsManager, kind: AdaptiveSelectorType,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, strict_replica_group: bool = False) -> None:
         if kind not in ADAPTIVE_SCORERS:
             raise InputError(f"{CONFIG_PREFIX}.type", f"{kind.name} does not select servers")
         self.stats = stats
         self.kind = kind
         self.rng = rng
+        self.strict_replica_group = strict_replica_group
         self._scorer = ADAPTIVE_SCORERS[kind]
 
     def score(self, server: str) -> float | None:
@@ -355,7 +364,7 @@ def adaptive_server_selector(config: AdaptiveConfig, stats: ServerRoutingStatsMa
     """The selector a broker with ``config`` uses, or ``None`` for ``NO_OP`` (round-robin routing)."""
     if config.type is AdaptiveSelectorType.NO_OP:
         return None
-    return AdaptiveServerSelector(stats, config.type, rng)
+    return AdaptiveServerSelector(stats, config.type, rng, config.enable_strict_replica_group)
 
 
 def _pool_rank(pool: int, preferred: Sequence[int]) -> int:

@@ -6,10 +6,14 @@ request field); notebooks may also pass Python ints and bools. The keys are Pino
 
 >>> parse_routing_options({"numReplicaGroupsToQuery": "2", "orderedPreferredPools": "2|1"})
 RoutingOptions(num_replica_groups=2, use_fixed_replica=None, ordered_preferred_pools=(2, 1))
+
+``orderedPreferredReplicas``, the option's name before pools replaced replica groups (the values are the
+same pool numbers), is still read, with a warning naming ``orderedPreferredPools``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
@@ -18,13 +22,18 @@ import numpy as np
 from workbench.errors import InputError
 
 __all__ = [
-    "MAX_REQUEST_ID", "NUM_REPLICA_GROUPS_TO_QUERY", "ORDERED_PREFERRED_POOLS", "USE_FIXED_REPLICA",
-    "RequestIdGenerator", "RoutingOptions", "parse_routing_options",
+    "BROKER_USE_FIXED_REPLICA", "MAX_REQUEST_ID", "NUM_REPLICA_GROUPS_TO_QUERY", "ORDERED_PREFERRED_POOLS",
+    "ORDERED_PREFERRED_REPLICAS", "USE_FIXED_REPLICA", "RequestIdGenerator", "RoutingOptions",
+    "broker_use_fixed_replica", "parse_routing_options",
 ]
 
 NUM_REPLICA_GROUPS_TO_QUERY: Final = "numReplicaGroupsToQuery"
 USE_FIXED_REPLICA: Final = "useFixedReplica"
 ORDERED_PREFERRED_POOLS: Final = "orderedPreferredPools"
+#: The older name of ``orderedPreferredPools`` (Pinot #15203, before pools replaced replica groups).
+ORDERED_PREFERRED_REPLICAS: Final = "orderedPreferredReplicas"
+#: Broker config key of the broker-wide fixed-replica default (``CommonConstants.Broker``).
+BROKER_USE_FIXED_REPLICA: Final = "pinot.broker.use.fixed.replica"
 #: Selectors see ``requestId mod 10**9`` (``BaseInstanceSelector.MAX_REQUEST_ID``).
 MAX_REQUEST_ID: Final = 1_000_000_000
 _INT_MAX: Final = 2**31 - 1
@@ -52,27 +61,53 @@ def _positive_int(raw: Any) -> int:
     return value
 
 
-def _pools(raw: Any) -> tuple[int, ...]:
+def _java_bool(raw: Any) -> bool:
+    """Java's ``Boolean.parseBoolean``: only "true" in any case is true."""
+    return raw if isinstance(raw, bool) else str(raw).strip().lower() == "true"
+
+
+def _pools(raw: Any, key: str = ORDERED_PREFERRED_POOLS) -> tuple[int, ...]:
     text = str(raw).strip()
     try:
         return tuple(int(part.strip()) for part in text.split("|")) if text else ()
     except ValueError:
-        raise InputError(f"queryOptions.{ORDERED_PREFERRED_POOLS}",
+        raise InputError(f"queryOptions.{key}",
                          f"must be pool ids separated by '|', e.g. \"2|1\", got {raw!r}") from None
+
+
+def _preferred_pools(options: Mapping[str, Any]) -> tuple[int, ...]:
+    pools = options.get(ORDERED_PREFERRED_POOLS)
+    if pools is not None:
+        return _pools(pools)
+    older = options.get(ORDERED_PREFERRED_REPLICAS)
+    if older is None:
+        return ()
+    warnings.warn(f"queryOptions.{ORDERED_PREFERRED_REPLICAS} is an older spelling; current Pinot reads "
+                  f"queryOptions.{ORDERED_PREFERRED_POOLS}", UserWarning, stacklevel=4)
+    return _pools(older, ORDERED_PREFERRED_REPLICAS)
+
+
+def broker_use_fixed_replica(broker_config: Mapping[str, Any] | None) -> bool:
+    """``pinot.broker.use.fixed.replica`` from a broker config mapping (default false).
+
+    >>> broker_use_fixed_replica({"pinot.broker.use.fixed.replica": "TRUE"})
+    True
+    """
+    return _java_bool((broker_config or {}).get(BROKER_USE_FIXED_REPLICA, False))
 
 
 def parse_routing_options(options: Mapping[str, Any] | None) -> RoutingOptions:
     """Read ``numReplicaGroupsToQuery`` (positive int), ``useFixedReplica`` (Java ``parseBoolean``:
-    only "true" in any case is true) and ``orderedPreferredPools`` ("2|1") from query options."""
+    only "true" in any case is true) and ``orderedPreferredPools`` ("2|1", or the older
+    ``orderedPreferredReplicas``) from query options."""
     if not options:
         return NO_OPTIONS
     groups = options.get(NUM_REPLICA_GROUPS_TO_QUERY)
     fixed = options.get(USE_FIXED_REPLICA)
-    pools = options.get(ORDERED_PREFERRED_POOLS)
     return RoutingOptions(
         None if groups is None else _positive_int(groups),
-        None if fixed is None else (fixed if isinstance(fixed, bool) else str(fixed).strip().lower() == "true"),
-        () if pools is None else _pools(pools),
+        None if fixed is None else _java_bool(fixed),
+        _preferred_pools(options),
     )
 
 

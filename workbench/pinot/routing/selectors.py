@@ -20,6 +20,7 @@ Pinot's ``InstanceSelectorTest.testInstanceSelector`` at request 0 (``errorInsta
 from __future__ import annotations
 
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -29,7 +30,15 @@ from workbench.errors import TableConfigError
 from workbench.pinot.assignment import java_string_hash
 from workbench.pinot.routing.adaptive import AdaptiveServerSelector, rank_in_pools, select_in_pools
 from workbench.pinot.routing.candidates import Candidates, SegmentStates, compute_segment_states
-from workbench.pinot.routing.options import MAX_REQUEST_ID, RoutingOptions, parse_routing_options
+from workbench.pinot.routing.group_adaptive import best_replica_group
+from workbench.pinot.routing.options import (
+    MAX_REQUEST_ID,
+    NUM_REPLICA_GROUPS_TO_QUERY,
+    USE_FIXED_REPLICA,
+    RoutingOptions,
+    parse_routing_options,
+)
+from workbench.pinot.routing.options import broker_use_fixed_replica as broker_use_fixed_replica_key
 from workbench.pinot.routing.state import RoutingState
 from workbench.pinot.table_config import TableConfig
 
@@ -130,6 +139,8 @@ class InstanceSelector(ABC):
             raise ValueError(f"request_id must be >= 0, got {request_id}")
         states = self.segment_states
         options = parse_routing_options(query_options)
+        if self.adaptive is not None:
+            _warn_ignored_with_adaptive(options)
         chosen, optional = self._pick(segments, request_id % MAX_REQUEST_ID, options, states.candidates)
         unavailable = [s for s in segments if s in states.unavailable] if states.unavailable else []
         return SelectionResult(chosen, unavailable, optional)
@@ -141,6 +152,16 @@ class InstanceSelector(ABC):
     def _pick(self, segments: Sequence[str], request_id: int, options: RoutingOptions,
               table: Mapping[str, Candidates]) -> Picks:
         """Choose a server per segment: (chosen, optional)."""
+
+
+def _warn_ignored_with_adaptive(options: RoutingOptions) -> None:
+    """Pinot's adaptive paths never read these options; say so rather than silently ignore them."""
+    if options.num_replica_groups is not None:
+        warnings.warn(f"queryOptions.{NUM_REPLICA_GROUPS_TO_QUERY} is not supported with adaptive server "
+                      "selection; Pinot ignores it", UserWarning, stacklevel=4)
+    if options.use_fixed_replica:
+        warnings.warn(f"queryOptions.{USE_FIXED_REPLICA} is ignored under adaptive server selection (fixed "
+                      "replica and adaptive selection cannot be combined)", UserWarning, stacklevel=4)
 
 
 class BalancedInstanceSelector(InstanceSelector):
@@ -257,10 +278,39 @@ def _best_ranked(servers: tuple[str, ...], rank: Mapping[str, int], request_id: 
 class StrictReplicaGroupInstanceSelector(ReplicaGroupInstanceSelector):
     """replicaGroup selection over strict candidates: a server missing one segment of its instance group
     is dropped for the whole group, so a partition is always served by one replica (required for upsert
-    tables); if no replica has every segment, those segments are unavailable."""
+    tables); if no replica has every segment, those segments are unavailable.
+
+    With adaptive selection and ``enable.strict.replica.group`` the whole query goes to one replica
+    group, the one whose worst server ranks best (:mod:`~workbench.pinot.routing.group_adaptive`).
+    """
 
     name = "strictReplicaGroup"
     strict_candidates = True
+
+    def select_detailed(self, segments: Sequence[str], request_id: int,
+                        query_options: Mapping[str, Any] | None = None) -> SelectionResult:
+        """Like the base class; with group-level adaptive routing, segments the chosen group lacks are
+        reported unavailable too."""
+        adaptive = self.adaptive
+        if adaptive is None or not adaptive.strict_replica_group:
+            return super().select_detailed(segments, request_id, query_options)
+        if request_id < 0:
+            raise ValueError(f"request_id must be >= 0, got {request_id}")
+        options = parse_routing_options(query_options)
+        _warn_ignored_with_adaptive(options)
+        table = self.segment_states.candidates
+        unavailable = [s for s in segments if s in self.segment_states.unavailable]
+        picked = best_replica_group(segments, table, self.state.ideal_state, adaptive, options.ordered_preferred_pools)
+        chosen: dict[str, str] = {}
+        optional: dict[str, str] = {}
+        if picked is not None:
+            members = picked[1]
+            for segment in segments:
+                if segment in members:
+                    _place(segment, table[segment], members[segment], chosen, optional)
+                elif segment in table:
+                    unavailable.append(segment)
+        return SelectionResult(chosen, unavailable, optional)
 
 
 #: Selector classes by ``routing.instanceSelectorType`` (matched exactly, as Pinot does since #17364).
@@ -287,16 +337,19 @@ def _selector_class(name: str) -> type[InstanceSelector]:
 
 def instance_selector_for(table_config: TableConfig, state: RoutingState, *,
                           adaptive: AdaptiveServerSelector | None = None,
-                          broker_use_fixed_replica: bool = False) -> InstanceSelector:
+                          broker_use_fixed_replica: bool = False,
+                          broker_config: Mapping[str, Any] | None = None) -> InstanceSelector:
     """Build the selector Pinot's broker would use for a table.
 
     ``routing.instanceSelectorType`` picks the class (legacy ``routingTableBuilderName`` honoured),
-    ``routing.useFixedReplica`` overrides the broker's ``pinot.broker.use.fixed.replica``, and upsert or
-    dedup tables get strict candidates.
+    ``routing.useFixedReplica`` overrides the broker's ``pinot.broker.use.fixed.replica`` (given as
+    ``broker_use_fixed_replica`` or read from ``broker_config``), and upsert or dedup tables get strict
+    candidates. Fixed replica together with adaptive selection is an error, as in Pinot.
     """
     cls = _selector_class(table_config.instance_selector_type)
     table_fixed = table_config.section("routing").get("useFixedReplica")
-    fixed = broker_use_fixed_replica if table_fixed is None else table_config.use_fixed_replica
+    broker_fixed = broker_use_fixed_replica or broker_use_fixed_replica_key(broker_config)
+    fixed = broker_fixed if table_fixed is None else table_config.use_fixed_replica
     strict = cls.strict_candidates or (issubclass(cls, ReplicaGroupInstanceSelector)
                                        and (table_config.is_upsert or table_config.is_dedup))
     return cls(state, table_name=table_config.table_name_with_type, use_fixed_replica=fixed, adaptive=adaptive,

@@ -9,7 +9,9 @@ records meet, so the workbench reproduces the byte layouts exactly (reference §
   concatenated and STRING/BYTES/BIG_DECIMAL values get a 4-byte length prefix.
 - MD5 is 16 bytes; MURMUR3 is Guava's ``murmur3_128`` (seed 0), i.e. standard MurmurHash3_x64_128 as
   h1 then h2, each little-endian; XXHASH is XXH64 (seed 0) big-endian; XXH128 is XXH3-128 high then
-  low 64 bits, big-endian; UUID writes each value's 16 UUID bytes, falling back to ``asBytes()``.
+  low 64 bits, big-endian; UUID writes each value's 16 UUID bytes (a string read by Java's
+  ``UUID.fromString``, or 16 raw bytes as they are), falling back to ``asBytes()`` if any value is
+  neither, and rejects a key holding a null value.
 
 In Python the ``NONE`` key is the value itself (or a tuple of values) and every digest is ``bytes``;
 both hash and compare by value, as ``PrimaryKey`` and ``ByteArray`` do in Java.
@@ -26,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import uuid
 from collections.abc import Callable, Hashable, Sequence
 from decimal import Decimal
 from enum import StrEnum
@@ -36,6 +37,7 @@ import numpy as np
 import xxhash
 
 from workbench.errors import InputError
+from workbench.pinot.jvm import java_uuid_from_string
 
 __all__ = [
     "FIXED_WIDTH",
@@ -227,12 +229,30 @@ def murmur3_x64_128_batch(messages: np.ndarray) -> np.ndarray:
 
 
 # -- the map key ----------------------------------------------------------------------------------------
-def _uuid_bytes(values: Sequence[Any], types: Sequence[str]) -> bytes:
-    """UUID hashing: 16 bytes per value; any unparsable value falls back to ``asBytes()`` (§5.2)."""
+def _uuid_value(value: Any) -> bytes | None:
+    """One value's 16 UUID bytes, or ``None`` when it is not a UUID in Pinot's eyes."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        return raw if len(raw) == 16 else None
     try:
-        return b"".join(uuid.UUID(str(v)).bytes for v in values)
+        return java_uuid_from_string(str(value))
     except ValueError:
+        return None
+
+
+def _uuid_bytes(values: Sequence[Any], types: Sequence[str]) -> bytes:
+    """UUID hashing (``HashUtils.hashUUID``): 16 bytes per value, no length prefixes; any value that is
+    not a UUID makes the whole key fall back to ``asBytes()``; a null value is an error (§5.2).
+
+    >>> _uuid_bytes(["1-2-3-4-5"], ["STRING"]).hex()  # Java accepts short components
+    '00000001000200030004000000000005'
+    """
+    if any(v is None for v in values):
+        raise InputError("primary key", "Found null value in primary key: Pinot rejects it with hashFunction UUID")
+    parts = [_uuid_value(v) for v in values]
+    if any(p is None for p in parts):
         return primary_key_bytes(values, types)
+    return b"".join(p for p in parts if p is not None)
 
 
 _DIGESTS: dict[HashFunction, Callable[[bytes], bytes]] = {
