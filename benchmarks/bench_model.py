@@ -2,15 +2,23 @@
 
 Both simulate Poisson queries fanned out to 12 single-core servers with exponential service, in this
 process, on the same machine and at the same moment, so the printed ratio is meaningful even on a
-noisy shared machine. The model runs with GC pauses on. Run: ``python benchmarks/bench_model.py [N]``;
-``python benchmarks/bench_model.py --memory 1000000`` measures 1M simulated queries with their records.
+noisy shared machine. The model runs with GC pauses on, once per execution model (``pinot``: runner and
+worker pools on shared cores; ``fcfs_threads``: the simplification). Run:
+``python benchmarks/bench_model.py [N]``; ``--before REV`` also runs this benchmark as it was at git
+revision REV (in a temporary worktree, in a subprocess, right after), so the cost of a change to the
+engine's semantics is printed in events and queries per second; ``--memory 1000000`` measures 1M
+simulated queries with their records.
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,10 +74,10 @@ def _count_steps(env: simpy.Environment) -> list[int]:
     return counter
 
 
-def model(n_queries: int, seed: int = 1) -> tuple[float, int, int]:
+def model(n_queries: int, seed: int = 1, execution: str = "pinot") -> tuple[float, int, int]:
     duration = n_queries / QPS
     sc = load_scenario({
-        "cluster": {"servers": K, "server": {"cores": 1}, "network": {"latency_ms": 0.1},
+        "cluster": {"servers": K, "server": {"cores": 1, "execution": execution}, "network": {"latency_ms": 0.1},
                     "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 30},
                            "pause_ms": {"dist": "lognormal", "mean": 200, "sigma": 0.5}}},
         "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000}, "arrival": {"qps": QPS}},
@@ -105,20 +113,46 @@ def memory_for(n_queries: int) -> tuple[float, float]:
     return elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def before(rev: str, n: int) -> str:
+    """This benchmark's output at git revision ``rev`` (run in a temporary worktree, in a subprocess)."""
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="bench-before-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "-q", "--detach", str(tree), rev], check=True)
+        try:
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            run = subprocess.run([sys.executable, str(tree / "benchmarks" / "bench_model.py"), str(n)],
+                                 env=env, cwd=tree, capture_output=True, text=True, check=True)
+            return run.stdout
+        finally:
+            subprocess.run(["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], check=True)
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--memory":
-        n = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+    args = sys.argv[1:]
+    if args and args[0] == "--memory":
+        n = int(args[1]) if len(args) > 1 else 1_000_000
         seconds, rss = memory_for(n)
         print(f"{n:,} simulated queries with records: {seconds:.1f} s, peak RSS {rss:,.0f} MiB (goal < 2048)")
         return
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    rev = None
+    if "--before" in args:
+        i = args.index("--before")
+        rev = args[i + 1]
+        del args[i:i + 2]
+    n = int(args[0]) if args else 20_000
     bare_s, bare_events = bare_forkjoin(n)
-    model_s, model_events, done = model(n)
-    bare_qps, model_qps = n / bare_s, done / model_s
+    bare_qps = n / bare_s
     print(f"bare SimPy fork-join (k={K}): {bare_qps:10,.0f} queries/s  {bare_events / n:6.1f} events/query")
-    print(f"workbench model (k={K}, GC):  {model_qps:10,.0f} queries/s  {model_events / done:6.1f} events/query")
-    print(f"ratio model / bare: {model_qps / bare_qps:.2f}x (goal >= 2x)")
+    for execution in ("pinot", "fcfs_threads"):
+        model_s, model_events, done = model(n, execution=execution)
+        model_qps = done / model_s
+        print(f"workbench model (k={K}, GC, {execution:>12}): {model_qps:10,.0f} queries/s  "
+              f"{model_events / done:6.1f} events/query  ({model_qps / bare_qps:.2f}x bare)")
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    if rev is not None:
+        print(f"--- the same benchmark at {rev}:")
+        print(before(rev, n), end="")
 
 
 if __name__ == "__main__":

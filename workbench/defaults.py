@@ -28,13 +28,23 @@ FIGURES_DIR: Final = REPORTS_DIR / "figures"
 SERVERS: Final = 6
 BROKERS: Final = 1
 SERVER_CORES: Final = 8
-#: PE §2.1: ``pinot.server.query.executor.max.execution.threads`` defaults to -1, so a query's
-#: segments are spread over min(10, cores/2) worker tasks (at least 1).
-MAX_TASKS_PER_QUERY_CAP: Final = 10
 #: PE §8: launch scripts and Helm charts give servers a 16 GiB heap (-Xms/-Xmx).
 SERVER_HEAP_BYTES: Final = 16 * 1024**3
-#: Broker reduce + routing per query, ms; a small constant (PE §5: reduce is cheap for aggregations).
+#: How a server runs a request (``cluster.server.execution``): ``pinot`` (runner and worker pools sharing
+#: the cores, PE §1-§2) or the older ``fcfs_threads`` simplification; docs/model.md ("CPU") measures both.
+SERVER_EXECUTION: Final = "pinot"
+#: Broker work per query that does not depend on the servers (compile, route, serialise the response),
+#: ms; also what a result-cache hit costs. PE §7: the repo gives no timings; 1 ms is a round estimate of
+#: SQL compilation plus routing-table look-up on a JVM, and ``calibrate`` fits it from a broker log.
 BROKER_OVERHEAD_MS: Final = 1.0
+#: Reduce work per responding server, ms (PE §5: the preamble and aggregation merges are linear in the
+#: servers; deserialising and merging one DataTable's metadata and stats is tens of microseconds).
+BROKER_REDUCE_MS_PER_SERVER: Final = 0.05
+#: Reduce work per row returned by the servers, ms (PE §5: group-by and ordered selections upsert every
+#: row into the broker's table; a JVM hash-map upsert with aggregation is ~0.2-1 us per row).
+BROKER_REDUCE_MS_PER_ROW: Final = 0.0005
+#: Broker cores that reduce runs on (PE §8: the Helm chart pins brokers to 2 processors; 4 is a small VM).
+BROKER_CORES: Final = 4
 #: PE §4.1: ``pinot.broker.timeoutMs`` defaults to 10 000 ms.
 BROKER_TIMEOUT_MS: Final = 10_000.0
 #: One-way network latency per message, ms: same-zone datacentre round trips are ~0.2-0.5 ms.
@@ -47,8 +57,12 @@ SERVICE_MODEL: Final = "cost"
 COST_NS_PER_DOC: Final = 10.0
 #: Fixed per-segment cost (plan building, operator set-up), ms (PE §2.3: sub-millisecond per segment).
 COST_PER_SEGMENT_MS: Final = 0.1
-#: Fixed per-request cost on a server (deserialise, schedule, serialise), ms.
+#: Fixed per-request cost on a server, ms: the runner thread's work before the fan-out (T1 in PE §0:
+#: deserialise, acquire and prune segments, build the plan).
 COST_PER_REQUEST_MS: Final = 0.5
+#: The runner thread's merge of one segment's result block, ms (T4 in PE §0; on the workers for group-by,
+#: which upsert into a shared table, PE §2.2). An aggregation block merges in microseconds.
+COST_MERGE_MS_PER_SEGMENT: Final = 0.005
 SERVICE_MEAN_MS: Final = 10.0
 
 # -- workload ---------------------------------------------------------------------------------------

@@ -1,20 +1,23 @@
 """The engine in isolation: two servers, three queries and a known pause, every latency by hand.
 
 The model is handed its environment, streams and parts, so nothing here is random: deterministic
-10 ms segments, 0.5 ms each way on the network, a 1 ms broker overhead, one worker thread per server,
-one segment per server (replication 1), and server S0 paused from 12 ms to 20 ms.
+10 ms segments, 0.5 ms each way on the network, a 1 ms broker overhead (no per-server reduce cost),
+one core per server (so one runner thread: one query at a time), one segment per server
+(replication 1), and server S0 paused from 12 ms to 20 ms.
 
 By hand (all in ms):
 
 * q0 arrives at 0; both requests reach their servers at 0.5, run 0.5-10.5, answers are back at 11.0;
   reply at 11.0 + 1 = 12.0: latency 12.0.
-* q1 arrives at 5; requests reach the servers at 5.5 and wait for the thread (free at 10.5): queue wait
-  5.0. On S1 it runs 10.5-20.5, back at 21.0. On S0 it runs 10.5-12, is frozen by the pause until 20,
+* q1 arrives at 5; requests reach the servers at 5.5 and wait for the runner thread (free at 10.5):
+  queue wait 5.0. On S1 it runs 10.5-20.5, back at 21.0. On S0 it runs 10.5-12, is frozen by the pause until 20,
   runs the last 8.5 ms until 28.5 and is back at 29.0 (GC-delayed); reply at 30.0: latency 25.0.
 * q2 arrives at 30; both servers are free; runs 30.5-40.5, back at 41.0, reply at 42.0: latency 12.0.
 
-With a crash of S1 from 35 to 50 ms, q2's request on S1 fails at 35 (its answer would have come at
-40.5), so q2 is partial; the broker still waits for S0 and replies at 42.0.
+With a crash of S1 from 35 to 50 ms, q2's request on S1 is lost at 35 (its answer would have come at
+40.5). The broker sees the channel go inactive at 35.5 and stops waiting at once, as Pinot's broker
+does: it replies at 36.5 (latency 6.5) with 425 for the failed channel and 427 for S0, which had not
+answered yet.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pytest
 import simpy
 
 from workbench.distributions import Deterministic
+from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario.schema import BrokerSpec, ServerSpec, ServiceSpec
 from workbench.sim.broker import make_brokers
@@ -31,7 +35,7 @@ from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.layout import Layout
 from workbench.sim.model import Arrivals, Cluster, ClusterModel, Window
 from workbench.sim.pauses import PauseSchedule
-from workbench.sim.server import Server
+from workbench.sim.server import PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 
@@ -44,12 +48,14 @@ LAYOUT = Layout(servers=("S0", "S1"), segments=("a", "b"), docs=np.array([100.0,
 def run(crashes: PauseSchedule | None = None) -> ClusterModel:
     env = simpy.Environment()
     streams = Streams.spawn(np.random.SeedSequence(0), 2)
-    servers = [Server("S0", 1, PauseSchedule.from_intervals([(12.0, 20.0)]), PauseSchedule.empty()),
-               Server("S1", 1, PauseSchedule.empty(), crashes or PauseSchedule.empty())]
+    config = ServerQueryConfig.from_properties({}, cores=1)
+    servers = [PinotServer("S0", config, PauseSchedule.from_intervals([(12.0, 20.0)]), PauseSchedule.empty()),
+               PinotServer("S1", config, PauseSchedule.empty(), crashes or PauseSchedule.empty())]
     caches = [ModelSegmentCache(ServerSpec().segment_cache, TABLE, LAYOUT) for _ in servers]
-    brokers = make_brokers(BrokerSpec(overhead_ms=1.0), 1, LAYOUT, TABLE, {}, streams.routing, env)
+    broker = BrokerSpec(overhead_ms=1.0, reduce_ms_per_server=0.0, reduce_ms_per_row=0.0)
+    brokers = make_brokers(broker, 1, LAYOUT, TABLE, {}, streams.routing, env)
     cluster = Cluster(LAYOUT, servers, caches, brokers, make_service_model(ServiceSpec(model="deterministic",
-                      mean_ms=10.0)), Deterministic(0.5), tasks_per_query=1)
+                      mean_ms=10.0)), Deterministic(0.5))
     model = ClusterModel(env, streams, cluster, Arrivals(at_ms=(0.0, 5.0, 30.0)), Window(0.0, 100.0))
     model.run()
     return model
@@ -61,7 +67,7 @@ def test_every_latency_wait_and_pause_flag_by_hand() -> None:
     assert r.latency_ms == pytest.approx([12.0, 25.0, 12.0], abs=1e-12)
     assert r.queue_wait_ms == pytest.approx([0.0, 5.0, 0.0], abs=1e-12)
     assert r.gc_delayed == [False, True, False]
-    assert r.partial == [False, False, False]
+    assert r.partial == [False, False, False] and r.error_codes == ["", "", ""]
     assert r.servers_queried == [2, 2, 2] and r.segments_queried == [2, 2, 2]
 
 
@@ -73,11 +79,11 @@ def test_server_rows_by_hand() -> None:
     assert rows["S0"]["utilisation"] == pytest.approx(30.0 / 100.0)
 
 
-def test_a_crash_fails_the_request_in_flight_and_makes_the_reply_partial() -> None:
+def test_a_crash_fails_the_channel_and_the_broker_replies_at_once() -> None:
     model = run(PauseSchedule.from_intervals([(35.0, 50.0)]))
     r = model.records
-    assert r.latency_ms == pytest.approx([12.0, 25.0, 12.0], abs=1e-12)
-    assert r.partial == [False, False, True]
+    assert r.latency_ms == pytest.approx([12.0, 25.0, 6.5], abs=1e-12)
+    assert r.partial == [False, False, True] and r.error_codes == ["", "", "425,427"]
     failed = {row["server"]: row["failed_requests"] for row in model.server_rows(0)}
     assert failed == {"S0": 0, "S1": 1}
     assert model.failure_rows(0) == [{"replication": 0, "server": "S1", "down_s": 0.035, "up_s": 0.05}]

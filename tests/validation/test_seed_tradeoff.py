@@ -38,7 +38,8 @@ def scenario(replica_groups: bool) -> dict[str, Any]:
         "table": table,
         "workload": {"synthetic": {"segments_per_server": 9, "docs_per_segment": 1_000_000},
                      "arrival": {"qps": 20}},
-        "service": {"model": "cost", "ns_per_doc": 10, "per_segment_ms": 0.1, "per_request_ms": REQUEST_MS},
+        "service": {"model": "cost", "ns_per_doc": 10, "per_segment_ms": 0.1, "per_request_ms": REQUEST_MS,
+                    "merge_ms_per_segment": 0},
         "simulation": {"duration_s": 600, "warmup_s": 30, "replications": 4, "seed": 3},
     }
 
@@ -66,4 +67,6 @@ def test_replica_groups_cost_median_latency_and_per_server_work(runs: dict[str, 
     assert rg["ci_low"] > bal["ci_high"], (rg, bal)
     per_request = {k: (r.servers["busy_ms"].sum() / r.servers["requests"].sum()) for k, r in runs.items()}
     expected = (9 * SEGMENT_MS + REQUEST_MS) / (3 * SEGMENT_MS + REQUEST_MS)
-    assert per_request["replicaGroup"] / per_request["balanced"] == pytest.approx(expected, rel=1e-9)
+    # busy_ms is core time used up to the horizon, requests every request received: the horizon cuts at
+    # most a few requests per server short of their work, against ~10^4 requests per server (< 1e-3)
+    assert per_request["replicaGroup"] / per_request["balanced"] == pytest.approx(expected, rel=1e-3)

@@ -81,6 +81,27 @@ def _littles_law(result: Result) -> dict[str, float]:
     return {"L_measured": l_measured, "lambda_W": l_little, "relative_difference": rel}
 
 
+def _errors(result: Result) -> dict[str, Any]:
+    """Shares of the servers' requests answered 240 and 250, and of queries by the codes they carried."""
+    servers, q = result.servers, result.queries
+    requests = float(servers["requests"].sum()) if len(servers) else 0.0
+
+    def share(column: str) -> float:
+        return float(servers[column].sum()) / requests if requests and column in servers else 0.0
+
+    codes = q["error_codes"].fillna("") if "error_codes" in q else pd.Series([], dtype="string")
+    by_code: dict[str, float] = {}
+    if len(codes):
+        exploded = codes[codes != ""].str.split(",").explode()
+        by_code = {str(c): float(n) / len(codes) for c, n in exploded.value_counts().sort_index().items()}
+    return {
+        "scheduling_timeout_share": share("scheduling_timeouts"),
+        "execution_timeout_share": share("execution_timeouts"),
+        "query_error_share": float((codes != "").mean()) if len(codes) else 0.0,
+        "by_code": by_code,
+    }
+
+
 def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]:
     """The headline numbers of a run, JSON-ready."""
     conf = D.CONFIDENCE if confidence is None else confidence
@@ -107,5 +128,6 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
         "segments_queried_mean": float(q["segments_queried"].mean()) if len(q) else float("nan"),
         "gc_pauses": len(result.gc_pauses),
         "cache_hit_rate": float((q["cache_hit"].fillna("") != "").mean()) if len(q) and "cache_hit" in q else 0.0,
+        "errors": _errors(result),
         "littles_law": _littles_law(result),
     }

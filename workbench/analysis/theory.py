@@ -24,6 +24,8 @@ __all__ = [
     "harmonic",
     "md1_mean_wait",
     "mg1_mean_wait",
+    "mm1_deadline_admitted_throughput",
+    "mm1_deadline_rejection",
     "mm1_response_quantile",
     "mmc_mean_response",
     "mmc_mean_wait",
@@ -148,3 +150,44 @@ def gc_single_server_delay_bounds(
     backlog = lam * big_d * s
     upper = (in_pause + s + backlog) / cycle
     return lower, upper
+
+
+def mm1_deadline_rejection(lam: float, mu: float, timeout: float) -> float:
+    """Share of arrivals rejected in M/M/1 when a query whose wait reaches ``timeout`` is turned away.
+
+    This is a Pinot server with one runner thread and one segment per query: when a query reaches the
+    runner after waiting at least its timeout it is answered with 240 and takes no time; admitted
+    queries run to completion. A rejected query adds no work, so the work a new arrival finds ahead of
+    it, ``V``, is that of an M/M/1 queue that admits an arrival only while ``V < timeout``; the arrival
+    is rejected exactly when ``V >= timeout``, and by PASTA the rejected share is ``P(V >= timeout)``.
+
+    Derivation (level crossing on ``V``, which falls at rate 1 and jumps by an Exp(mu) service at each
+    admitted arrival): with ``P0 = P(V = 0)`` the density is ``f(v) = lam P0 e^-(mu-lam) v`` below the
+    timeout and ``lam P0 e^(lam T) e^-mu v`` above it. Normalising and integrating the upper part, with
+    ``rho = lam / mu`` and ``E = e^-(mu-lam) T``::
+
+        P(reject) = (1 - rho) rho E / (1 - rho^2 E)
+
+    valid for every ``rho`` (overload included; at ``rho = 1`` the limit is ``1 / (2 + lam T)``). This
+    is Barrer's (1957) loss probability for M/M/1 with deterministic impatience.
+
+    >>> round(mm1_deadline_rejection(1.0, 2.0, 0.0), 6)   # no patience: rejected whenever busy
+    0.333333
+    >>> round(mm1_deadline_rejection(2.0, 1.0, 50.0), 4)  # twice capacity: half the arrivals are excess
+    0.5
+    """
+    if lam <= 0 or mu <= 0 or timeout < 0:
+        raise ValueError(f"need lam > 0, mu > 0, timeout >= 0; got {lam}, {mu}, {timeout}")
+    rho = lam / mu
+    if math.isclose(rho, 1.0, rel_tol=1e-12):
+        return 1.0 / (2.0 + lam * timeout)
+    if rho < 1.0:
+        e = math.exp(-(mu - lam) * timeout)
+        return (1.0 - rho) * rho * e / (1.0 - rho * rho * e)
+    inverse = math.exp((mu - lam) * timeout)  # 1 / E, in (0, 1]: stable however long the overload
+    return (1.0 - rho) * rho / (inverse - rho * rho)
+
+
+def mm1_deadline_admitted_throughput(lam: float, mu: float, timeout: float) -> float:
+    """Rate of queries answered (admitted) in :func:`mm1_deadline_rejection`'s queue: lam (1 - P(reject))."""
+    return lam * (1.0 - mm1_deadline_rejection(lam, mu, timeout))

@@ -179,6 +179,20 @@ class TableConfig:
 
     # -- upsert / dedup ---------------------------------------------------------------------------
     @property
+    def query_timeout_ms(self) -> float | None:
+        """``queryConfig.timeoutMs``: the table's query timeout (ms), which beats the broker default."""
+        raw = self.section("queryConfig").get("timeoutMs")
+        if raw is None:
+            return None
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise TableConfigError("queryConfig.timeoutMs", f"must be a number of ms, got {raw!r}") from None
+        if value <= 0:
+            raise TableConfigError("queryConfig.timeoutMs", f"must be positive, got {raw!r}")
+        return value
+
+    @property
     def upsert_config(self) -> Mapping[str, Any] | None:
         """``upsertConfig`` when present and its mode is not ``NONE``."""
         cfg = self.raw.get("upsertConfig")
@@ -209,7 +223,7 @@ class TableConfig:
             raise TableConfigError("tableName", "is required (the raw table name, e.g. \"events\")")
         if str(self.raw.get("tableType", "")).upper() not in TABLE_TYPES:
             raise TableConfigError("tableType", f"must be OFFLINE or REALTIME, got {self.raw.get('tableType')!r}")
-        _ = self.replication, self.column_partition_map
+        _ = self.replication, self.column_partition_map, self.query_timeout_ms
         if self.is_upsert or self.is_dedup:
             kind = "upsert" if self.is_upsert else "dedup"
             if self.table_type != "REALTIME":

@@ -15,6 +15,7 @@ from workbench import defaults as D
 from workbench.distributions import Deterministic, Distribution
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
+from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.workload.spec import GenerateSpec
 
@@ -63,50 +64,82 @@ def _cache_config(kind: type[Any], config: Mapping[str, Any]) -> Any:
         raise ScenarioError(f"config.{key}", problem) from None
 
 
+_MAX_THREADS_KEY = "pinot.server.query.executor.max.execution.threads"
+
+
 @dataclass(frozen=True)
 class ServerSpec:
-    """One Pinot server: CPU cores (query worker threads) and JVM heap."""
+    """One Pinot server: CPU cores, JVM heap, Pinot server properties, and how requests are executed.
+
+    ``config`` holds the user's Pinot server properties: the scheduler and thread pools
+    (``pinot.query.scheduler.*``), the executor (``pinot.server.query.executor.*``) and the query-cache
+    RFC's ``pinot.server.segment.query.cache.*``. ``max_tasks_per_query`` is an older spelling of
+    ``pinot.server.query.executor.max.execution.threads``.
+    """
 
     cores: int = _f(D.SERVER_CORES, min=1)
     heap: float = _f(float(D.SERVER_HEAP_BYTES), kind="size", gt=0)
     max_tasks_per_query: int | None = _f(None, min=1)
-    #: Pinot server properties; the model reads the query-cache RFC's ``pinot.server.segment.query.cache.*``.
     config: Mapping[str, Any] = _f(dict)
+    execution: Literal["pinot", "fcfs_threads"] = D.SERVER_EXECUTION
     #: The per-segment result cache's settings, read from ``config`` once, when the section is built.
     segment_cache: ServerCacheConfig = _derived()
+    #: Scheduler, thread pools, task counts and executor timeout, read from ``config`` the same way.
+    query: ServerQueryConfig = _derived()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "segment_cache", _cache_config(ServerCacheConfig, self.config))
-
-    @property
-    def tasks_per_query(self) -> int:
-        """Worker tasks one query's segments are spread over (PE §2.1: min(10, cores/2), at least 1)."""
+        props = dict(self.config)
         if self.max_tasks_per_query is not None:
-            return self.max_tasks_per_query
-        return max(1, min(D.MAX_TASKS_PER_QUERY_CAP, self.cores // 2))
+            if _MAX_THREADS_KEY in props:
+                raise ScenarioError("max_tasks_per_query", f"is the older spelling of config.{_MAX_THREADS_KEY}; "
+                                                           "give one of them")
+            props[_MAX_THREADS_KEY] = self.max_tasks_per_query
+        try:
+            query = ServerQueryConfig.from_properties(props, cores=self.cores)
+        except InputError as exc:
+            raise ScenarioError(f"config.{exc.where}", exc.problem) from None
+        object.__setattr__(self, "query", query)
 
 
 @dataclass(frozen=True)
 class BrokerSpec:
-    """The broker: fixed routing/reduce overhead per query and the query timeout."""
+    """The broker: its cores, the reduce cost model, the default query timeout and its Pinot properties.
+
+    A query's broker work is ``overhead_ms + reduce_ms_per_server x servers that answered +
+    reduce_ms_per_row x rows they returned`` (PE §5), run on one of ``cores`` cores (and one request thread
+    of the bounded Jersey pool, when ``config`` enables it). ``timeout_ms`` is the broker default timeout,
+    ``pinot.broker.timeoutMs`` in ``config`` (give one of the two).
+    """
 
     overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0)
-    timeout_ms: float = _f(D.BROKER_TIMEOUT_MS, gt=0)
+    timeout_ms: float | None = _f(None, gt=0)
+    reduce_ms_per_server: float = _f(D.BROKER_REDUCE_MS_PER_SERVER, min=0)
+    reduce_ms_per_row: float = _f(D.BROKER_REDUCE_MS_PER_ROW, min=0)
+    cores: int = _f(D.BROKER_CORES, min=1)
     #: Pinot broker properties as in the user's broker config (``pinot.broker.*``); the model reads
-    #: ``pinot.broker.adaptive.server.selector.*`` and the RFC's ``pinot.broker.query.cache.*``.
+    #: ``pinot.broker.timeoutMs``, the Jersey pool, ``pinot.broker.adaptive.server.selector.*`` and the
+    #: RFC's ``pinot.broker.query.cache.*``.
     config: Mapping[str, Any] = _f(dict)
     #: Adaptive Server Selection settings (every ``pinot.broker.adaptive.server.selector.*`` key), read
     #: from ``config`` once, when the section is built; the model's selector and stats use exactly these.
     adaptive: AdaptiveConfig = _derived()
     #: The broker result cache's settings, read from ``config`` the same way.
     result_cache: BrokerCacheConfig = _derived()
+    #: Timeout default, request threads and reduce threads, read from ``config`` the same way.
+    query: BrokerQueryConfig = _derived()
 
     def __post_init__(self) -> None:
+        if self.timeout_ms is not None and BROKER_TIMEOUT_KEY in self.config:
+            raise ScenarioError("timeout_ms", f"is also set as config.{BROKER_TIMEOUT_KEY}; give one of them")
         try:
             adaptive = AdaptiveConfig.from_broker_config(self.config)
+            query = BrokerQueryConfig.from_properties(self.config, cores=self.cores,
+                                                      default_timeout_ms=self.timeout_ms or D.BROKER_TIMEOUT_MS)
         except InputError as exc:
             raise ScenarioError(f"config.{exc.where}", exc.problem) from None
         object.__setattr__(self, "adaptive", adaptive)
+        object.__setattr__(self, "query", query)
         object.__setattr__(self, "result_cache", _cache_config(BrokerCacheConfig, self.config))
 
     @property
@@ -245,10 +278,13 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class ServiceSpec:
-    """Per-segment service time on a server's worker thread.
+    """The work a request makes on a server, ms.
 
-    ``cost`` derives it from the documents scanned plus fixed overheads; the others draw it from a
-    distribution with mean ``mean_ms`` (used for validation against queueing theory).
+    ``cost`` derives a segment's worker time from the documents it scans (``ns_per_doc``) plus
+    ``per_segment_ms``, and adds runner-thread work: ``per_request_ms`` before the fan-out and
+    ``merge_ms_per_segment`` per result block after it (PE §0, T1 and T4). The others draw a segment's
+    time from a distribution with mean ``mean_ms``, with no runner work (used for validation against
+    queueing theory).
     """
 
     model: Literal["cost", "deterministic", "exponential", "lognormal", "empirical"] = D.SERVICE_MODEL
@@ -258,6 +294,7 @@ class ServiceSpec:
     ns_per_doc: float = _f(D.COST_NS_PER_DOC, min=0)
     per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0)
     per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0)
+    merge_ms_per_segment: float = _f(D.COST_MERGE_MS_PER_SEGMENT, min=0)
 
     def check(self, path: str) -> None:
         if self.model == "empirical" and not self.values_ms:

@@ -26,12 +26,20 @@ __all__ = ["Broker", "make_brokers"]
 
 @dataclass
 class Broker:
-    """One broker: its section of the scenario, Pinot's routing, adaptive stats (if any) and result cache."""
+    """One broker: its section of the scenario, Pinot's routing, adaptive stats (if any), result cache, and
+    the cores its reduce work runs on (``slots``: as many as it has cores, or bounded request threads)."""
 
     spec: BrokerSpec
     router: Router
     stats: ServerRoutingStatsManager | None
     cache: ModelResultCache
+    slots: simpy.Resource
+
+    def reduce_ms(self, servers: int, rows: int) -> float:
+        """A query's broker work, ms: the fixed part plus the reduce of ``servers`` DataTables with ``rows``
+        rows in all (PE §5: linear in both)."""
+        spec = self.spec
+        return spec.overhead_ms + spec.reduce_ms_per_server * servers + spec.reduce_ms_per_row * rows
 
 
 def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfig,
@@ -54,5 +62,7 @@ def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfi
             stats = None
             shared = shared or Router(layout, table, query_options)
             router = shared
-        brokers.append(Broker(spec, router, stats, ModelResultCache(spec.result_cache, table, layout, env)))
+        threads = spec.query.request_threads
+        slots = simpy.Resource(env, capacity=spec.cores if threads is None else min(spec.cores, threads))
+        brokers.append(Broker(spec, router, stats, ModelResultCache(spec.result_cache, table, layout, env), slots))
     return brokers

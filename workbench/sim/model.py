@@ -1,46 +1,42 @@
-"""The discrete-event model of one Pinot cluster, on SimPy.
+"""The discrete-event model of one Pinot cluster, on SimPy: the brokers' side of every query.
 
-Structure (PE §0): a query arrives at a broker, which routes it with Pinot's own instance selector
-(choosing one replica of each segment), sends one request per server after the network delay, and
-waits for every response or the timeout; then it merges (broker overhead) and replies. A server runs
-a request's per-request overhead, then spreads the request's segments over at most
-``tasks_per_query`` tasks that queue FCFS for its worker threads (:mod:`workbench.sim.server`).
-Pauses freeze a server: no progress, no responses. A crashed server fails the requests it holds and
-those sent to it; the broker stops routing to it until it recovers, as Pinot's broker does when the
-external view changes.
+Structure (PE §0, §4-§5): a query arrives at a broker, which checks its result cache, routes the query
+with Pinot's own instance selector (one replica of each segment), works out the query's timeout
+(query option ``timeoutMs``, else the table's ``queryConfig.timeoutMs``, else the broker default), and
+sends one request per server carrying that timeout. The servers (:mod:`workbench.sim.server`, each
+driven by :mod:`workbench.sim.driver`) schedule and execute their requests as Pinot does. The broker
+waits for every response, a failed channel, or the deadline (:mod:`workbench.sim.gather`), then
+reduces what arrived on one of its cores and replies with the QueryErrorCodes of what went wrong.
 
 The model is handed everything it uses: its SimPy environment, its random streams, and its parts
-(:class:`Cluster`), each built from its own section of the scenario by :func:`workbench.sim.run.build_cluster`.
-So a test can build two servers with known pauses and assert every latency by hand.
-
-Why so few events: under FCFS a request's start and finish on a server are fixed the moment it
-arrives, and pauses and crashes are schedules drawn up front, so the server's work is computed in
-closed form when the request is delivered. SimPy still drives time: arrivals, deliveries, completions,
-crashes and (with adaptive selection) responses are events, so feedback sees the order a task-by-task
-simulation would.
+(:class:`Cluster`), each built from its own section of the scenario by
+:func:`workbench.sim.run.build_cluster`. So a test can build servers with known pauses and assert
+every latency by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import simpy
 
-from workbench.distributions import Deterministic, Distribution
+from workbench.distributions import Distribution
 from workbench.pinot.cache.base import Cached
 from workbench.pinot.cache.flight import Leader, Waiter
-from workbench.pinot.routing.adaptive import ServerRoutingStatsManager
+from workbench.pinot.execution_config import query_timeout_ms
 from workbench.scenario.schema import ChurnSpec
 from workbench.sim.broker import Broker
 from workbench.sim.caches import ModelSegmentCache
+from workbench.sim.driver import ServerDriver
+from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
-from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan
+from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, result_rows
 from workbench.sim.records import QueryRecords
-from workbench.sim.server import RequestOutcome, Server
+from workbench.sim.server import PinotServer, Request, Response
 from workbench.sim.service import ServiceModel
 from workbench.sim.streams import Buffered, Streams
 
@@ -59,16 +55,18 @@ class Window:
 class Cluster:
     """The model's parts: where segments live, the servers (with their segment caches) and the brokers.
 
-    ``tasks_per_query`` caps the worker tasks one request's segments are spread over (PE §2.1).
+    ``query_options`` are the Pinot query options every query carries (a query's own ``SET``/``OPTION``
+    wins); ``table_timeout_ms`` is the table config's ``queryConfig.timeoutMs``.
     """
 
     layout: Layout
-    servers: Sequence[Server]
+    servers: Sequence[PinotServer]
     segment_caches: Sequence[ModelSegmentCache]
     brokers: Sequence[Broker]
     service: ServiceModel
     network: Distribution
-    tasks_per_query: int
+    query_options: Mapping[str, str] = field(default_factory=dict)
+    table_timeout_ms: float | None = None
 
 
 @dataclass
@@ -87,6 +85,17 @@ class Arrivals:
     at_ms: Sequence[float] | None = None
 
 
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() == "true"
+
+
+def _int_option(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
 class ClusterModel:
     """One replication of one cluster. Call :meth:`run` once, then read the records.
 
@@ -101,13 +110,15 @@ class ClusterModel:
         self.layout = cluster.layout
         self.servers, self.brokers = list(cluster.servers), list(cluster.brokers)
         self.service = cluster.service
+        self.drivers = [ServerDriver(env, i, s, self._on_response) for i, s in enumerate(self.servers)]
         network = cluster.network
-        self.const_latency = isinstance(network, Deterministic) and all(b.stats is None for b in self.brokers)
         self._latency = Buffered(lambda n: network.sample(streams.network, n))
         draw = self.service.draw
         self._draws = None if draw is None else Buffered(lambda n: draw.sample(streams.service, n))
         self._cost: list[float] = [float(c) for c in self.service.segment_times(streams.service, self.layout.docs)]
         self._plan_cost: dict[int, dict[int, float]] = {}
+        self._waiting: dict[int, Gather] = {}
+        self._next_rid = 0
         self.records = QueryRecords()
         self.churn_events = 0
         self.in_flight_area = 0.0
@@ -122,8 +133,9 @@ class ClusterModel:
             self._last_change = now
         self._in_flight += delta
 
+    # -- what a request asks of a server -------------------------------------------------------------
     def _costs(self, plan: QueryPlan) -> dict[int, float] | list[float]:
-        """Per-segment work of a plan under the cost model (docs scanned after the filter)."""
+        """Per-segment worker work of a plan under the cost model (docs scanned after the filter)."""
         if plan.docs_scanned is None:
             return self._cost
         cached = self._plan_cost.get(plan.key)
@@ -134,11 +146,8 @@ class ClusterModel:
             self._plan_cost[plan.key] = cached
         return cached
 
-    def _task_work(self, segments: list[int], plan: QueryPlan, server: int, at: float) -> list[float]:
-        """Per-task work of one request: its segments dealt round-robin over at most ``tasks_per_query``.
-
-        A segment whose partial result is in the server's segment cache costs nothing.
-        """
+    def _segment_work(self, segments: list[int], plan: QueryPlan, server: int, at: float) -> list[float]:
+        """Worker work of each of the request's segments; a segment in the server's segment cache costs nothing."""
         if self._draws is not None:
             times = self._draws.take(len(segments))
         else:
@@ -148,36 +157,57 @@ class ClusterModel:
         if cache.enabled and plan.query is not None:
             names = self.layout.segments
             times = [0.0 if cache.hit(plan.query, names[i], at) else t for i, t in zip(segments, times, strict=True)]
-        tasks = self.cluster.tasks_per_query
-        if tasks >= len(times):
-            return times
-        return [sum(times[t::tasks]) for t in range(tasks)]
+        return times
 
-    def _net(self) -> float:
-        return self._latency.next()
+    def _request(self, server: int, segments: list[int], plan: QueryPlan, options: Mapping[str, str],
+                 timeout_ms: float) -> Request:
+        """The request a server receives now: its segments' work, the runner's work, and the broker's timeout."""
+        group_by = plan.query is not None and bool(plan.query.group_by)
+        work = self._segment_work(segments, plan, server, self.env.now)
+        merge = self.service.merge_ms_per_segment
+        if group_by and merge > 0:  # group-by workers upsert into one shared table: the merge is theirs
+            work = [w + merge for w in work]
+        rid = self._next_rid
+        self._next_rid += 1
+        return Request(rid, self.env.now, timeout_ms, self.service.per_request_ms,
+                       0.0 if group_by else merge * len(segments), work, group_by=group_by,
+                       secondary=_truthy(options.get("isSecondaryWorkload")),
+                       execution_threads=_int_option(options.get("maxExecutionThreads")))
 
-    def _deliver(self, at: float, server: int, segs: list[int], plan: QueryPlan, broker: Broker,
-                 sent: float) -> RequestOutcome:
-        """Execute a request delivered to ``server`` at ``at``; the response reaches the broker later."""
-        outcome = self.servers[server].execute(at, self.service.per_request_ms, self._task_work(segs, plan, server, at))
-        back = outcome.response_at + self._net()
-        if broker.stats is not None:
-            self._report_response(broker.stats, server, back, sent)
-        return RequestOutcome(back, outcome.paused, outcome.queue_wait, outcome.failed)
+    def _send(self, requests: list[tuple[int, Request]], gather: Gather) -> None:
+        """Each request travels to its server (one network delay each) and is delivered there; requests with
+        the same delay are delivered by one event, in send order."""
+        by_delay: dict[float, list[tuple[int, Request]]] = {}
+        for server, request in requests:
+            self._waiting[request.rid] = gather
+            by_delay.setdefault(self._latency.next(), []).append((server, request))
+        for delay, batch in by_delay.items():
+            self.env.timeout(delay).callbacks.append(self._deliverer(batch))
 
-    def _report_response(self, stats: ServerRoutingStatsManager, server: int, back: float, sent: float) -> None:
-        """Adaptive selection learns the latency when the response arrives (an event at that time)."""
-        name = self.layout.servers[server]
-        event = self.env.timeout(back - self.env.now)
-        event.callbacks.append(lambda _: stats.record_response(name, back - sent, back))
+    def _deliverer(self, batch: list[tuple[int, Request]]) -> Callable[[simpy.Event], None]:
+        def deliver(_: simpy.Event) -> None:
+            for server, request in batch:
+                self.drivers[server].deliver(request)
+        return deliver
 
-    def _delayed(self, server: int, segs: list[int], plan: QueryPlan,
-                 broker: Broker) -> simpy.events.ProcessGenerator:
-        sent = self.env.now
-        yield self.env.timeout(self._net())
-        return self._deliver(self.env.now, server, segs, plan, broker, sent)
+    def _on_response(self, server: int, response: Response) -> None:
+        """A server sent ``response``: it reaches the waiting broker one network delay later."""
+        gather = self._waiting.pop(response.rid, None)
+        if gather is not None:
+            gather.sent_back(server, response, response.at + self._latency.next())
 
     # -- processes ----------------------------------------------------------------------------------
+    def _options(self, plan: QueryPlan) -> Mapping[str, str]:
+        if plan.query is None or not plan.query.options:
+            return self.cluster.query_options
+        return {**self.cluster.query_options, **dict(plan.query.options)}
+
+    def _reduce(self, broker: Broker, servers: int, rows: int) -> simpy.events.ProcessGenerator:
+        """The broker's own work on one of its cores (waiting for a free one first)."""
+        with broker.slots.request() as slot:
+            yield slot
+            yield self.env.timeout(broker.reduce_ms(servers, rows))
+
     def _query(self, query_id: int, plan: QueryPlan = FULL_SCAN) -> simpy.events.ProcessGenerator:
         env, arrival = self.env, self.env.now
         self._count(+1)
@@ -188,48 +218,65 @@ class ClusterModel:
             if isinstance(decision, Cached | Waiter):
                 if isinstance(decision, Waiter):
                     yield broker.cache.wait(decision)
-                yield env.timeout(broker.spec.overhead_ms)
+                yield from self._reduce(broker, 0, 0)
                 self._count(-1)
-                self._record(arrival, [], False, plan, "broker" if isinstance(decision, Cached) else "singleflight")
+                self._record(arrival, None, "", plan, "broker" if isinstance(decision, Cached) else "singleflight")
                 return
             leader = decision if isinstance(decision, Leader) else None
+        options = self._options(plan)
+        timeout = query_timeout_ms(options, self.cluster.table_timeout_ms, broker.spec.query)
         routing, unavailable = broker.router.route(query_id // len(self.brokers), plan.names, plan.key)
+        names = self.layout.servers
         if broker.stats is not None:
             for server, _ in routing:
-                broker.stats.record_submission(self.layout.servers[server], arrival)
-        deadline = arrival + broker.spec.timeout_ms
-        if self.const_latency:  # equal delays keep delivery order = send order: compute now
-            outcomes = [self._deliver(env.now + self._net(), server, segs, plan, broker, arrival)
-                        for server, segs in routing]
-        else:
-            events = [env.process(self._delayed(server, segs, plan, broker)) for server, segs in routing]
-            yield env.all_of(events)
-            outcomes = [cast(RequestOutcome, e.value) for e in events]
-        done = max((o.response_at for o in outcomes), default=arrival)
-        partial = done > deadline or unavailable > 0 or any(o.failed for o in outcomes)
-        end = min(done, deadline) + broker.spec.overhead_ms
-        yield env.timeout(end - env.now)
+                broker.stats.record_submission(names[server], arrival)
+        gather = Gather(env, [s for s, _ in routing], [names[s] for s, _ in routing], arrival, timeout, broker.stats)
+        self._send([(server, self._request(server, segs, plan, options, timeout)) for server, segs in routing], gather)
+        yield gather.done
+        gather.close(env.now)
+        codes = gather.codes(unavailable)
+        ok = [s for s in gather.answered if gather.responses[s].code == 0]
+        rows = sum(self._rows(plan, segs) for s, segs in routing if s in ok)
+        yield from self._reduce(broker, len(gather.answered), rows)
         if leader is not None:
             assert plan.query is not None
-            broker.cache.complete(leader, plan.query, partial)
+            broker.cache.complete(leader, plan.query, bool(codes))
         self._count(-1)
-        self._record(arrival, outcomes, partial, plan, "", routing)
+        self._record(arrival, gather, error_codes(codes), plan, "", routing)
 
-    def _record(self, arrival: float, outcomes: list[RequestOutcome], partial: bool, plan: QueryPlan,
-                cache_hit: str, routing: list[tuple[int, list[int]]] | None = None) -> None:
+    def _rows(self, plan: QueryPlan, segments: list[int]) -> int:
+        """Rows one server returns for its segments of the plan."""
+        if plan.docs_scanned is None or plan.segments is None:
+            return result_rows(plan.query, float(self.layout.docs[segments].sum()))
+        docs = dict(zip(plan.segments, plan.docs_scanned, strict=True))
+        return result_rows(plan.query, sum(docs[i] for i in segments))
+
+    def _record(self, arrival: float, gather: Gather | None, codes: str, plan: QueryPlan, cache_hit: str,
+                routing: list[tuple[int, list[int]]] | None = None) -> None:
         """One query's row (queries that arrived during the warm-up are not recorded)."""
         if arrival < self.window.warmup_ms:
             return
+        responses = list(gather.responses.values()) if gather is not None else []
         r = self.records
         r.arrival_ms.append(arrival)
         r.latency_ms.append(self.env.now - arrival)
         r.servers_queried.append(len(routing or ()))
         r.segments_queried.append(sum(len(s) for _, s in routing or ()))
-        r.partial.append(partial)
-        r.gc_delayed.append(any(o.paused for o in outcomes))
-        r.queue_wait_ms.append(max((o.queue_wait for o in outcomes), default=0.0))
+        r.partial.append(bool(codes))
+        r.gc_delayed.append(gather is not None and self._gc_delayed(gather))
+        r.queue_wait_ms.append(max((x.queue_wait for x in responses), default=0.0))
         r.segments_pruned.append(plan.pruned)
         r.cache_hit.append(cache_hit)
+        r.error_codes.append(codes)
+
+    def _gc_delayed(self, gather: Gather) -> bool:
+        """A queried server was paused while it held the request (for one that has not answered: since the
+        request was sent)."""
+        if any(r.paused for r in gather.responses.values()):
+            return True
+        now = self.env.now
+        return any(self.servers[s].pauses.intersects(gather.sent, now)
+                   for s in gather.servers if s not in gather.responses and self.servers[s].pauses)
 
     def _replay(self, queries: pd.DataFrame, planner: Planner) -> simpy.events.ProcessGenerator:
         """Queries at the log's arrival times, each planned (pruned) from its SQL."""
@@ -260,7 +307,7 @@ class ClusterModel:
             query_id += 1
 
     def _health(self, server: int) -> simpy.events.ProcessGenerator:
-        """Tell the broker's routing when a server goes down and comes back."""
+        """Tell the brokers' routing when a server goes down and comes back."""
         for start, end in self.servers[server].crashes.intervals():
             yield self.env.timeout(start - self.env.now)
             self._set_health(server, False)
@@ -308,12 +355,16 @@ class ClusterModel:
     def server_rows(self, replication: int) -> list[dict[str, Any]]:
         """One ``servers`` row per server (columns in :data:`~workbench.sim.records.SERVER_COLUMNS`)."""
         horizon = self.window.horizon_ms
-        return [
-            {"replication": replication, "server": s.name, "requests": s.requests, "busy_ms": s.busy_ms,
-             "cores": s.cores, "utilisation": s.busy_ms / (s.cores * horizon), "failed_requests": s.failed,
-             "segment_cache_hits": cache.hits, "paused_ms": s.pauses.overlap(0.0, horizon)}
-            for s, cache in zip(self.servers, self.cluster.segment_caches, strict=True)
-        ]
+        rows = []
+        for s, cache in zip(self.servers, self.cluster.segment_caches, strict=True):
+            s.advance(horizon, [])  # core time up to the horizon (responses after the run are not wanted)
+            m = s.meters
+            rows.append({"replication": replication, "server": s.name, "requests": m.requests,
+                         "scheduling_timeouts": m.scheduling_timeouts, "execution_timeouts": m.execution_timeouts,
+                         "busy_ms": s.busy_ms, "cores": s.cores, "utilisation": s.busy_ms / (s.cores * horizon),
+                         "failed_requests": m.failed, "segment_cache_hits": cache.hits,
+                         "paused_ms": s.pauses.overlap(0.0, horizon)})
+        return rows
 
     def pause_rows(self, replication: int) -> list[dict[str, Any]]:
         """One ``gc_pauses`` row per pause of every server."""

@@ -25,7 +25,10 @@ from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "segment_metadata"]
+__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "result_rows", "segment_metadata"]
+
+#: PE §2.2: a server trims group-by results to max(5 x LIMIT, ``min.server.group.trim.size`` 5000) groups.
+SERVER_GROUP_TRIM_MIN = 5000
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,27 @@ class QueryPlan:
 
 #: The plan of a query without a filter: every segment, all its documents.
 FULL_SCAN = QueryPlan(0, None, None, None, 0)
+
+
+def result_rows(query: Query | None, docs_scanned: float) -> int:
+    """Rows one server returns for ``query`` after scanning ``docs_scanned`` documents (PE §5).
+
+    An aggregation (and the synthetic full scan, a ``COUNT(*)``) returns one row; a group-by at most the
+    server's trim size and no more groups than documents; a selection at most ``LIMIT`` (+ ``OFFSET``)
+    rows and no more than documents.
+
+    >>> from workbench.pinot.sql import parse_query
+    >>> result_rows(parse_query("SELECT COUNT(*) FROM t"), 1e6), result_rows(parse_query("SELECT a FROM t LIMIT 7"), 3)
+    (1, 3)
+    >>> result_rows(parse_query("SELECT a, COUNT(*) FROM t GROUP BY a LIMIT 2000"), 1e6)
+    10000
+    """
+    docs = max(0, int(docs_scanned))
+    if query is None or (query.is_aggregation and not query.group_by):
+        return 1
+    if query.group_by:
+        return min(docs, max(5 * query.effective_limit, SERVER_GROUP_TRIM_MIN))
+    return min(docs, query.effective_limit + (query.offset or 0))
 
 
 def default_schema(table: TableConfig) -> dict[str, Any] | None:

@@ -29,11 +29,11 @@ __all__ = [
 
 QUERY_COLUMNS = (
     "replication", "query_id", "arrival_s", "latency_ms", "servers_queried",
-    "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms", "cache_hit",
+    "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms", "cache_hit", "error_codes",
 )
 SERVER_COLUMNS = (
-    "replication", "server", "requests", "busy_ms", "cores", "utilisation", "failed_requests",
-    "segment_cache_hits", "paused_ms",
+    "replication", "server", "requests", "scheduling_timeouts", "execution_timeouts", "busy_ms", "cores",
+    "utilisation", "failed_requests", "segment_cache_hits", "paused_ms",
 )
 GC_PAUSE_COLUMNS = ("replication", "server", "start_s", "duration_ms")
 WINDOW_COLUMNS = ("replication", "window_s", "mean_in_flight")
@@ -66,6 +66,7 @@ class QueryRecords:
     gc_delayed: list[bool] = field(default_factory=list)
     queue_wait_ms: list[float] = field(default_factory=list)
     cache_hit: list[str] = field(default_factory=list)
+    error_codes: list[str] = field(default_factory=list)
 
     def frame(self, replication: int) -> pd.DataFrame:
         """The ``queries`` table of this replication."""
@@ -82,6 +83,7 @@ class QueryRecords:
             "gc_delayed": np.asarray(self.gc_delayed, dtype=bool),
             "queue_wait_ms": np.asarray(self.queue_wait_ms, dtype=float),
             "cache_hit": pd.Series(self.cache_hit, dtype="string"),
+            "error_codes": pd.Series(self.error_codes, dtype="string"),
         }, columns=list(QUERY_COLUMNS))
 
 

@@ -26,7 +26,7 @@ from workbench.sim.layout import Layout, build_layout
 from workbench.sim.model import Arrivals, Cluster, ClusterModel, Window
 from workbench.sim.planner import Planner, default_schema
 from workbench.sim.records import FAILURE_COLUMNS, GC_PAUSE_COLUMNS, SERVER_COLUMNS, WINDOW_COLUMNS, Result, frame
-from workbench.sim.server import Server
+from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 
@@ -42,15 +42,17 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
     spec, horizon_ms = sc.cluster, sc.simulation.duration_s * 1000.0
     gc, fail = effective_gc(spec.gc, sc.table, sc.schema), spec.failures
     servers = [
-        Server(name, spec.server.cores, pause_schedule(gc, spec.server, streams.gc[i], horizon_ms),
-               crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], horizon_ms))
+        PinotServer(name, spec.server.query, pause_schedule(gc, spec.server, streams.gc[i], horizon_ms),
+                    crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], horizon_ms),
+                    ExecutionModel(spec.server.execution))
         for i, name in enumerate(layout.servers)
     ]
     caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
     brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
                            streams.routing, env)
+    options = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in sc.workload.query_options.items()}
     return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms,
-                   spec.server.tasks_per_query)
+                   options, sc.table.query_timeout_ms)
 
 
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:

@@ -1,113 +1,362 @@
-"""One Pinot server in the model: worker threads, pauses and crashes, computed in closed form.
+"""One Pinot server executing requests as Pinot does (PE §1-§4): scheduler, runner and worker threads, deadlines.
 
-Under FCFS a request's schedule on a server is fixed the moment it arrives (later arrivals cannot
-overtake it), and pauses and crashes are schedules drawn up front, so :meth:`Server.execute` computes a
-request's whole stay at once: no per-task events. See ``docs/model.md``.
+A request arrives (the Netty thread stamps its arrival), waits in the scheduler, and starts on a
+**runner thread** (``query_runner_threads``, default ``c``). If it already waited its whole
+``timeoutMs`` it is answered at once with 240 (QUERY_SCHEDULING_TIMEOUT) without running. Otherwise the
+runner prepares it (T1: per-request work), then fans its segments out to tasks on the **worker pool**
+(``query_worker_threads``, default ``2c``, one FIFO queue shared by every query). Each task takes the next
+unprocessed segment from the request's shared counter until none is left (dynamic work stealing), and
+checks the deadline before each further segment (not inside one): past it, the task stops. When every
+task is done the runner merges (T4) and sends the response, unless the deadline has passed: then,
+as Pinot's combine does when its wait for result blocks expires, it answers 250 (EXECUTION_TIMEOUT)
+once the segments already running have finished. Threads run on the server's cores by processor
+sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A crash fails
+every request the server holds.
+
+:class:`ExecutionModel` ``fcfs_threads`` is the older simplification kept for comparison: one worker
+thread per core, segments dealt round-robin to tasks up front, runner threads unlimited and per-request
+work off the cores.
+
+The server is a state machine over explicit times: :meth:`PinotServer.next_time` says when its next
+internal event happens and :meth:`PinotServer.advance` processes events up to a time, appending
+:class:`Response` rows; the SimPy engine wakes it at those times and delivers requests with
+:meth:`PinotServer.submit`. Events at the same time run in this order: CPU completions, then a crash,
+then arrivals. ``trace`` (a list) receives ``(time, event, request id)`` for tests and debugging.
 """
 
 from __future__ import annotations
 
-import heapq
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import NamedTuple
 
+from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.sim.cpu import SharedCPU
 from workbench.sim.pauses import PauseSchedule
+from workbench.sim.schedulers import Scheduler, make_scheduler
 
-__all__ = ["RequestOutcome", "Server"]
+__all__ = ["FAILED", "ExecutionModel", "PinotServer", "Request", "Response"]
+
+#: Pinot QueryErrorCodes a server answers with (PE §1.6, §4.3).
+SCHEDULING_TIMEOUT = 240
+EXECUTION_TIMEOUT = 250
+#: Not a Pinot code: the request was lost with the server (the broker sees the channel go inactive).
+FAILED = -1
+_INF = math.inf
 
 
-class RequestOutcome(NamedTuple):
-    """What one server request yields, in model time (ms).
+class ExecutionModel(StrEnum):
+    """How a server runs a request's work (``cluster.server.execution``)."""
+
+    #: Pinot's structure: runner and worker pools sharing the cores, dynamic segment assignment.
+    PINOT = "pinot"
+    #: The simplification: ``cores`` FCFS worker threads, static round-robin, per-request work off-core.
+    FCFS_THREADS = "fcfs_threads"
+
+
+@dataclass(eq=False)
+class Request:
+    """One server request (all times and work in ms).
+
+    ``prepare`` and ``merge`` are the runner thread's work before and after the fan-out (T1, T4);
+    ``segments`` the worker work of each segment (0 for a segment answered from the segment cache).
+    ``timeout`` is the ``timeoutMs`` the broker sent: the server's deadline is ``arrival + timeout``.
+    """
+
+    rid: int
+    arrival: float
+    timeout: float
+    prepare: float
+    merge: float
+    segments: list[float]
+    group_by: bool = False
+    secondary: bool = False
+    execution_threads: int | None = None
+    #: When the request reached the server's socket (before ``arrival`` if a pause kept it unread).
+    delivered: float = _INF
+    reserved: int = 0
+    started: float = _INF
+    task_wait: float = 0.0
+    timed_out: bool = False
+    next_segment: int = 0
+    tasks_left: int = 0
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.segments)
+
+    @property
+    def deadline(self) -> float:
+        return self.arrival + self.timeout
+
+
+@dataclass(eq=False)
+class _Task:
+    request: Request
+    queued_at: float
+    #: The segment indices dealt to this task up front (``fcfs_threads``); ``None`` takes from the shared counter.
+    own: deque[int] | None = None
+    #: The segment it is processing.
+    current: int = -1
+
+
+class Response(NamedTuple):
+    """A server's answer to one request.
 
     Attributes
     ----------
-    response_at
-        When the server sends its response (or, for a failed request, when it failed).
+    rid
+        The request's id.
+    at
+        When the server sent it (for a failed request: when the server went down).
+    code
+        0, or the Pinot QueryErrorCode of an error response (211, 240, 250), or :data:`FAILED`.
     paused
-        A pause stopped the server while it held this request.
+        A stop-the-world pause stopped the server while it held the request.
     queue_wait
-        The longest time one of the request's tasks waited for a worker thread.
-    failed
-        The server was down when the request arrived, or crashed before answering.
+        Time waiting for a runner thread plus the longest time one of its tasks waited for a worker.
     """
 
-    response_at: float
+    rid: int
+    at: float
+    code: int
     paused: bool
     queue_wait: float
-    failed: bool
 
 
-class Server:
-    """A server's worker threads (as the times each becomes free), its pauses and its crashes.
+@dataclass
+class _Meters:
+    requests: int = 0
+    scheduling_timeouts: int = 0
+    execution_timeouts: int = 0
+    rejected: int = 0
+    failed: int = 0
+
+
+@dataclass
+class PinotServer:
+    """One server's threads, cores, pauses and crashes.
 
     Parameters
     ----------
     name
-        The instance name routing uses (``Server_3``).
-    cores
-        Worker threads, one per core.
+        The instance name routing uses.
+    config
+        The server's Pinot query settings (scheduler, pools, task counts).
     pauses, crashes
-        Stop-the-world pauses (GC) and down intervals, both in ms.
+        Stop-the-world pauses and down intervals (ms).
+    execution
+        :class:`ExecutionModel`.
+    trace
+        When a list, receives ``(time, event, rid)`` for every start and finish.
     """
 
-    def __init__(self, name: str, cores: int, pauses: PauseSchedule, crashes: PauseSchedule) -> None:
-        self.name = name
-        self.cores = cores
-        self.pauses = pauses
-        self.crashes = crashes
-        self.free_at = [0.0] * cores
-        self.busy_ms = 0.0
-        self.requests = 0
-        self.failed = 0
-        self._recoveries_seen = 0
+    name: str
+    config: ServerQueryConfig
+    pauses: PauseSchedule
+    crashes: PauseSchedule
+    execution: ExecutionModel = ExecutionModel.PINOT
+    trace: list[tuple[float, str, int]] | None = None
+    meters: _Meters = field(default_factory=_Meters)
 
-    def _forget_lost_work(self, now: float) -> None:
-        """After a crash, threads restart empty at recovery: work that was in progress is lost."""
-        done = self.crashes.ended_by(now)
-        if done > self._recoveries_seen:
-            crash, recovery = self.crashes.interval(done - 1)
-            self.free_at = [recovery if f > crash else f for f in self.free_at]
-            heapq.heapify(self.free_at)
-            self._recoveries_seen = done
+    def __post_init__(self) -> None:
+        static = self.execution is ExecutionModel.FCFS_THREADS
+        self.cpu = SharedCPU(self.config.cores, self.pauses)
+        self.scheduler: Scheduler = make_scheduler(self.config)
+        self.runners = self.config.runner_threads if not static else 1 << 30
+        self.workers = self.config.worker_threads if not static else self.config.cores
+        self.static = static
+        self.runners_busy = 0
+        self.workers_busy = 0
+        self.worker_queue: deque[_Task] = deque()
+        self.held: dict[int, Request] = {}
+        self._crash = 0  # index of the next crash interval
 
-    def execute(self, now: float, overhead: float, task_work: list[float]) -> RequestOutcome:
-        """Run one request arriving at ``now`` with per-request ``overhead`` and per-task work (ms).
+    @property
+    def cores(self) -> int:
+        return self.config.cores
 
-        The request's tasks take the earliest-free worker threads in FCFS order; a task's end is its
-        start plus its work, stretched by any pause in between. A request on a server that is down,
-        or that goes down before the response is sent, fails at that moment.
-        """
-        crashes = self.crashes
-        if crashes:
-            if crashes.release(now) != now:
-                self.failed += 1
-                return RequestOutcome(now, False, 0.0, True)
-            self._forget_lost_work(now)
-        pauses, free_at = self.pauses, self.free_at
-        # Fast path: until the next pause begins, time is plain arithmetic (no look-ups).
-        next_pause = pauses.next_start(now) if pauses else float("inf")
-        ready = now + overhead
-        if ready >= next_pause:
-            ready = pauses.finish(now, overhead)
-        done, busy, wait = ready, overhead, 0.0
-        for work in task_work:
-            free = heapq.heappop(free_at)
-            if free > ready:
-                wait = max(wait, free - ready)
-                start = free
+    @property
+    def busy_ms(self) -> float:
+        """Core time used on requests so far (runner and worker threads; for ``fcfs_threads`` also its
+        off-core per-request work), ms. :meth:`advance` to the horizon first."""
+        return self.cpu.busy_core_ms
+
+    # -- the clock ----------------------------------------------------------------------------------
+    def _next_crash(self) -> float:
+        return self.crashes.interval(self._crash)[0] if self._crash < len(self.crashes) else _INF
+
+    def next_time(self) -> float:
+        """When the next internal event (a thread finishing, a crash) happens; ``inf`` when idle."""
+        return min(self.cpu.next_time(), self._next_crash() if self.held else _INF)
+
+    def advance(self, until: float, out: list[Response]) -> None:
+        """Process every internal event at or before ``until``."""
+        while True:
+            cpu_at, crash_at = self.cpu.next_time(), self._next_crash()
+            first = min(cpu_at, crash_at)
+            if first > until or first == _INF:
+                break
+            if crash_at < cpu_at:
+                self._go_down(crash_at, out)
             else:
-                start = ready
-            end = start + work
-            if end >= next_pause:
-                end = pauses.finish(start, work)
-            heapq.heappush(free_at, end)
-            if end > done:
-                done = end
-            busy += work
-        self.busy_ms += busy
-        self.requests += 1
-        paused = done >= next_pause
-        send = pauses.release(done) if paused else done
-        if crashes and crashes.intersects(now, send):
-            self.failed += 1
-            return RequestOutcome(crashes.next_start(now), False, wait, True)
-        return RequestOutcome(send, paused, wait, False)
+                for item in self.cpu.pop(cpu_at):
+                    self._finished(item, cpu_at, out)
+        self.cpu.advance(until)
+
+    def is_down(self, t: float) -> bool:
+        """Whether the server is crashed at ``t``."""
+        return self.crashes.release(t) != t if self.crashes else False
+
+    # -- requests -----------------------------------------------------------------------------------
+    def submit(self, request: Request, out: list[Response]) -> None:
+        """A request arrives at ``request.arrival`` (call :meth:`advance` to that time first)."""
+        now = request.arrival
+        self.meters.requests += 1
+        if self.is_down(now):
+            self.meters.failed += 1
+            out.append(Response(request.rid, now, FAILED, False, 0.0))
+            return
+        code = self.scheduler.admit(request, now)
+        if code is not None:
+            self.meters.rejected += 1
+            self._respond(request, now, code, out, held=False)
+            return
+        self.held[request.rid] = request
+        self._dispatch_runners(now, out)
+
+    def _log(self, t: float, event: str, rid: int) -> None:
+        if self.trace is not None:
+            self.trace.append((t, event, rid))
+
+    def _dispatch_runners(self, now: float, out: list[Response]) -> None:
+        while self.runners_busy < self.runners and (request := self._next(now)) is not None:
+            if now - request.arrival >= request.timeout:
+                self.meters.scheduling_timeouts += 1
+                self.scheduler.finished(request)
+                self._log(now, "scheduling_timeout", request.rid)
+                self._respond(request, now, SCHEDULING_TIMEOUT, out, held=True)
+                continue
+            self.runners_busy += 1
+            request.started = now
+            self._log(now, "runner_start", request.rid)
+            self._runner_work(request, request.prepare, "prepare", now, out)
+
+    def _next(self, now: float) -> Request | None:
+        """The scheduler's next request; requests it trimmed from its queue are no longer held."""
+        request = self.scheduler.next(now)
+        for dropped in self.scheduler.drain_expired():
+            self._log(now, "expired", self.held.pop(dropped.rid).rid)
+        assert request is None or isinstance(request, Request)
+        return request
+
+    def _runner_work(self, request: Request, work: float, phase: str, now: float, out: list[Response]) -> None:
+        """Work on the request's runner thread: on the cores (Pinot) or as off-core time (the simplification)."""
+        if work <= 0:
+            self._finished((phase, request), now, out)
+        elif self.static:
+            self.cpu.start_timer(now, work, (phase, request))
+        else:
+            self.cpu.start(now, work, (phase, request))
+
+    def _fan_out(self, request: Request, now: float) -> None:
+        tasks = self.config.tasks(request.num_segments, request.group_by, request.execution_threads)
+        if request.reserved > 0:
+            tasks = min(tasks, request.reserved)  # the bounded executor's per-query permits
+        request.tasks_left = tasks
+        for t in range(tasks):
+            own = deque(range(t, request.num_segments, tasks)) if self.static else None
+            self.worker_queue.append(_Task(request, now, own))
+
+    def _dispatch_workers(self, now: float, out: list[Response]) -> None:
+        while self.workers_busy < self.workers and self.worker_queue:
+            task = self.worker_queue.popleft()
+            self.workers_busy += 1
+            task.request.task_wait = max(task.request.task_wait, now - task.queued_at)
+            self._step(task, now, out)
+
+    def _step(self, task: _Task, now: float, out: list[Response]) -> None:
+        """A task takes its next segment (checking the deadline first) or ends."""
+        request = task.request
+        while True:
+            left = len(task.own) if task.own is not None else request.num_segments - request.next_segment
+            if left == 0:
+                break
+            if now >= request.deadline:
+                request.timed_out = True
+                self._skip(task)
+                break
+            if task.own is not None:
+                index = task.own.popleft()
+            else:
+                index = request.next_segment
+                request.next_segment += 1
+            if request.segments[index] > 0:
+                task.current = index
+                self._log(now, f"segment_start {index}", request.rid)
+                self.cpu.start(now, request.segments[index], ("segment", task))
+                return
+        self.workers_busy -= 1
+        request.tasks_left -= 1
+        if request.tasks_left == 0:
+            self._log(now, "tasks_done", request.rid)
+            if request.timed_out or now >= request.deadline:  # the runner's wait for blocks expired
+                self.meters.execution_timeouts += 1
+                self._runner_done(request, now, EXECUTION_TIMEOUT, out)
+            else:
+                self._runner_work(request, request.merge, "merge", now, out)
+
+    def _skip(self, task: _Task) -> None:
+        """A timed-out task leaves its segments undone."""
+        if task.own is not None:
+            task.own.clear()
+        else:
+            task.request.next_segment = task.request.num_segments
+
+    def _finished(self, item: tuple[str, object], now: float, out: list[Response]) -> None:
+        phase, what = item
+        if phase == "segment":
+            assert isinstance(what, _Task)
+            self._log(now, f"segment_done {what.current}", what.request.rid)
+            self._step(what, now, out)
+            self._dispatch_workers(now, out)
+        elif phase == "prepare":
+            assert isinstance(what, Request)
+            self._log(now, "fan_out", what.rid)
+            self._fan_out(what, now)
+            self._dispatch_workers(now, out)
+        else:
+            assert isinstance(what, Request)
+            self._runner_done(what, now, 0, out)
+
+    def _runner_done(self, request: Request, now: float, code: int, out: list[Response]) -> None:
+        self.runners_busy -= 1
+        self.scheduler.finished(request)
+        self._respond(request, now, code, out, held=True)
+        self._dispatch_runners(now, out)
+
+    def _respond(self, request: Request, now: float, code: int, out: list[Response], *, held: bool) -> None:
+        if held:
+            self.held.pop(request.rid, None)
+        self._log(now, "respond" if code == 0 else f"respond_{code}", request.rid)
+        wait = (min(request.started, now) - request.arrival) + request.task_wait
+        delivered = min(request.delivered, request.arrival)
+        paused = bool(self.pauses) and self.pauses.intersects(delivered, max(now, request.arrival))
+        out.append(Response(request.rid, now, code, paused, wait))
+
+    # -- crashes ------------------------------------------------------------------------------------
+    def _go_down(self, at: float, out: list[Response]) -> None:
+        """A crash: every request held fails now; threads and queues restart empty after recovery."""
+        self.cpu.advance(at)
+        for request in self.held.values():
+            self.meters.failed += 1
+            self._log(at, "failed", request.rid)
+            out.append(Response(request.rid, at, FAILED, False, 0.0))
+        self.held.clear()
+        self.cpu.clear()
+        self.scheduler.clear()
+        self.worker_queue.clear()
+        self.runners_busy = self.workers_busy = 0
+        self._crash += 1

@@ -20,12 +20,13 @@ __all__ = ["SERVICE_MODELS", "ServiceModel", "make_service_model"]
 
 @dataclass(frozen=True)
 class ServiceModel:
-    """Per-segment work and per-request overhead on a server (ms)."""
+    """Per-segment worker work and the runner thread's per-request and per-block merge work on a server (ms)."""
 
     per_request_ms: float
     per_segment_ms: float
     ns_per_doc: float
     draw: Distribution | None
+    merge_ms_per_segment: float = 0.0
 
     def segment_times(self, rng: np.random.Generator, docs_scanned: np.ndarray) -> np.ndarray:
         """Work of each segment, ms; ``docs_scanned`` are the documents each segment scans."""
@@ -35,7 +36,7 @@ class ServiceModel:
 
 
 def _cost(s: ServiceSpec) -> ServiceModel:
-    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None)
+    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:
