@@ -63,6 +63,9 @@ COST_PER_REQUEST_MS: Final = 0.5
 #: The runner thread's merge of one segment's result block, ms (T4 in PE §0; on the workers for group-by,
 #: which upsert into a shared table, PE §2.2). An aggregation block merges in microseconds.
 COST_MERGE_MS_PER_SEGMENT: Final = 0.005
+#: Spread of a segment's time around the cost model's mean (log-space sigma of a mean-1 lognormal factor).
+#: 0 keeps the cost model deterministic; ``calibrate`` fits it from a broker log's residuals.
+COST_VARIABILITY: Final = 0.0
 SERVICE_MEAN_MS: Final = 10.0
 
 # -- workload ---------------------------------------------------------------------------------------

@@ -295,6 +295,9 @@ class ServiceSpec:
     per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0)
     per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0)
     merge_ms_per_segment: float = _f(D.COST_MERGE_MS_PER_SEGMENT, min=0)
+    #: ``cost``: spread of a segment's time around the cost model's mean, each time it runs: the time is
+    #: multiplied by a lognormal factor of mean 1 and this log-space sigma (0: deterministic).
+    variability: float = _f(D.COST_VARIABILITY, min=0, max=3)
 
     def check(self, path: str) -> None:
         if self.model == "empirical" and not self.values_ms:

@@ -152,7 +152,7 @@ class ClusterModel:
             times = self._draws.take(len(segments))
         else:
             cost = self._costs(plan)
-            times = [cost[i] for i in segments]
+            times = self.service.vary(self.rng.service, [cost[i] for i in segments])
         cache = self.cluster.segment_caches[server]
         if cache.enabled and plan.query is not None:
             names = self.layout.segments

@@ -27,6 +27,16 @@ class ServiceModel:
     ns_per_doc: float
     draw: Distribution | None
     merge_ms_per_segment: float = 0.0
+    variability: float = 0.0
+
+    def vary(self, rng: np.random.Generator, times: list[float]) -> list[float]:
+        """Each run of a segment takes its mean time times a lognormal factor of mean 1 (``variability``
+        is its log-space sigma); deterministic when 0 (no draw is made)."""
+        if self.variability <= 0 or not times:
+            return times
+        sigma = self.variability
+        factors = rng.lognormal(-sigma * sigma / 2.0, sigma, len(times))
+        return [t * float(f) for t, f in zip(times, factors, strict=True)]
 
     def segment_times(self, rng: np.random.Generator, docs_scanned: np.ndarray) -> np.ndarray:
         """Work of each segment, ms; ``docs_scanned`` are the documents each segment scans."""
@@ -36,7 +46,7 @@ class ServiceModel:
 
 
 def _cost(s: ServiceSpec) -> ServiceModel:
-    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment)
+    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:
