@@ -26,7 +26,8 @@ import simpy
 
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
-from workbench.sim.model import Arrivals, ClusterModel, Window
+from workbench.sim.model import ClusterModel, Window
+from workbench.sim.plan import build_plan
 from workbench.sim.run import build_cluster
 from workbench.sim.streams import Streams
 
@@ -87,8 +88,8 @@ def model(n_queries: int, seed: int = 1, execution: str = "pinot") -> tuple[floa
     layout = build_layout(sc)
     env = simpy.Environment()
     streams = Streams.spawn(np.random.SeedSequence(seed), K)
-    m = ClusterModel(env, streams, build_cluster(sc, layout, env, streams), Arrivals(QPS),
-                     Window(0.0, duration * 1000.0))
+    plan = build_plan(sc, layout, streams, horizon_ms=duration * 1000.0)
+    m = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, Window(0.0, duration * 1000.0))
     steps = _count_steps(env)
     t = time.perf_counter()
     m.run()

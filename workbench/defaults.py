@@ -79,6 +79,9 @@ DURATION_S: Final = 120.0
 #: Warm-up discarded before statistics; 10% of the default horizon.
 WARMUP_S: Final = 12.0
 REPLICATIONS: Final = 3
+#: Which engine runs a scenario: ``auto`` uses the compiled engine wherever it reproduces the SimPy engine
+#: exactly (no adaptive selection, no broker result cache) and SimPy otherwise.
+ENGINE: Final = "auto"
 SEED: Final = 20_261_122
 #: Confidence level of every interval the workbench reports.
 CONFIDENCE: Final = 0.95

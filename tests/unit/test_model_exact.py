@@ -22,41 +22,38 @@ answered yet.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import simpy
 
-from workbench.distributions import Deterministic
-from workbench.pinot.execution_config import ServerQueryConfig
-from workbench.pinot.table_config import TableConfig
-from workbench.scenario.schema import BrokerSpec, ServerSpec, ServiceSpec
-from workbench.sim.broker import make_brokers
-from workbench.sim.caches import ModelSegmentCache
-from workbench.sim.layout import Layout
-from workbench.sim.model import Arrivals, Cluster, ClusterModel, Window
+from workbench.scenario import load_scenario
+from workbench.sim.layout import build_layout
+from workbench.sim.model import ClusterModel, Window
 from workbench.sim.pauses import PauseSchedule
-from workbench.sim.server import PinotServer
-from workbench.sim.service import make_service_model
+from workbench.sim.plan import build_plan
+from workbench.sim.run import build_cluster
 from workbench.sim.streams import Streams
 
-TABLE = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE"})
-LAYOUT = Layout(servers=("S0", "S1"), segments=("a", "b"), docs=np.array([100.0, 100.0]),
-                consuming=np.zeros(2, dtype=bool), ideal_state={"a": {"S0": "ONLINE"}, "b": {"S1": "ONLINE"}},
-                replicas=((0,), (1,)))
+SCENARIO = load_scenario({
+    "cluster": {"servers": 2, "server": {"cores": 1}, "network": {"latency_ms": 0.5},
+                "broker": {"overhead_ms": 1.0, "reduce_ms_per_server": 0.0, "reduce_ms_per_row": 0.0}},
+    "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}},
+    "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 100}},
+    "service": {"model": "deterministic", "mean_ms": 10.0},
+})
 
 
 def run(crashes: PauseSchedule | None = None) -> ClusterModel:
     env = simpy.Environment()
+    layout = build_layout(SCENARIO)
+    assert [len(r) for r in layout.replicas] == [1, 1] and {r[0] for r in layout.replicas} == {0, 1}
     streams = Streams.spawn(np.random.SeedSequence(0), 2)
-    config = ServerQueryConfig.from_properties({}, cores=1)
-    servers = [PinotServer("S0", config, PauseSchedule.from_intervals([(12.0, 20.0)]), PauseSchedule.empty()),
-               PinotServer("S1", config, PauseSchedule.empty(), crashes or PauseSchedule.empty())]
-    caches = [ModelSegmentCache(ServerSpec().segment_cache, TABLE, LAYOUT) for _ in servers]
-    broker = BrokerSpec(overhead_ms=1.0, reduce_ms_per_server=0.0, reduce_ms_per_row=0.0)
-    brokers = make_brokers(broker, 1, LAYOUT, TABLE, {}, streams.routing, env)
-    cluster = Cluster(LAYOUT, servers, caches, brokers, make_service_model(ServiceSpec(model="deterministic",
-                      mean_ms=10.0)), Deterministic(0.5))
-    model = ClusterModel(env, streams, cluster, Arrivals(at_ms=(0.0, 5.0, 30.0)), Window(0.0, 100.0))
+    plan = build_plan(SCENARIO, layout, streams, horizon_ms=100.0, at_ms=(0.0, 5.0, 30.0))
+    plan = dataclasses.replace(plan, pauses=(PauseSchedule.from_intervals([(12.0, 20.0)]), PauseSchedule.empty()),
+                               crashes=(PauseSchedule.empty(), crashes or PauseSchedule.empty()))
+    model = ClusterModel(env, streams, build_cluster(SCENARIO, layout, env, streams, plan), plan, Window(0.0, 100.0))
     model.run()
     return model
 
@@ -73,10 +70,10 @@ def test_every_latency_wait_and_pause_flag_by_hand() -> None:
 
 def test_server_rows_by_hand() -> None:
     rows = {row["server"]: row for row in run().server_rows(0)}
-    assert rows["S0"]["requests"] == rows["S1"]["requests"] == 3
-    assert rows["S0"]["busy_ms"] == pytest.approx(30.0) and rows["S1"]["busy_ms"] == pytest.approx(30.0)
-    assert rows["S0"]["paused_ms"] == pytest.approx(8.0) and rows["S1"]["paused_ms"] == 0.0
-    assert rows["S0"]["utilisation"] == pytest.approx(30.0 / 100.0)
+    assert rows["Server_0"]["requests"] == rows["Server_1"]["requests"] == 3
+    assert rows["Server_0"]["busy_ms"] == pytest.approx(30.0) and rows["Server_1"]["busy_ms"] == pytest.approx(30.0)
+    assert rows["Server_0"]["paused_ms"] == pytest.approx(8.0) and rows["Server_1"]["paused_ms"] == 0.0
+    assert rows["Server_0"]["utilisation"] == pytest.approx(30.0 / 100.0)
 
 
 def test_a_crash_fails_the_channel_and_the_broker_replies_at_once() -> None:
@@ -85,5 +82,5 @@ def test_a_crash_fails_the_channel_and_the_broker_replies_at_once() -> None:
     assert r.latency_ms == pytest.approx([12.0, 25.0, 6.5], abs=1e-12)
     assert r.partial == [False, False, True] and r.error_codes == ["", "", "425,427"]
     failed = {row["server"]: row["failed_requests"] for row in model.server_rows(0)}
-    assert failed == {"S0": 0, "S1": 1}
-    assert model.failure_rows(0) == [{"replication": 0, "server": "S1", "down_s": 0.035, "up_s": 0.05}]
+    assert failed == {"Server_0": 0, "Server_1": 1}
+    assert model.failure_rows(0) == [{"replication": 0, "server": "Server_1", "down_s": 0.035, "up_s": 0.05}]

@@ -10,6 +10,7 @@ from workbench.errors import ScenarioError
 from workbench.pinot.routing.adaptive import AdaptiveSelectorType
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
+from workbench.sim.plan import build_plan
 from workbench.sim.run import build_cluster, simulate
 from workbench.sim.streams import Streams
 
@@ -37,7 +38,10 @@ def test_every_adaptive_key_reaches_the_selector_and_its_stats() -> None:
         2.0, 2, 1)
     env = simpy.Environment()
     streams = Streams.spawn(np.random.SeedSequence(0), 3)
-    broker = build_cluster(sc, build_layout(sc), env, streams).brokers[0]
+    layout = build_layout(sc)
+    plan = build_plan(sc, layout, streams, horizon_ms=1000.0)
+    assert not plan.routed  # adaptive selection routes live, from feedback
+    broker = build_cluster(sc, layout, env, streams, plan).brokers[0]
     selector = broker.router.selector.adaptive
     assert selector is not None and selector.stats is broker.stats
     assert broker.stats is not None and broker.stats.config == config

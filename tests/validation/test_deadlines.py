@@ -22,7 +22,11 @@ CONF = 0.999
 MEAN_MS = 10.0
 
 
-def scenario(qps: float, timeout_ms: float, duration: float, replications: int, seed: int) -> dict[str, Any]:
+ENGINES = pytest.mark.parametrize("engine", ["simpy", "fast"])
+
+
+def scenario(qps: float, timeout_ms: float, duration: float, replications: int, seed: int,
+             engine: str = "auto") -> dict[str, Any]:
     return {
         "cluster": {"servers": 1, "server": {"cores": 1}, "network": {"latency_ms": 0},
                     "broker": {"overhead_ms": 0, "reduce_ms_per_server": 0, "reduce_ms_per_row": 0,
@@ -32,14 +36,15 @@ def scenario(qps: float, timeout_ms: float, duration: float, replications: int, 
                      "arrival": {"process": "poisson", "qps": qps}},
         "service": {"model": "exponential", "mean_ms": MEAN_MS},
         "simulation": {"duration_s": duration, "warmup_s": duration / 10, "replications": replications,
-                       "seed": seed},
+                       "seed": seed, "engine": engine},
     }
 
 
+@ENGINES
 @pytest.mark.parametrize(("qps", "timeout_ms"), [(80.0, 20.0), (150.0, 50.0)])
-def test_share_of_240s_matches_mm1_with_deterministic_timeout(qps: float, timeout_ms: float) -> None:
+def test_share_of_240s_matches_mm1_with_deterministic_timeout(qps: float, timeout_ms: float, engine: str) -> None:
     """At rho 0.8 (a tight 20 ms timeout) and overloaded at rho 1.5 (50 ms)."""
-    result = simulate(scenario(qps, timeout_ms, duration=300, replications=10, seed=11))
+    result = simulate(scenario(qps, timeout_ms, duration=300, replications=10, seed=11, engine=engine))
     per_rep = (result.servers["scheduling_timeouts"] / result.servers["requests"]).to_numpy()
     mean, low, high = mean_ci(per_rep, CONF)
     expected = theory.mm1_deadline_rejection(qps / 1000.0, 1.0 / MEAN_MS, timeout_ms)
@@ -47,7 +52,8 @@ def test_share_of_240s_matches_mm1_with_deterministic_timeout(qps: float, timeou
     assert high - low < 0.1 * expected  # narrow enough to tell a wrong model apart
 
 
-def test_overload_is_shed_with_240_and_latency_stays_bounded_by_the_timeout() -> None:
+@ENGINES
+def test_overload_is_shed_with_240_and_latency_stays_bounded_by_the_timeout(engine: str) -> None:
     """Twice capacity with a 10 s timeout: the backlog stops growing at ~10 s of work, the excess half of
     the load is answered 240, and the server keeps completing queries at its capacity.
 
@@ -60,7 +66,7 @@ def test_overload_is_shed_with_240_and_latency_stays_bounded_by_the_timeout() ->
     (0.002) the tolerance is 0.01.
     """
     timeout, duration, reps = 10_000.0, 300.0, 3
-    result = simulate(scenario(200.0, timeout, duration=duration, replications=reps, seed=5))
+    result = simulate(scenario(200.0, timeout, duration=duration, replications=reps, seed=5, engine=engine))
     q, servers = result.queries, result.servers
     assert q["latency_ms"].max() <= timeout + 1e-6  # every reply by the deadline (late servers: 427)
     assert theory.mm1_deadline_rejection(0.2, 0.1, timeout) == pytest.approx(0.5, abs=1e-12)

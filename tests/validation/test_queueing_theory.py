@@ -21,19 +21,23 @@ from workbench.sim.run import simulate
 CONF = 0.999
 
 
+ENGINES = pytest.mark.parametrize("engine", ["simpy", "fast"])
+
+
 def scenario(servers: int, cores: int, qps: float, service: dict[str, Any], duration: float,
-             replications: int, seed: int, gc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The documented validation shape (docs/scenario.md) with the knobs a check varies."""
+             replications: int, seed: int, gc: dict[str, Any] | None = None, engine: str = "auto") -> dict[str, Any]:
+    """The documented validation shape (docs/scenario.md) with the knobs a check varies, on ``engine``."""
     return {
         "cluster": {"servers": servers, "server": {"cores": cores}, "network": {"latency_ms": 0},
-                    "broker": {"overhead_ms": 0}, "gc": gc or {"collector": "none"}},
+                    "broker": {"overhead_ms": 0, "reduce_ms_per_server": 0, "reduce_ms_per_row": 0},
+                    "gc": gc or {"collector": "none"}},
         "table": {"tableName": "t", "tableType": "OFFLINE", "routing": {"instanceSelectorType": "balanced"},
                   "segmentsConfig": {"replication": 1}},
         "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000},
                      "arrival": {"process": "poisson", "qps": qps}},
         "service": service,
         "simulation": {"duration_s": duration, "warmup_s": duration / 10, "replications": replications,
-                       "seed": seed},
+                       "seed": seed, "engine": engine},
     }
 
 
@@ -41,12 +45,14 @@ def per_replication(result: Any, fn: Any) -> np.ndarray:
     return np.array([fn(g) for _, g in result.queries.groupby("replication")])
 
 
+@ENGINES
 @pytest.mark.parametrize("rho", [0.5, 0.8])
-def test_mmc_matches_erlang_c(rho: float) -> None:
+def test_mmc_matches_erlang_c(rho: float, engine: str) -> None:
     c, mean_ms = 4, 10.0
     mu = 1.0 / mean_ms
     lam = rho * c * mu  # per ms
-    r = simulate(scenario(1, c, lam * 1000, {"model": "exponential", "mean_ms": mean_ms}, 300, 8, seed=11))
+    r = simulate(scenario(1, c, lam * 1000, {"model": "exponential", "mean_ms": mean_ms}, 300, 8, seed=11,
+                          engine=engine))
     mean_t, lo, hi = mean_ci(per_replication(r, lambda g: g["latency_ms"].mean()), CONF)
     expected_t = theory.mmc_mean_response(lam, mu, c)
     assert lo <= expected_t <= hi, (mean_t, lo, hi, expected_t)
@@ -57,12 +63,14 @@ def test_mmc_matches_erlang_c(rho: float) -> None:
     assert (hi - lo) / 2 < 0.03
 
 
+@ENGINES
 @pytest.mark.parametrize(("k", "rho"), [(2, 0.3), (2, 0.7), (8, 0.3), (8, 0.7)])
-def test_fork_join_within_five_percent_of_nelson_tantawi(k: int, rho: float) -> None:
+def test_fork_join_within_five_percent_of_nelson_tantawi(k: int, rho: float, engine: str) -> None:
     mean_ms = 10.0
     mu = 1.0 / mean_ms
     lam = rho * mu
-    r = simulate(scenario(k, 1, lam * 1000, {"model": "exponential", "mean_ms": mean_ms}, 300, 16, seed=5))
+    r = simulate(scenario(k, 1, lam * 1000, {"model": "exponential", "mean_ms": mean_ms}, 300, 16, seed=5,
+                          engine=engine))
     means = per_replication(r, lambda g: g["latency_ms"].mean())
     estimate, lo, hi = mean_ci(means, CONF)
     nt = theory.nelson_tantawi_response(k, lam, mu)
@@ -74,13 +82,15 @@ def test_fork_join_within_five_percent_of_nelson_tantawi(k: int, rho: float) -> 
         assert lo <= theory.flatto_hahn_response(lam, mu) <= hi
 
 
+@ENGINES
 @pytest.mark.parametrize("n", [1, 3, 30])
-def test_gc_fanout_rule(n: int) -> None:
+def test_gc_fanout_rule(n: int, engine: str) -> None:
     """Share of queries delayed by more than d agrees with 1 - (1 - p)^n (bounds from theory)."""
     service_ms, pause_ms, interval_s, d, qps = 5.0, 300.0, 10.0, 100.0, 5.0
     gc = {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": interval_s},
           "pause_ms": {"dist": "deterministic", "value": pause_ms}}
-    r = simulate(scenario(n, 1, qps, {"model": "deterministic", "mean_ms": service_ms}, 3000, 10, seed=17, gc=gc))
+    r = simulate(scenario(n, 1, qps, {"model": "deterministic", "mean_ms": service_ms}, 3000, 10, seed=17, gc=gc,
+                          engine=engine))
     share, lo, hi = mean_ci(per_replication(r, lambda g: (g["latency_ms"] - service_ms > d).mean()), CONF)
     p_lo, p_hi = theory.gc_single_server_delay_bounds(pause_ms, interval_s * 1000, service_ms, d, qps / 1000)
     band = (theory.fanout_delay_probability(p_lo, n), theory.fanout_delay_probability(p_hi, n))

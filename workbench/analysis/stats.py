@@ -129,5 +129,6 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
         "gc_pauses": len(result.gc_pauses),
         "cache_hit_rate": float((q["cache_hit"].fillna("") != "").mean()) if len(q) and "cache_hit" in q else 0.0,
         "errors": _errors(result),
+        "engine": {"name": result.parameters.get("engine", "simpy"), "why": result.parameters.get("engine_reason", "")},
         "littles_law": _littles_law(result),
     }

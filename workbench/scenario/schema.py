@@ -312,6 +312,9 @@ class SimulationSpec:
     warmup_s: float = _f(D.WARMUP_S, kind="duration", min=0)
     replications: int = _f(D.REPLICATIONS, min=1)
     seed: int = _f(D.SEED, min=0)
+    #: ``simpy`` (the reference semantics), ``fast`` (the compiled engine: identical records, error where it
+    #: cannot be exact) or ``auto`` (fast wherever it is exact, SimPy otherwise).
+    engine: Literal["auto", "simpy", "fast"] = D.ENGINE
 
     def check(self, path: str) -> None:
         if self.warmup_s >= self.duration_s:

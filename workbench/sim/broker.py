@@ -7,6 +7,7 @@ every ``pinot.broker.adaptive.server.selector.*`` key reaches the selector and i
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,25 @@ from workbench.sim.caches import ModelResultCache
 from workbench.sim.layout import Layout
 from workbench.sim.router import Router
 
-__all__ = ["Broker", "make_brokers"]
+__all__ = ["Broker", "ReduceSlots", "make_brokers", "reduce_ms", "reduce_slots"]
+
+
+class ReduceSlots:
+    """The broker cores its request threads reduce on: FCFS over ``capacity`` slots, in closed form.
+
+    Jobs arrive in time order (the engines submit them as queries finish gathering), so a job starts on
+    the earliest free slot, or when it arrives if one is free: a heap of the times each slot frees up.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._free = [0.0] * capacity
+
+    def run(self, ready: float, work: float) -> float:
+        """Run ``work`` ms from ``ready`` on; returns when it ends."""
+        start = max(ready, heapq.heappop(self._free))
+        end = start + work
+        heapq.heappush(self._free, end)
+        return end
 
 
 @dataclass
@@ -33,13 +52,23 @@ class Broker:
     router: Router
     stats: ServerRoutingStatsManager | None
     cache: ModelResultCache
-    slots: simpy.Resource
+    slots: ReduceSlots
 
     def reduce_ms(self, servers: int, rows: int) -> float:
         """A query's broker work, ms: the fixed part plus the reduce of ``servers`` DataTables with ``rows``
         rows in all (PE §5: linear in both)."""
-        spec = self.spec
-        return spec.overhead_ms + spec.reduce_ms_per_server * servers + spec.reduce_ms_per_row * rows
+        return reduce_ms(self.spec, servers, rows)
+
+
+def reduce_ms(spec: BrokerSpec, servers: int, rows: int) -> float:
+    """``overhead_ms + reduce_ms_per_server x servers + reduce_ms_per_row x rows``, ms."""
+    return spec.overhead_ms + spec.reduce_ms_per_server * servers + spec.reduce_ms_per_row * rows
+
+
+def reduce_slots(spec: BrokerSpec) -> int:
+    """How many reduces a broker runs at once: its cores, or fewer bounded request threads."""
+    threads = spec.query.request_threads
+    return spec.cores if threads is None else min(spec.cores, threads)
 
 
 def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfig,
@@ -57,12 +86,11 @@ def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfi
         if spec.adaptive_selection:
             stats = ServerRoutingStatsManager(spec.adaptive)
             selector = adaptive_server_selector(spec.adaptive, stats, rng)
-            router = Router(layout, table, query_options, stats, selector)
+            router = Router(layout, table, query_options, stats, selector, broker_config=spec.config)
         else:
             stats = None
-            shared = shared or Router(layout, table, query_options)
+            shared = shared or Router(layout, table, query_options, broker_config=spec.config)
             router = shared
-        threads = spec.query.request_threads
-        slots = simpy.Resource(env, capacity=spec.cores if threads is None else min(spec.cores, threads))
-        brokers.append(Broker(spec, router, stats, ModelResultCache(spec.result_cache, table, layout, env), slots))
+        cache = ModelResultCache(spec.result_cache, table, layout, env)
+        brokers.append(Broker(spec, router, stats, cache, ReduceSlots(reduce_slots(spec))))
     return brokers

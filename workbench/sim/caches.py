@@ -65,21 +65,21 @@ class ModelResultCache:
         if self.enabled:
             _register(self.cache, table, layout)
 
-    def begin(self, query: Query, segments: tuple[str, ...]) -> Bypass | Cached[Any] | Leader[Any] | Waiter:
-        """The cache's decision for a query routed to ``segments``."""
-        return self.cache.begin(query, {self.table: list(segments)}, self.env.now)
+    def begin(self, query: Query, segments: tuple[str, ...], now: float) -> Bypass | Cached[Any] | Leader[Any] | Waiter:
+        """The cache's decision at ``now`` for a query routed to ``segments``."""
+        return self.cache.begin(query, {self.table: list(segments)}, now)
 
     def wait(self, waiter: Waiter) -> simpy.Event:
-        """An event that fires when the waiter's leader completes (or fails)."""
+        """An event that fires, with the completion time as its value, when the waiter's leader completes."""
         event = self.env.event()
         self._waiting[waiter.flight].append(event)
         return event
 
-    def complete(self, leader: Leader[Any], query: Query, partial: bool) -> None:
-        """Store the leader's result and wake its waiters."""
-        self.cache.complete(leader.flight, estimate_result(query), self.env.now, partial=partial)
+    def complete(self, leader: Leader[Any], query: Query, partial: bool, now: float) -> None:
+        """Store the leader's result at ``now`` and wake its waiters."""
+        self.cache.complete(leader.flight, estimate_result(query), now, partial=partial)
         for event in self._waiting.pop(leader.flight, []):
-            event.succeed()
+            event.succeed(now)
 
     def on_segment(self, event: str, segment: str) -> None:
         """Invalidate after a segment ``replaced`` (refresh upload) or ``reloaded``."""

@@ -12,10 +12,13 @@ The arithmetic is exact and cheap: all runnable work progresses at the same rate
 time* ``V`` (work each runnable item has received) is one number. An item added at ``V`` with ``w`` ms
 of work finishes when ``V`` reaches ``V + w``; items wait in a heap keyed by that finish value, which
 never changes when the rate does. Run time (wall time minus pauses) comes from the
-:class:`~workbench.sim.pauses.PauseSchedule`.
+:class:`~workbench.sim.pauses.PauseSchedule`. The state changes only when an item starts or finishes
+(a checkpoint: the time, ``V`` and the core time used so far), and every time is computed from the
+last checkpoint, so asking the clock at more or fewer moments never changes a result: the compiled
+engine, which asks less often, computes the same bits.
 
 Timers run beside the CPU: work that takes time but no core (the FCFS-threads simplification's
-per-request overhead), frozen by pauses like everything else.
+per-request overhead), keyed by run time and frozen by pauses like everything else.
 
 >>> from workbench.sim.pauses import PauseSchedule
 >>> cpu = SharedCPU(1, PauseSchedule.from_intervals([(4.0, 6.0)]))
@@ -38,6 +41,11 @@ __all__ = ["SharedCPU"]
 _INF = float("inf")
 
 
+def _slack(x: float) -> float:
+    """Rounding allowance when a finish time was computed from a value: a few ulps of ``x``."""
+    return 4e-12 * max(1.0, abs(x))
+
+
 class SharedCPU:
     """Processor sharing of ``cores`` cores among runnable items, plus core-free timers, over ``pauses``.
 
@@ -47,11 +55,9 @@ class SharedCPU:
     def __init__(self, cores: int, pauses: PauseSchedule) -> None:
         self.cores = cores
         self.pauses = pauses
-        self.now = 0.0
-        self.v = 0.0  # virtual time: work received by every runnable item so far
-        self.run = 0.0  # run time (wall minus pauses) at ``now``, the timers' clock
-        #: Core time used so far (cores x run time while busy; timers count as one core each), ms.
-        self.busy_core_ms = 0.0
+        self.t0 = 0.0  # the last checkpoint: a moment the runnable set changed
+        self.v0 = 0.0  # virtual time at t0: work received by every runnable item so far
+        self._busy0 = 0.0  # core time used up to t0
         self._work: list[tuple[float, int, Any]] = []
         self._timers: list[tuple[float, int, Any]] = []
         self._seq = 0
@@ -61,72 +67,78 @@ class SharedCPU:
         """Threads wanting a core right now."""
         return len(self._work)
 
+    def run_time(self, t: float) -> float:
+        """Run time (wall time minus pauses) at ``t``: the timers' clock."""
+        return self.pauses.run_time(t) if self.pauses else t
+
     def _rate(self) -> float:
         n = len(self._work)
         return 1.0 if n <= self.cores else self.cores / n
 
-    def advance(self, t: float) -> None:
-        """Move the clock to ``t`` (no item finishes before ``t``: the caller pops them first)."""
-        if t <= self.now or t == _INF:
+    def _checkpoint(self, t: float) -> None:
+        """Bring ``V`` and the core time to ``t``, before the runnable set changes there."""
+        if t <= self.t0:
             return
-        run = self.pauses.run_time(t) - self.pauses.run_time(self.now) if self.pauses else t - self.now
+        run = self.run_time(t) - self.run_time(self.t0)
         n = len(self._work)
         if n:
-            self.v += run * (1.0 if n <= self.cores else self.cores / n)
-        self.busy_core_ms += run * (min(n, self.cores) + len(self._timers))
-        self.run += run
-        self.now = t
+            self.v0 += run * (1.0 if n <= self.cores else self.cores / n)
+        self._busy0 += run * (min(n, self.cores) + len(self._timers))
+        self.t0 = t
+
+    def busy_core_ms(self, t: float) -> float:
+        """Core time used up to ``t`` (cores x run time while busy; timers count as one core each), ms."""
+        if t <= self.t0:
+            return self._busy0
+        run = self.run_time(t) - self.run_time(self.t0)
+        return self._busy0 + run * (min(len(self._work), self.cores) + len(self._timers))
 
     def start(self, now: float, work: float, item: Any) -> None:
         """A thread becomes runnable at ``now`` with ``work`` ms of CPU to do."""
-        self.advance(now)
-        heapq.heappush(self._work, (self.v + work, self._seq, item))
+        self._checkpoint(now)
+        heapq.heappush(self._work, (self.v0 + work, self._seq, item))
         self._seq += 1
 
     def start_timer(self, now: float, duration: float, item: Any) -> None:
         """``item`` is due after ``duration`` ms of run time (pauses freeze it), using no core."""
-        self.advance(now)
-        heapq.heappush(self._timers, (self.run + duration, self._seq, item))
+        self._checkpoint(now)
+        heapq.heappush(self._timers, (self.run_time(now) + duration, self._seq, item))
         self._seq += 1
 
     def next_time(self) -> float:
         """Wall time of the next item or timer to finish (``inf`` when there is none)."""
         best = _INF
         if self._work:
-            need = max(0.0, (self._work[0][0] - self.v) / self._rate())
-            best = self.pauses.finish(self.now, need) if self.pauses else self.now + need
+            need = max(0.0, (self._work[0][0] - self.v0) / self._rate())
+            best = self.pauses.finish(self.t0, need) if self.pauses else self.t0 + need
         if self._timers:
-            need = max(0.0, self._timers[0][0] - self.run)
-            best = min(best, self.pauses.finish(self.now, need) if self.pauses else self.now + need)
+            need = max(0.0, self._timers[0][0] - self.run_time(self.t0))
+            best = min(best, self.pauses.finish(self.t0, need) if self.pauses else self.t0 + need)
         return best
 
     def pop(self, t: float) -> list[Any]:
-        """Advance to ``t`` (a :meth:`next_time`) and return the items and timers due then, in start order.
+        """The items and timers due at ``t`` (a :meth:`next_time`), in start order.
 
-        The clock is snapped to the finishing item's value, so rounding never leaves an item a hair
-        short of done.
+        ``V`` is snapped to the finishing item's value, so rounding never leaves an item a hair short.
         """
-        self.advance(t)
+        self._checkpoint(t)
         due: list[tuple[int, Any]] = []
-        if self._work and self._work[0][0] <= self.v + _slack(self.v):
-            self.v = max(self.v, self._work[0][0])
-            while self._work and self._work[0][0] <= self.v:
+        if self._work and self._work[0][0] <= self.v0 + _slack(self.v0):
+            self.v0 = max(self.v0, self._work[0][0])
+            while self._work and self._work[0][0] <= self.v0:
                 _, seq, item = heapq.heappop(self._work)
                 due.append((seq, item))
-        if self._timers and self._timers[0][0] <= self.run + _slack(self.run):
-            self.run = max(self.run, self._timers[0][0])
-            while self._timers and self._timers[0][0] <= self.run:
+        run = self.run_time(t)
+        if self._timers and self._timers[0][0] <= run + _slack(run):
+            run = max(run, self._timers[0][0])
+            while self._timers and self._timers[0][0] <= run:
                 _, seq, item = heapq.heappop(self._timers)
                 due.append((seq, item))
         due.sort(key=lambda x: x[0])
         return [item for _, item in due]
 
-    def clear(self) -> None:
-        """Drop every item and timer (a crash: the process and its threads are gone)."""
+    def clear(self, t: float) -> None:
+        """Drop every item and timer at ``t`` (a crash: the process and its threads are gone)."""
+        self._checkpoint(t)
         self._work.clear()
         self._timers.clear()
-
-
-def _slack(x: float) -> float:
-    """Rounding allowance when a finish time was computed from a value: a few ulps of ``x``."""
-    return 4e-12 * max(1.0, abs(x))

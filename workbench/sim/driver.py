@@ -29,17 +29,15 @@ class ServerDriver:
         self._wake_at = _INF
         self._out: list[Response] = []
 
-    def deliver(self, request: Request) -> None:
-        """``request`` reaches the server now (it is read at the end of a pause in progress)."""
-        now = self.env.now
-        request.delivered = now
+    def deliver(self, request: Request, at: float) -> None:
+        """``request`` reaches the server at ``at`` (now); it is read at the end of a pause in progress."""
+        request.delivered = at
         pauses = self.server.pauses
-        readable = pauses.release(now) if pauses else now
-        if readable > now:
-            request.arrival = readable
-            self.env.timeout(readable - now).callbacks.append(lambda _: self._submit(request))
+        readable = pauses.release(at) if pauses else at
+        request.arrival = readable
+        if readable > at:
+            self.env.timeout(max(0.0, readable - self.env.now)).callbacks.append(lambda _: self._submit(request))
             return
-        request.arrival = now
         self._submit(request)
 
     def _submit(self, request: Request) -> None:

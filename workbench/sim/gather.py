@@ -7,6 +7,10 @@ the full timeout value (``AsyncQueryResponse``). The broker's response then carr
 QueryErrorCodes: the servers' own (211, 240, 250), 425 (BROKER_REQUEST_SEND) for a failed channel,
 427 (SERVER_NOT_RESPONDING) for servers that did not answer in time, and 305
 (BROKER_SEGMENT_UNAVAILABLE) for segments no server could be routed to.
+
+Times are exact: the gather knows when each response arrives (the server's send time plus the planned
+delay back) and closes at the earliest of the last arrival, a failed channel's arrival and the
+deadline; SimPy only orders those moments.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import simpy
 from workbench.pinot.routing.adaptive import ServerRoutingStatsManager
 from workbench.sim.server import FAILED, Response
 
-__all__ = ["BROKER_REQUEST_SEND", "SEGMENT_UNAVAILABLE", "SERVER_NOT_RESPONDING", "Gather", "error_codes"]
+__all__ = ["BROKER_REQUEST_SEND", "SEGMENT_UNAVAILABLE", "SERVER_NOT_RESPONDING", "Gather", "error_codes",
+           "query_codes"]
 
 BROKER_REQUEST_SEND = 425
 SERVER_NOT_RESPONDING = 427
@@ -48,12 +53,13 @@ class Gather:
         self.done = env.event()
         self.responses: dict[int, Response] = {}
         self.failed: set[int] = set()
-        self.closed = False
+        self.closed_at = float("inf")
         self._known: dict[int, tuple[Response, float]] = {}
+        self.deadline = deadline = sent + timeout_ms
         if self.servers:
-            env.timeout(timeout_ms).callbacks.append(lambda _: self._release())
+            env.timeout(max(0.0, deadline - env.now)).callbacks.append(lambda _: self._release(deadline))
         else:
-            self._release()
+            self._release(sent)
 
     def sent_back(self, server: int, response: Response, arrives: float) -> None:
         """``server`` sent ``response``, which will reach the broker at ``arrives``.
@@ -62,48 +68,55 @@ class Gather:
         once: when the last response (or a failed channel) arrives. With stats, each response is an
         event, so the selector learns latencies in the order the broker would.
         """
-        delay = max(0.0, arrives - self.env.now)
         if self.stats is not None or response.code == FAILED:
-            self.env.timeout(delay).callbacks.append(lambda _: self.receive(server, response, self.env.now))
+            self._at(arrives, lambda: self.receive(server, response, arrives))
             return
         self._known[server] = (response, arrives)
         if len(self._known) == len(self.servers):
             last = max(a for _, a in self._known.values())
-            self.env.timeout(max(0.0, last - self.env.now)).callbacks.append(lambda _: self._all_known())
+            self._at(last, lambda: self._all_known(last))
 
-    def _all_known(self) -> None:
-        for server, (response, _) in self._known.items():
-            self.receive(server, response, self.env.now)
+    def _at(self, t: float, action: object) -> None:
+        assert callable(action)
+        self.env.timeout(max(0.0, t - self.env.now)).callbacks.append(lambda _: action())
+
+    def _all_known(self, now: float) -> None:
+        if now > self.deadline:
+            return  # the deadline closes the gather (whichever of the two SimPy runs first)
+        for server, (response, arrives) in self._known.items():
+            self.receive(server, response, arrives)
+        self._release(now)
 
     def receive(self, server: int, response: Response, now: float) -> None:
         """A response (or a failed channel) reaches the broker at ``now``."""
-        if self.closed:
+        if self.done.triggered or now > self.deadline:
             return  # the broker stopped waiting: a late response is dropped
         if response.code == FAILED:
             self.failed.add(server)
-            self._release()
+            self._release(now)
             return
         self.responses[server] = response
         if self.stats is not None:
             latency = now - self.sent if response.code == 0 else self.timeout_ms
             self.stats.record_response(self.names[self.servers.index(server)], latency, now)
-        if len(self.responses) == len(self.servers):
-            self._release()
+            if len(self.responses) == len(self.servers):
+                self._release(now)
 
-    def _release(self) -> None:
+    def _release(self, at: float) -> None:
         if not self.done.triggered:
+            self.closed_at = at
             self.done.succeed()
 
-    def close(self, now: float) -> None:
-        """The broker stops waiting: servers without a response are recorded at the timeout value."""
-        self.closed = True
+    def close(self) -> None:
+        """The broker stops waiting (at ``closed_at``): servers without a response are recorded at the
+        timeout value; responses that arrived by then count even if their wake-up has not run yet."""
         for server, (response, arrives) in self._known.items():
-            if arrives <= now and server not in self.responses:  # arrived in time, before the wake-up ran
+            if arrives <= self.closed_at and server not in self.responses:
                 self.responses[server] = response
         if self.stats is not None:
             for server, name in zip(self.servers, self.names, strict=True):
                 if server not in self.responses:
-                    self.stats.record_response(name, self.timeout_ms, now)
+                    self.stats.record_response(name, self.timeout_ms, self.closed_at)
 
     @property
     def answered(self) -> list[int]:
@@ -112,14 +125,20 @@ class Gather:
 
     def codes(self, unavailable_segments: int) -> set[int]:
         """The QueryErrorCodes the broker's response carries."""
-        codes = {r.code for r in self.responses.values() if r.code != 0}
-        if self.failed:
-            codes.add(BROKER_REQUEST_SEND)
-        if len(self.responses) < len(self.servers):
-            codes.add(SERVER_NOT_RESPONDING)
-        if unavailable_segments:
-            codes.add(SEGMENT_UNAVAILABLE)
-        return codes
+        return query_codes([r.code for r in self.responses.values()], bool(self.failed),
+                           len(self.responses) < len(self.servers), unavailable_segments > 0)
+
+
+def query_codes(server_codes: Sequence[int], failed: bool, missing: bool, unavailable: bool) -> set[int]:
+    """A broker response's QueryErrorCodes from what its servers answered (one rule for both engines)."""
+    codes = {c for c in server_codes if c != 0}
+    if failed:
+        codes.add(BROKER_REQUEST_SEND)
+    if missing:
+        codes.add(SERVER_NOT_RESPONDING)
+    if unavailable:
+        codes.add(SEGMENT_UNAVAILABLE)
+    return codes
 
 
 def error_codes(codes: set[int]) -> str:

@@ -1,17 +1,17 @@
-"""The discrete-event model of one Pinot cluster, on SimPy: the brokers' side of every query.
+"""The SimPy engine: one replication's plan executed in time, the reference semantics of the workbench.
 
-Structure (PE §0, §4-§5): a query arrives at a broker, which checks its result cache, routes the query
-with Pinot's own instance selector (one replica of each segment), works out the query's timeout
-(query option ``timeoutMs``, else the table's ``queryConfig.timeoutMs``, else the broker default), and
-sends one request per server carrying that timeout. The servers (:mod:`workbench.sim.server`, each
-driven by :mod:`workbench.sim.driver`) schedule and execute their requests as Pinot does. The broker
-waits for every response, a failed channel, or the deadline (:mod:`workbench.sim.gather`), then
-reduces what arrived on one of its cores and replies with the QueryErrorCodes of what went wrong.
+Structure (PE §0, §4-§5): a query arrives at a broker, which checks its result cache, sends one request
+per server (the routing and every draw come from the replication's :class:`~workbench.sim.plan.Plan`),
+each carrying the query's timeout. The servers (:mod:`workbench.sim.server`, each driven by
+:mod:`workbench.sim.driver`) schedule and execute their requests as Pinot does. The broker waits for
+every response, a failed channel, or the deadline (:mod:`workbench.sim.gather`), then reduces what
+arrived on one of its cores and replies with the QueryErrorCodes of what went wrong. With adaptive
+server selection the broker routes live from its stats, and the network delays are drawn as messages
+are sent.
 
-The model is handed everything it uses: its SimPy environment, its random streams, and its parts
-(:class:`Cluster`), each built from its own section of the scenario by
-:func:`workbench.sim.run.build_cluster`. So a test can build servers with known pauses and assert
-every latency by hand.
+Every recorded time is computed exactly from the plan's times and delays; SimPy orders the moments.
+The model is handed everything it uses (its environment, streams, parts and plan), so a test can build
+servers with known pauses and assert every latency by hand.
 """
 
 from __future__ import annotations
@@ -21,26 +21,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import simpy
 
 from workbench.distributions import Distribution
 from workbench.pinot.cache.base import Cached
 from workbench.pinot.cache.flight import Leader, Waiter
-from workbench.pinot.execution_config import query_timeout_ms
-from workbench.scenario.schema import ChurnSpec
 from workbench.sim.broker import Broker
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.driver import ServerDriver
 from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
-from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, result_rows
+from workbench.sim.plan import Plan
+from workbench.sim.planner import QueryPlan, result_rows
 from workbench.sim.records import QueryRecords
 from workbench.sim.server import PinotServer, Request, Response
 from workbench.sim.service import ServiceModel
 from workbench.sim.streams import Buffered, Streams
 
-__all__ = ["Arrivals", "Cluster", "ClusterModel", "Window"]
+__all__ = ["Cluster", "ClusterModel", "Window"]
+
+#: A request on its way: server, request, delay out, delay back, rows its server returns.
+_Outgoing = tuple[int, Request, float, float, int]
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,7 @@ class Window:
 class Cluster:
     """The model's parts: where segments live, the servers (with their segment caches) and the brokers.
 
-    ``query_options`` are the Pinot query options every query carries (a query's own ``SET``/``OPTION``
-    wins); ``table_timeout_ms`` is the table config's ``queryConfig.timeoutMs``.
+    ``service`` and ``network`` are used only when the broker routes live (adaptive selection).
     """
 
     layout: Layout
@@ -66,265 +66,203 @@ class Cluster:
     service: ServiceModel
     network: Distribution
     query_options: Mapping[str, str] = field(default_factory=dict)
-    table_timeout_ms: float | None = None
-
-
-@dataclass
-class Arrivals:
-    """What arrives, and the segment churn during the run.
-
-    Queries come from the first of: ``replay`` (a query log's ``arrival_s`` and ``sql``, each planned by
-    ``planner`` with Pinot's pruners), ``at_ms`` (queries without a filter at these times, ms: a trace of
-    arrival times only), or Poisson arrivals at ``qps`` of queries without a filter.
-    """
-
-    qps: float = 1.0
-    replay: pd.DataFrame | None = None
-    planner: Planner | None = None
-    churn: ChurnSpec = field(default_factory=ChurnSpec)
-    at_ms: Sequence[float] | None = None
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() == "true"
-
-
-def _int_option(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 class ClusterModel:
-    """One replication of one cluster. Call :meth:`run` once, then read the records.
+    """One replication of one cluster executing ``plan``. Call :meth:`run` once, then read the records.
 
-    With several brokers, query ``i`` goes to broker ``i mod brokers`` (a load balancer's round
-    robin), whose request counter is ``i div brokers``; each broker keeps its own adaptive stats and
-    result cache, as Pinot brokers do.
+    Query ``i`` goes to broker ``plan.broker[i]`` (``i mod brokers``: a load balancer's round robin);
+    each broker keeps its own adaptive stats and result cache, as Pinot brokers do.
     """
 
-    def __init__(self, env: simpy.Environment, streams: Streams, cluster: Cluster, arrivals: Arrivals,
+    def __init__(self, env: simpy.Environment, streams: Streams, cluster: Cluster, plan: Plan,
                  window: Window) -> None:
-        self.env, self.rng, self.cluster, self.arrivals, self.window = env, streams, cluster, arrivals, window
+        self.env, self.rng, self.cluster, self.plan, self.window = env, streams, cluster, plan, window
         self.layout = cluster.layout
         self.servers, self.brokers = list(cluster.servers), list(cluster.brokers)
-        self.service = cluster.service
         self.drivers = [ServerDriver(env, i, s, self._on_response) for i, s in enumerate(self.servers)]
         network = cluster.network
         self._latency = Buffered(lambda n: network.sample(streams.network, n))
-        draw = self.service.draw
-        self._draws = None if draw is None else Buffered(lambda n: draw.sample(streams.service, n))
-        self._cost: list[float] = [float(c) for c in self.service.segment_times(streams.service, self.layout.docs)]
-        self._plan_cost: dict[int, dict[int, float]] = {}
-        self._waiting: dict[int, Gather] = {}
+        self._waiting: dict[int, tuple[Gather, float]] = {}
         self._next_rid = 0
         self.records = QueryRecords()
         self.churn_events = 0
         self.in_flight_area = 0.0
-        self._in_flight = 0
-        self._last_change = window.warmup_ms
-
-    # -- time accounting ----------------------------------------------------------------------------
-    def _count(self, delta: int) -> None:
-        now = self.env.now
-        if now > self.window.warmup_ms:
-            self.in_flight_area += self._in_flight * (now - max(self._last_change, self.window.warmup_ms))
-            self._last_change = now
-        self._in_flight += delta
+        self._done = np.zeros(plan.num_queries, dtype=bool)
 
     # -- what a request asks of a server -------------------------------------------------------------
-    def _costs(self, plan: QueryPlan) -> dict[int, float] | list[float]:
-        """Per-segment worker work of a plan under the cost model (docs scanned after the filter)."""
-        if plan.docs_scanned is None:
-            return self._cost
-        cached = self._plan_cost.get(plan.key)
-        if cached is None:
-            assert plan.segments is not None
-            times = self.service.segment_times(self.rng.service, np.asarray(plan.docs_scanned, dtype=float))
-            cached = dict(zip(plan.segments, (float(t) for t in times), strict=True))
-            self._plan_cost[plan.key] = cached
-        return cached
-
-    def _segment_work(self, segments: list[int], plan: QueryPlan, server: int, at: float) -> list[float]:
+    def _segment_work(self, segments: np.ndarray, work: np.ndarray, query: QueryPlan, server: int,
+                      at: float) -> list[float]:
         """Worker work of each of the request's segments; a segment in the server's segment cache costs nothing."""
-        if self._draws is not None:
-            times = self._draws.take(len(segments))
-        else:
-            cost = self._costs(plan)
-            times = self.service.vary(self.rng.service, [cost[i] for i in segments])
+        times: list[float] = work.tolist()
         cache = self.cluster.segment_caches[server]
-        if cache.enabled and plan.query is not None:
+        if cache.enabled and query.query is not None:
             names = self.layout.segments
-            times = [0.0 if cache.hit(plan.query, names[i], at) else t for i, t in zip(segments, times, strict=True)]
+            times = [0.0 if cache.hit(query.query, names[int(i)], at) else t
+                     for i, t in zip(segments, times, strict=True)]
         return times
 
-    def _request(self, server: int, segments: list[int], plan: QueryPlan, options: Mapping[str, str],
-                 timeout_ms: float) -> Request:
-        """The request a server receives now: its segments' work, the runner's work, and the broker's timeout."""
-        group_by = plan.query is not None and bool(plan.query.group_by)
-        work = self._segment_work(segments, plan, server, self.env.now)
-        merge = self.service.merge_ms_per_segment
-        if group_by and merge > 0:  # group-by workers upsert into one shared table: the merge is theirs
-            work = [w + merge for w in work]
+    def _request(self, q: int, server: int, segments: np.ndarray, work: np.ndarray, prepare: float,
+                 merge: float, at: float) -> Request:
+        plan = self.plan
         rid = self._next_rid
         self._next_rid += 1
-        return Request(rid, self.env.now, timeout_ms, self.service.per_request_ms,
-                       0.0 if group_by else merge * len(segments), work, group_by=group_by,
-                       secondary=_truthy(options.get("isSecondaryWorkload")),
-                       execution_threads=_int_option(options.get("maxExecutionThreads")))
+        threads = int(plan.execution_threads[q])
+        return Request(rid, at, float(plan.timeout_ms[q]), prepare, merge,
+                       self._segment_work(segments, work, plan.plans[int(plan.plan_index[q])], server, at),
+                       group_by=bool(plan.group_by[q]), secondary=bool(plan.secondary[q]),
+                       execution_threads=threads if threads > 0 else None)
 
-    def _send(self, requests: list[tuple[int, Request]], gather: Gather) -> None:
-        """Each request travels to its server (one network delay each) and is delivered there; requests with
-        the same delay are delivered by one event, in send order."""
-        by_delay: dict[float, list[tuple[int, Request]]] = {}
-        for server, request in requests:
-            self._waiting[request.rid] = gather
-            by_delay.setdefault(self._latency.next(), []).append((server, request))
-        for delay, batch in by_delay.items():
-            self.env.timeout(delay).callbacks.append(self._deliverer(batch))
+    def _send(self, requests: list[_Outgoing], gather: Gather) -> None:
+        """Each request reaches its server after its way-out delay; requests due at the same moment are
+        delivered by one event, in send order."""
+        by_time: dict[float, list[tuple[int, Request]]] = {}
+        for server, request, out, back, _ in requests:
+            self._waiting[request.rid] = (gather, back)
+            by_time.setdefault(request.arrival + out, []).append((server, request))
+        for at, batch in by_time.items():
+            self.env.timeout(max(0.0, at - self.env.now)).callbacks.append(self._deliverer(batch, at))
 
-    def _deliverer(self, batch: list[tuple[int, Request]]) -> Callable[[simpy.Event], None]:
+    def _deliverer(self, batch: list[tuple[int, Request]], at: float) -> Callable[[simpy.Event], None]:
         def deliver(_: simpy.Event) -> None:
             for server, request in batch:
-                self.drivers[server].deliver(request)
+                self.drivers[server].deliver(request, at)
         return deliver
 
     def _on_response(self, server: int, response: Response) -> None:
-        """A server sent ``response``: it reaches the waiting broker one network delay later."""
-        gather = self._waiting.pop(response.rid, None)
-        if gather is not None:
-            gather.sent_back(server, response, response.at + self._latency.next())
+        """A server sent ``response``: it reaches the waiting broker after the request's way-back delay."""
+        waiting = self._waiting.pop(response.rid, None)
+        if waiting is not None:
+            gather, back = waiting
+            gather.sent_back(server, response, response.at + back)
 
     # -- processes ----------------------------------------------------------------------------------
-    def _options(self, plan: QueryPlan) -> Mapping[str, str]:
-        if plan.query is None or not plan.query.options:
-            return self.cluster.query_options
-        return {**self.cluster.query_options, **dict(plan.query.options)}
+    def _planned(self, q: int, arrival: float) -> tuple[list[_Outgoing], int]:
+        """The plan's requests of query ``q`` (routing, work, delays), built at its arrival."""
+        plan = self.plan
+        segments, work = plan.query_work(q)
+        out = []
+        for r in range(int(plan.query_requests[q]), int(plan.query_requests[q + 1])):
+            pos = plan.request_position[plan.request_segments[r]:plan.request_segments[r + 1]]
+            server = int(plan.server[r])
+            request = self._request(q, server, segments[pos], work[pos], float(plan.prepare[r]),
+                                    float(plan.merge[r]), arrival)
+            out.append((server, request, float(plan.out_delay[r]), float(plan.back_delay[r]), int(plan.rows[r])))
+        return out, int(plan.unavailable[q])
 
-    def _reduce(self, broker: Broker, servers: int, rows: int) -> simpy.events.ProcessGenerator:
-        """The broker's own work on one of its cores (waiting for a free one first)."""
-        with broker.slots.request() as slot:
-            yield slot
-            yield self.env.timeout(broker.reduce_ms(servers, rows))
+    def _live(self, q: int, broker: Broker, arrival: float) -> tuple[list[_Outgoing], int]:
+        """Adaptive selection routes from the broker's live stats; delays are drawn as messages go."""
+        plan, service = self.plan, self.cluster.service
+        query = plan.plans[int(plan.plan_index[q])]
+        routing, unavailable = broker.router.route(q // len(self.brokers), query.names, query.key)
+        segments, work = plan.query_work(q)
+        position = {int(s): i for i, s in enumerate(segments)}
+        docs = np.asarray(query.docs_scanned if query.docs_scanned is not None else self.layout.docs[segments])
+        out = []
+        for server, segs in routing:
+            pos = np.array([position[s] for s in segs], dtype=np.int64)
+            merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
+            seg_work = work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)
+            request = self._request(q, server, segments[pos], seg_work, service.per_request_ms, merge, arrival)
+            rows = result_rows(query.query, float(docs[pos].sum()))
+            out.append((server, request, self._latency.next(), self._latency.next(), rows))
+        return out, unavailable
 
-    def _query(self, query_id: int, plan: QueryPlan = FULL_SCAN) -> simpy.events.ProcessGenerator:
-        env, arrival = self.env, self.env.now
-        self._count(+1)
-        broker = self.brokers[query_id % len(self.brokers)]
+    def _reply(self, broker: Broker, ready: float, servers: int, rows: int) -> float:
+        """When the broker's reply leaves: its reduce on the first free core."""
+        return broker.slots.run(ready, broker.reduce_ms(servers, rows))
+
+    def _query(self, q: int) -> simpy.events.ProcessGenerator:
+        env, plan = self.env, self.plan
+        arrival = float(plan.arrival_ms[q])
+        broker = self.brokers[int(plan.broker[q])]
+        query = plan.plans[int(plan.plan_index[q])]
         leader = None
-        if broker.cache.enabled and plan.query is not None:
-            decision = broker.cache.begin(plan.query, plan.names or self.layout.segments)
+        if broker.cache.enabled and query.query is not None:
+            decision = broker.cache.begin(query.query, query.names or self.layout.segments, arrival)
             if isinstance(decision, Cached | Waiter):
+                ready = arrival
                 if isinstance(decision, Waiter):
-                    yield broker.cache.wait(decision)
-                yield from self._reduce(broker, 0, 0)
-                self._count(-1)
-                self._record(arrival, None, "", plan, "broker" if isinstance(decision, Cached) else "singleflight")
+                    ready = yield broker.cache.wait(decision)
+                reply = self._reply(broker, ready, 0, 0)
+                yield env.timeout(max(0.0, reply - env.now))
+                self._record(q, arrival, reply, None, "", "broker" if isinstance(decision, Cached) else "singleflight")
                 return
             leader = decision if isinstance(decision, Leader) else None
-        options = self._options(plan)
-        timeout = query_timeout_ms(options, self.cluster.table_timeout_ms, broker.spec.query)
-        routing, unavailable = broker.router.route(query_id // len(self.brokers), plan.names, plan.key)
+        requests, unavailable = self._planned(q, arrival) if plan.routed else self._live(q, broker, arrival)
         names = self.layout.servers
         if broker.stats is not None:
-            for server, _ in routing:
+            for server, *_ in requests:
                 broker.stats.record_submission(names[server], arrival)
-        gather = Gather(env, [s for s, _ in routing], [names[s] for s, _ in routing], arrival, timeout, broker.stats)
-        self._send([(server, self._request(server, segs, plan, options, timeout)) for server, segs in routing], gather)
+        servers = [s for s, *_ in requests]
+        gather = Gather(env, servers, [names[s] for s in servers], arrival, float(plan.timeout_ms[q]), broker.stats)
+        self._send(requests, gather)
         yield gather.done
-        gather.close(env.now)
+        gather.close()
         codes = gather.codes(unavailable)
-        ok = [s for s in gather.answered if gather.responses[s].code == 0]
-        rows = sum(self._rows(plan, segs) for s, segs in routing if s in ok)
-        yield from self._reduce(broker, len(gather.answered), rows)
+        ok = {s for s in gather.answered if gather.responses[s].code == 0}
+        rows = sum(r for s, *_, r in requests if s in ok)
+        reply = self._reply(broker, gather.closed_at, len(gather.answered), rows)
+        yield env.timeout(max(0.0, reply - env.now))
         if leader is not None:
-            assert plan.query is not None
-            broker.cache.complete(leader, plan.query, bool(codes))
-        self._count(-1)
-        self._record(arrival, gather, error_codes(codes), plan, "", routing)
+            assert query.query is not None
+            broker.cache.complete(leader, query.query, bool(codes), reply)
+        self._record(q, arrival, reply, gather, error_codes(codes), "", len(requests),
+                     sum(r.num_segments for _, r, *_ in requests))
 
-    def _rows(self, plan: QueryPlan, segments: list[int]) -> int:
-        """Rows one server returns for its segments of the plan."""
-        if plan.docs_scanned is None or plan.segments is None:
-            return result_rows(plan.query, float(self.layout.docs[segments].sum()))
-        docs = dict(zip(plan.segments, plan.docs_scanned, strict=True))
-        return result_rows(plan.query, sum(docs[i] for i in segments))
-
-    def _record(self, arrival: float, gather: Gather | None, codes: str, plan: QueryPlan, cache_hit: str,
-                routing: list[tuple[int, list[int]]] | None = None) -> None:
+    def _record(self, q: int, arrival: float, reply: float, gather: Gather | None, codes: str, cache_hit: str,
+                servers: int = 0, segments: int = 0) -> None:
         """One query's row (queries that arrived during the warm-up are not recorded)."""
-        if arrival < self.window.warmup_ms:
+        w = self.window
+        self._done[q] = True
+        self.in_flight_area += max(0.0, min(reply, w.horizon_ms) - max(arrival, w.warmup_ms))
+        if arrival < w.warmup_ms:
             return
         responses = list(gather.responses.values()) if gather is not None else []
         r = self.records
+        r.query.append(q)
         r.arrival_ms.append(arrival)
-        r.latency_ms.append(self.env.now - arrival)
-        r.servers_queried.append(len(routing or ()))
-        r.segments_queried.append(sum(len(s) for _, s in routing or ()))
+        r.latency_ms.append(reply - arrival)
+        r.servers_queried.append(servers)
+        r.segments_queried.append(segments)
         r.partial.append(bool(codes))
         r.gc_delayed.append(gather is not None and self._gc_delayed(gather))
         r.queue_wait_ms.append(max((x.queue_wait for x in responses), default=0.0))
-        r.segments_pruned.append(plan.pruned)
+        r.segments_pruned.append(self.plan.plans[int(self.plan.plan_index[q])].pruned)
         r.cache_hit.append(cache_hit)
         r.error_codes.append(codes)
 
     def _gc_delayed(self, gather: Gather) -> bool:
-        """A queried server was paused while it held the request (for one that has not answered: since the
-        request was sent)."""
+        """A queried server was paused while it held the request (for one that has not answered: between
+        the query's arrival and the broker's close)."""
         if any(r.paused for r in gather.responses.values()):
             return True
-        now = self.env.now
-        return any(self.servers[s].pauses.intersects(gather.sent, now)
+        return any(self.servers[s].pauses.intersects(gather.sent, gather.closed_at)
                    for s in gather.servers if s not in gather.responses and self.servers[s].pauses)
 
-    def _replay(self, queries: pd.DataFrame, planner: Planner) -> simpy.events.ProcessGenerator:
-        """Queries at the log's arrival times, each planned (pruned) from its SQL."""
-        for query_id, (arrival_s, sql) in enumerate(zip(queries["arrival_s"], queries["sql"], strict=True)):
-            at = float(arrival_s) * 1000.0
-            if at >= self.window.horizon_ms:
-                return
+    def _arrivals(self) -> simpy.events.ProcessGenerator:
+        for q, at in enumerate(self.plan.arrival_ms.tolist()):
             yield self.env.timeout(max(0.0, at - self.env.now))
-            self.env.process(self._query(query_id, planner.plan(str(sql))))
-
-    def _trace(self, times_ms: Sequence[float]) -> simpy.events.ProcessGenerator:
-        """Queries without a filter at the given times (ms, non-decreasing)."""
-        for query_id, at in enumerate(times_ms):
-            if at >= self.window.horizon_ms:
-                return
-            yield self.env.timeout(max(0.0, at - self.env.now))
-            self.env.process(self._query(query_id))
-
-    def _poisson(self) -> simpy.events.ProcessGenerator:
-        mean_gap = 1000.0 / self.arrivals.qps
-        gaps = Buffered(lambda n: self.rng.arrivals.exponential(mean_gap, n))
-        query_id = 0
-        while True:
-            yield self.env.timeout(gaps.next())
-            if self.env.now >= self.window.horizon_ms:
-                return
-            self.env.process(self._query(query_id))
-            query_id += 1
+            self.env.process(self._query(q))
 
     def _health(self, server: int) -> simpy.events.ProcessGenerator:
-        """Tell the brokers' routing when a server goes down and comes back."""
+        """Tell the live routers (adaptive brokers) when a server goes down and comes back."""
         for start, end in self.servers[server].crashes.intervals():
-            yield self.env.timeout(start - self.env.now)
+            yield self.env.timeout(max(0.0, start - self.env.now))
             self._set_health(server, False)
-            yield self.env.timeout(end - self.env.now)
+            yield self.env.timeout(max(0.0, end - self.env.now))
             self._set_health(server, True)
 
-    def _churn(self, per_hour: float, event: str) -> simpy.events.ProcessGenerator:
-        """Refresh uploads or reloads of random segments (the churn stream); every cache invalidates it."""
-        rng, names = self.rng.churn, self.layout.segments
-        mean_gap_ms = 3_600_000.0 / per_hour
-        while True:
-            yield self.env.timeout(float(rng.exponential(mean_gap_ms)))
-            name = names[int(rng.integers(len(names)))]
+    def _churn(self) -> simpy.events.ProcessGenerator:
+        """The plan's segment refreshes and reloads; every cache invalidates the segment."""
+        plan, names = self.plan, self.layout.segments
+        for t, segment, event in zip(plan.churn_ms.tolist(), plan.churn_segment.tolist(), plan.churn_event,
+                                     strict=True):
+            yield self.env.timeout(max(0.0, t - self.env.now))
             for broker in self.brokers:
-                broker.cache.on_segment(event, name)
+                broker.cache.on_segment(event, names[segment])
             for cache in self.cluster.segment_caches:
-                cache.on_segment(event, name)
+                cache.on_segment(event, names[segment])
             self.churn_events += 1
 
     def _set_health(self, server: int, healthy: bool) -> None:
@@ -333,23 +271,16 @@ class ClusterModel:
 
     def run(self) -> None:
         """Simulate ``[0, horizon)``; queries still in flight at the end are not recorded."""
-        a = self.arrivals
-        if a.replay is not None:
-            if a.planner is None:
-                raise ValueError("replayed arrivals need a planner (the table's pruners on the layout)")
-            self.env.process(self._replay(a.replay, a.planner))
-        elif a.at_ms is not None:
-            self.env.process(self._trace(a.at_ms))
-        else:
-            self.env.process(self._poisson())
-        for i, server in enumerate(self.servers):
-            if server.crashes:
-                self.env.process(self._health(i))
-        for rate, event in ((a.churn.replace_per_hour, "replaced"), (a.churn.reload_per_hour, "reloaded")):
-            if rate > 0:
-                self.env.process(self._churn(rate, event))
+        self.env.process(self._arrivals())
+        if not self.plan.routed:
+            for i, server in enumerate(self.servers):
+                if server.crashes:
+                    self.env.process(self._health(i))
+        if len(self.plan.churn_ms):
+            self.env.process(self._churn())
         self.env.run(until=self.window.horizon_ms)
-        self._count(0)
+        w, arrivals = self.window, self.plan.arrival_ms[~self._done]
+        self.in_flight_area += float(np.maximum(0.0, w.horizon_ms - np.maximum(arrivals, w.warmup_ms)).sum())
 
     # -- records ------------------------------------------------------------------------------------
     def server_rows(self, replication: int) -> list[dict[str, Any]]:

@@ -55,8 +55,12 @@ def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.Dat
 
 @dataclass
 class QueryRecords:
-    """The per-query rows of one replication, as columns (appending to lists is the cheap part)."""
+    """The per-query rows of one replication, as columns (appending to lists is the cheap part).
 
+    ``query`` is each query's index in the replication's arrival order; rows are ordered by it.
+    """
+
+    query: list[int] = field(default_factory=list)
     arrival_ms: list[float] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
     servers_queried: list[int] = field(default_factory=list)
@@ -69,21 +73,26 @@ class QueryRecords:
     error_codes: list[str] = field(default_factory=list)
 
     def frame(self, replication: int) -> pd.DataFrame:
-        """The ``queries`` table of this replication."""
+        """The ``queries`` table of this replication, in arrival order."""
         n = len(self.arrival_ms)
+        order = np.argsort(np.asarray(self.query, dtype=np.int64), kind="stable") if n else np.empty(0, dtype=int)
+
+        def col(values: list[Any], dtype: Any) -> np.ndarray:
+            return np.asarray(values, dtype=dtype)[order]
+
         return pd.DataFrame({
             "replication": np.full(n, replication, dtype=np.int32),
             "query_id": np.arange(n, dtype=np.int64),
-            "arrival_s": np.asarray(self.arrival_ms, dtype=float) / 1000.0,
-            "latency_ms": np.asarray(self.latency_ms, dtype=float),
-            "servers_queried": np.asarray(self.servers_queried, dtype=np.int32),
-            "segments_queried": np.asarray(self.segments_queried, dtype=np.int32),
-            "segments_pruned": np.asarray(self.segments_pruned, dtype=np.int32),
-            "partial": np.asarray(self.partial, dtype=bool),
-            "gc_delayed": np.asarray(self.gc_delayed, dtype=bool),
-            "queue_wait_ms": np.asarray(self.queue_wait_ms, dtype=float),
-            "cache_hit": pd.Series(self.cache_hit, dtype="string"),
-            "error_codes": pd.Series(self.error_codes, dtype="string"),
+            "arrival_s": col(self.arrival_ms, float) / 1000.0,
+            "latency_ms": col(self.latency_ms, float),
+            "servers_queried": col(self.servers_queried, np.int32),
+            "segments_queried": col(self.segments_queried, np.int32),
+            "segments_pruned": col(self.segments_pruned, np.int32),
+            "partial": col(self.partial, bool),
+            "gc_delayed": col(self.gc_delayed, bool),
+            "queue_wait_ms": col(self.queue_wait_ms, float),
+            "cache_hit": pd.Series(col(self.cache_hit, object), dtype="string"),
+            "error_codes": pd.Series(col(self.error_codes, object), dtype="string"),
         }, columns=list(QUERY_COLUMNS))
 
 

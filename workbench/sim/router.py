@@ -27,17 +27,23 @@ class Router:
     """Routes queries for one replication; call :meth:`set_server_health` when a server fails/recovers."""
 
     def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any] | None = None,
-                 stats: ServerRoutingStatsManager | None = None, adaptive: Any = None) -> None:
+                 stats: ServerRoutingStatsManager | None = None, adaptive: Any = None, *,
+                 broker_config: Mapping[str, Any] | None = None) -> None:
         self.layout = layout
         self.options = dict(options or {})
         self.stats = stats
         self._index = {s: i for i, s in enumerate(layout.servers)}
         self._seg_index = {s: i for i, s in enumerate(layout.segments)}
         self.selector: InstanceSelector = instance_selector_for(
-            table, routing_state_from_assignment(layout.ideal_state), adaptive=adaptive)
+            table, routing_state_from_assignment(layout.ideal_state), adaptive=adaptive, broker_config=broker_config)
         max_replicas = max((len(r) for r in layout.replicas), default=1)
         self._period = lcm(*range(1, max_replicas + 1))
         self._cache: dict[tuple[int, int], Route] = {}
+
+    @property
+    def period(self) -> int:
+        """Routes without adaptive feedback repeat with the request id modulo this (the lcm of replica counts)."""
+        return self._period
 
     def set_server_health(self, server: int, healthy: bool) -> None:
         """A crash or recovery: the broker's routing state changes and cached routes are dropped."""

@@ -20,39 +20,29 @@ from workbench.errors import ScenarioError
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.broker import make_brokers
 from workbench.sim.caches import ModelSegmentCache
-from workbench.sim.failures import crash_schedule
-from workbench.sim.gc import effective_gc, pause_schedule
+from workbench.sim.fast.engine import coverage, run_fast
 from workbench.sim.layout import Layout, build_layout
-from workbench.sim.model import Arrivals, Cluster, ClusterModel, Window
+from workbench.sim.model import Cluster, ClusterModel, Window
+from workbench.sim.plan import Plan, build_plan
 from workbench.sim.planner import Planner, default_schema
 from workbench.sim.records import FAILURE_COLUMNS, GC_PAUSE_COLUMNS, SERVER_COLUMNS, WINDOW_COLUMNS, Result, frame
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["build_cluster", "simulate"]
+__all__ = ["build_cluster", "choose_engine", "simulate"]
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * 1000.0
-
-
-def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams) -> Cluster:
-    """One replication's parts, each built from its own section of ``sc`` and its own random stream."""
-    spec, horizon_ms = sc.cluster, sc.simulation.duration_s * 1000.0
-    gc, fail = effective_gc(spec.gc, sc.table, sc.schema), spec.failures
-    servers = [
-        PinotServer(name, spec.server.query, pause_schedule(gc, spec.server, streams.gc[i], horizon_ms),
-                    crash_schedule(_ms(fail.mtbf_s), _ms(fail.mttr_s), streams.failures[i], horizon_ms),
-                    ExecutionModel(spec.server.execution))
-        for i, name in enumerate(layout.servers)
-    ]
+def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams, plan: Plan) -> Cluster:
+    """One replication's parts, each built from its own section of ``sc`` (schedules from the ``plan``)."""
+    spec = sc.cluster
+    servers = [PinotServer(name, spec.server.query, plan.pauses[i], plan.crashes[i],
+                           ExecutionModel(spec.server.execution))
+               for i, name in enumerate(layout.servers)]
     caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
     brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
                            streams.routing, env)
-    options = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in sc.workload.query_options.items()}
-    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms,
-                   options, sc.table.query_timeout_ms)
+    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms)
 
 
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
@@ -65,15 +55,25 @@ def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     return pd.read_parquet(path, columns=["arrival_s", "sql"]).sort_values("arrival_s", kind="stable")
 
 
-def _arrivals(sc: Scenario, layout: Layout, data: Path | None) -> Arrivals:
-    """Poisson arrivals, or the log's queries with one planner shared by every replication (plans are
-    deterministic, so each distinct SQL text is parsed and pruned once per run)."""
-    replay = _replay_queries(sc, data)
-    planner = None
-    if replay is not None:
-        planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table),
-                          layout.metadata)
-    return Arrivals(sc.workload.arrival.qps, replay, planner, sc.workload.churn)
+def _planner(sc: Scenario, layout: Layout, replay: pd.DataFrame | None) -> Planner | None:
+    """One planner for every replication (plans are deterministic: each SQL text is parsed and pruned once)."""
+    if replay is None:
+        return None
+    return Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table), layout.metadata)
+
+
+def choose_engine(sc: Scenario) -> tuple[str, str]:
+    """The engine that runs ``sc`` (``simulation.engine``) and why, in one sentence."""
+    asked = sc.simulation.engine
+    outside = coverage(sc)
+    if asked == "simpy":
+        return "simpy", "simulation.engine is simpy"
+    if outside is None:
+        return "fast", "the compiled engine reproduces the SimPy engine exactly here"
+    if asked == "fast":
+        raise ScenarioError("simulation.engine", f"fast cannot reproduce this scenario exactly: {outside}; "
+                                                 "use auto or simpy")
+    return "simpy", f"SimPy, because {outside}"
 
 
 def simulate(
@@ -105,19 +105,30 @@ def simulate(
         data = sc.base_dir / sc.workload.data
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, data)
-    arrivals = _arrivals(sc, layout, data)
+    replay = _replay_queries(sc, data)
+    planner = _planner(sc, layout, replay)
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
+    engine, reason = choose_engine(sc)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
-        env = simpy.Environment()
         streams = Streams.spawn(child, layout.num_servers)
-        model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams), arrivals, window)
-        model.run()
-        queries.append(model.records.frame(rep))
-        servers += model.server_rows(rep)
-        pauses += model.pause_rows(rep)
-        failures += model.failure_rows(rep)
-        windows.append(model.window_row(rep))
+        plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner)
+        if engine == "fast":
+            run = run_fast(sc, layout, plan, window, rep)
+            queries.append(run.queries)
+            servers += run.servers
+            pauses += run.pauses
+            failures += run.failures
+            windows.append(run.window)
+        else:
+            env = simpy.Environment()
+            model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, window)
+            model.run()
+            queries.append(model.records.frame(rep))
+            servers += model.server_rows(rep)
+            pauses += model.pause_rows(rep)
+            failures += model.failure_rows(rep)
+            windows.append(model.window_row(rep))
         if progress is not None:
             progress(rep + 1, sc.simulation.replications)
     return Result(
@@ -126,5 +137,5 @@ def simulate(
         gc_pauses=frame(pauses, GC_PAUSE_COLUMNS),
         windows=frame(windows, WINDOW_COLUMNS),
         failures=frame(failures, FAILURE_COLUMNS),
-        parameters={"scenario": sc.to_dict(), "seed": base_seed},
+        parameters={"scenario": sc.to_dict(), "seed": base_seed, "engine": engine, "engine_reason": reason},
     )

@@ -30,7 +30,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.sim.cpu import SharedCPU
@@ -173,6 +173,7 @@ class PinotServer:
         self.worker_queue: deque[_Task] = deque()
         self.held: dict[int, Request] = {}
         self._crash = 0  # index of the next crash interval
+        self.clock = 0.0  # the latest time advanced to
 
     @property
     def cores(self) -> int:
@@ -181,8 +182,8 @@ class PinotServer:
     @property
     def busy_ms(self) -> float:
         """Core time used on requests so far (runner and worker threads; for ``fcfs_threads`` also its
-        off-core per-request work), ms. :meth:`advance` to the horizon first."""
-        return self.cpu.busy_core_ms
+        off-core per-request work), ms, up to the last time :meth:`advance` reached."""
+        return self.cpu.busy_core_ms(self.clock)
 
     # -- the clock ----------------------------------------------------------------------------------
     def _next_crash(self) -> float:
@@ -204,7 +205,8 @@ class PinotServer:
             else:
                 for item in self.cpu.pop(cpu_at):
                     self._finished(item, cpu_at, out)
-        self.cpu.advance(until)
+        if until != _INF:
+            self.clock = max(self.clock, until)
 
     def is_down(self, t: float) -> bool:
         """Whether the server is crashed at ``t``."""
@@ -220,6 +222,8 @@ class PinotServer:
             out.append(Response(request.rid, now, FAILED, False, 0.0))
             return
         code = self.scheduler.admit(request, now)
+        for dropped in self.scheduler.drain_expired():  # admitting may trim the queue (binary_workload)
+            self._log(now, "expired", self.held.pop(dropped.rid).rid)
         if code is not None:
             self.meters.rejected += 1
             self._respond(request, now, code, out, held=False)
@@ -231,18 +235,35 @@ class PinotServer:
         if self.trace is not None:
             self.trace.append((t, event, rid))
 
+    # -- the thread logic: an explicit stack of actions, run depth first --------------------------------
+    # Each action may push the actions that follow from it; a loop ("start requests while a runner is
+    # free") pushes itself back beneath the work of one iteration. This runs in exactly the order plain
+    # nested calls would, and it is the form the compiled engine mirrors step for step.
+    def _run(self, stack: list[tuple[int, Any]], now: float, out: list[Response]) -> None:
+        while stack:
+            action, what = stack.pop()
+            _ACTIONS[action](self, what, now, out, stack)
+
     def _dispatch_runners(self, now: float, out: list[Response]) -> None:
-        while self.runners_busy < self.runners and (request := self._next(now)) is not None:
-            if now - request.arrival >= request.timeout:
-                self.meters.scheduling_timeouts += 1
-                self.scheduler.finished(request)
-                self._log(now, "scheduling_timeout", request.rid)
-                self._respond(request, now, SCHEDULING_TIMEOUT, out, held=True)
-                continue
-            self.runners_busy += 1
-            request.started = now
-            self._log(now, "runner_start", request.rid)
-            self._runner_work(request, request.prepare, "prepare", now, out)
+        self._run([(_DISPATCH_RUNNERS, None)], now, out)
+
+    def _a_dispatch_runners(self, _: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
+        if self.runners_busy >= self.runners:
+            return
+        request = self._next(now)
+        if request is None:
+            return
+        stack.append((_DISPATCH_RUNNERS, None))
+        if now - request.arrival >= request.timeout:
+            self.meters.scheduling_timeouts += 1
+            self.scheduler.finished(request)
+            self._log(now, "scheduling_timeout", request.rid)
+            self._respond(request, now, SCHEDULING_TIMEOUT, out, held=True)
+            return
+        self.runners_busy += 1
+        request.started = now
+        self._log(now, "runner_start", request.rid)
+        stack.append((_RUNNER_WORK, (request, _PREPARE)))
 
     def _next(self, now: float) -> Request | None:
         """The scheduler's next request; requests it trimmed from its queue are no longer held."""
@@ -252,10 +273,12 @@ class PinotServer:
         assert request is None or isinstance(request, Request)
         return request
 
-    def _runner_work(self, request: Request, work: float, phase: str, now: float, out: list[Response]) -> None:
+    def _a_runner_work(self, what: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
         """Work on the request's runner thread: on the cores (Pinot) or as off-core time (the simplification)."""
+        request, phase = what
+        work = request.prepare if phase == _PREPARE else request.merge
         if work <= 0:
-            self._finished((phase, request), now, out)
+            stack.append((_FINISHED, (phase, request)))
         elif self.static:
             self.cpu.start_timer(now, work, (phase, request))
         else:
@@ -270,15 +293,19 @@ class PinotServer:
             own = deque(range(t, request.num_segments, tasks)) if self.static else None
             self.worker_queue.append(_Task(request, now, own))
 
-    def _dispatch_workers(self, now: float, out: list[Response]) -> None:
-        while self.workers_busy < self.workers and self.worker_queue:
-            task = self.worker_queue.popleft()
-            self.workers_busy += 1
-            task.request.task_wait = max(task.request.task_wait, now - task.queued_at)
-            self._step(task, now, out)
+    def _a_dispatch_workers(self, _: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
+        if self.workers_busy >= self.workers or not self.worker_queue:
+            return
+        task = self.worker_queue.popleft()
+        self.workers_busy += 1
+        task.request.task_wait = max(task.request.task_wait, now - task.queued_at)
+        stack.append((_DISPATCH_WORKERS, None))
+        stack.append((_STEP, task))
 
-    def _step(self, task: _Task, now: float, out: list[Response]) -> None:
+    def _a_step(self, what: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
         """A task takes its next segment (checking the deadline first) or ends."""
+        task = what
+        assert isinstance(task, _Task)
         request = task.request
         while True:
             left = len(task.own) if task.own is not None else request.num_segments - request.next_segment
@@ -296,7 +323,7 @@ class PinotServer:
             if request.segments[index] > 0:
                 task.current = index
                 self._log(now, f"segment_start {index}", request.rid)
-                self.cpu.start(now, request.segments[index], ("segment", task))
+                self.cpu.start(now, request.segments[index], (_SEGMENT, task))
                 return
         self.workers_busy -= 1
         request.tasks_left -= 1
@@ -304,9 +331,9 @@ class PinotServer:
             self._log(now, "tasks_done", request.rid)
             if request.timed_out or now >= request.deadline:  # the runner's wait for blocks expired
                 self.meters.execution_timeouts += 1
-                self._runner_done(request, now, EXECUTION_TIMEOUT, out)
+                stack.append((_RUNNER_DONE, (request, EXECUTION_TIMEOUT)))
             else:
-                self._runner_work(request, request.merge, "merge", now, out)
+                stack.append((_RUNNER_WORK, (request, _MERGE)))
 
     def _skip(self, task: _Task) -> None:
         """A timed-out task leaves its segments undone."""
@@ -315,27 +342,28 @@ class PinotServer:
         else:
             task.request.next_segment = task.request.num_segments
 
-    def _finished(self, item: tuple[str, object], now: float, out: list[Response]) -> None:
-        phase, what = item
-        if phase == "segment":
-            assert isinstance(what, _Task)
-            self._log(now, f"segment_done {what.current}", what.request.rid)
-            self._step(what, now, out)
-            self._dispatch_workers(now, out)
-        elif phase == "prepare":
-            assert isinstance(what, Request)
-            self._log(now, "fan_out", what.rid)
-            self._fan_out(what, now)
-            self._dispatch_workers(now, out)
-        else:
-            assert isinstance(what, Request)
-            self._runner_done(what, now, 0, out)
+    def _finished(self, item: tuple[int, Any], now: float, out: list[Response]) -> None:
+        self._run([(_FINISHED, item)], now, out)
 
-    def _runner_done(self, request: Request, now: float, code: int, out: list[Response]) -> None:
+    def _a_finished(self, what: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
+        phase, thing = what
+        if phase == _SEGMENT:
+            self._log(now, f"segment_done {thing.current}", thing.request.rid)
+            stack.append((_DISPATCH_WORKERS, None))
+            stack.append((_STEP, thing))
+        elif phase == _PREPARE:
+            self._log(now, "fan_out", thing.rid)
+            self._fan_out(thing, now)
+            stack.append((_DISPATCH_WORKERS, None))
+        else:
+            stack.append((_RUNNER_DONE, (thing, 0)))
+
+    def _a_runner_done(self, what: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
+        request, code = what
         self.runners_busy -= 1
         self.scheduler.finished(request)
         self._respond(request, now, code, out, held=True)
-        self._dispatch_runners(now, out)
+        stack.append((_DISPATCH_RUNNERS, None))
 
     def _respond(self, request: Request, now: float, code: int, out: list[Response], *, held: bool) -> None:
         if held:
@@ -349,14 +377,26 @@ class PinotServer:
     # -- crashes ------------------------------------------------------------------------------------
     def _go_down(self, at: float, out: list[Response]) -> None:
         """A crash: every request held fails now; threads and queues restart empty after recovery."""
-        self.cpu.advance(at)
         for request in self.held.values():
             self.meters.failed += 1
             self._log(at, "failed", request.rid)
             out.append(Response(request.rid, at, FAILED, False, 0.0))
         self.held.clear()
-        self.cpu.clear()
+        self.cpu.clear(at)
         self.scheduler.clear()
         self.worker_queue.clear()
         self.runners_busy = self.workers_busy = 0
         self._crash += 1
+
+
+# Actions of the thread logic and the phases of work items (small ints: the compiled engine uses the same).
+_DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = range(6)
+_PREPARE, _SEGMENT, _MERGE = range(3)
+_ACTIONS = {
+    _DISPATCH_RUNNERS: PinotServer._a_dispatch_runners,
+    _RUNNER_WORK: PinotServer._a_runner_work,
+    _DISPATCH_WORKERS: PinotServer._a_dispatch_workers,
+    _STEP: PinotServer._a_step,
+    _FINISHED: PinotServer._a_finished,
+    _RUNNER_DONE: PinotServer._a_runner_done,
+}

@@ -1,0 +1,188 @@
+"""The compiled engine gives the SimPy engine's records, for the same seed: the contract between them.
+
+The SimPy engine is the reference; a difference is a bug in the compiled one. Latencies and other times
+must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
+compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
+deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
+churn, replayed and pruned queries); a Hypothesis test draws random scenarios inside its coverage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.scenario import load_scenario
+from workbench.sim.fast.engine import coverage
+from workbench.sim.records import Result
+from workbench.sim.run import simulate
+
+TABLE = {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}}
+
+
+def same(a: Result, b: Result) -> None:
+    """Every table of two runs, column by column: floats to 1e-9 relative, the rest exactly."""
+    assert a.parameters["engine"] == "simpy" and b.parameters["engine"] == "fast"
+    for name, left in a.tables().items():
+        right = b.tables()[name]
+        assert list(left.columns) == list(right.columns), name
+        assert len(left) == len(right), (name, len(left), len(right))
+        for column in left.columns:
+            x, y = left[column].to_numpy(), right[column].to_numpy()
+            if x.dtype.kind == "f" or y.dtype.kind == "f":
+                np.testing.assert_allclose(x.astype(float), y.astype(float), rtol=1e-9, atol=1e-9,
+                                           err_msg=f"{name}.{column}")
+            else:
+                assert list(pd.Series(x).astype(str)) == list(pd.Series(y).astype(str)), f"{name}.{column}"
+
+
+def both(scenario: dict[str, Any], data: Path | None = None) -> tuple[Result, Result]:
+    sc = load_scenario(scenario)
+    assert coverage(sc) is None
+    return (simulate(sc.with_overrides({"simulation.engine": "simpy"}), data=data),
+            simulate(sc.with_overrides({"simulation.engine": "fast"}), data=data))
+
+
+def scenario(**sections: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "cluster": {"servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}}},
+        "table": TABLE,
+        "workload": {"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 60}},
+        "service": {"model": "cost", "variability": 0.4},
+        "simulation": {"duration_s": 20, "warmup_s": 2, "replications": 2, "seed": 7},
+    }
+    for key, value in sections.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return base
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "balanced, fixed GC, crashes, tight timeout": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+               "pause_ms": {"dist": "exponential", "mean": 60}},
+        "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80}}),
+    "replica groups, G1, two brokers": scenario(
+        cluster={"servers": 6, "brokers": 2, "server": {"cores": 4}, "network": {"latency_ms": 0.25},
+                 "gc": {"collector": "g1", "allocation_rate": "400MB"}},
+        table={**TABLE, "segmentsConfig": {"replication": 3}, "routing": {"instanceSelectorType": "replicaGroup"},
+               "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                            "replicaGroupPartitionConfig": {
+                                                                "replicaGroupBased": True, "numReplicaGroups": 3,
+                                                                "numInstancesPerReplicaGroup": 2}}}}),
+    "strict replica groups, lognormal service, zgc": scenario(
+        cluster={"servers": 4, "server": {"cores": 2}, "gc": {"collector": "zgc"}},
+        table={**TABLE, "routing": {"instanceSelectorType": "strictReplicaGroup"}},
+        service={"model": "lognormal", "mean_ms": 4, "sigma": 0.8}),
+    "bounded_fcfs rejects and expires": scenario(
+        cluster={"servers": 2, "server": {"cores": 2, "config": {
+            "pinot.query.scheduler.name": "bounded_fcfs", "pinot.query.scheduler.max_pending_per_group": 2,
+            "pinot.query.scheduler.query_deadline_seconds": 1}}},
+        workload={"synthetic": {"segments_per_server": 6, "docs_per_segment": 400_000}, "arrival": {"qps": 140}}),
+    "binary_workload with secondary queries": scenario(
+        cluster={"servers": 2, "server": {"cores": 4, "config": {"pinot.query.scheduler.name": "binary_workload"}}},
+        workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 80},
+                  "query_options": {"isSecondaryWorkload": True}}),
+    "fcfs_threads, exponential service, 240s under overload": scenario(
+        cluster={"servers": 2, "server": {"cores": 1, "execution": "fcfs_threads"}, "broker": {"timeout_ms": 200}},
+        service={"model": "exponential", "mean_ms": 15}, workload={"arrival": {"qps": 90}}),
+    "deterministic and empirical service, unavailable segments": scenario(
+        cluster={"servers": 3, "server": {"cores": 1}, "failures": {"mtbf_s": 5, "mttr_s": 3}},
+        table={**TABLE, "segmentsConfig": {"replication": 1}},
+        service={"model": "empirical", "values_ms": [1.5, 2.5, 9.0]}),
+    "segment cache with churn": scenario(
+        cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
+        workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
+                  "churn": {"replace_per_hour": 3600, "reload_per_hour": 1800}}),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fixed_cases_give_identical_records(name: str) -> None:
+    same(*both(CASES[name]))
+
+
+def test_replayed_pruned_queries_with_group_by_and_segment_cache(tmp_path: Path) -> None:
+    """The generator's dashboards, lookups and ad-hoc queries (group-by among them), pruned by Pinot's
+    broker pruners, with the segment cache on and a query-level timeout option."""
+    from workbench.scenario import load_scenario as load
+    from workbench.workload.pure import generate_frames
+
+    root = Path(__file__).resolve().parents[2]
+    base = load(root / "scenarios" / "default.yaml")
+    gen = base.with_overrides({"workload.generate.events": 20_000, "workload.generate.segment_rows": 1000,
+                               "workload.generate.queries.duration_s": 40}).workload.generate
+    assert gen is not None
+    frames = generate_frames(gen, table=base.table.table_name, table_config=base.table)
+    data = tmp_path / "data"
+    data.mkdir()
+    frames.segments.to_parquet(data / "segments.parquet")
+    frames.queries.to_parquet(data / "queries.parquet")
+    assert frames.queries["sql"].str.contains("GROUP BY").any()
+    raw = base.to_dict()
+    raw["workload"] = {"arrival": {"process": "replay"}, "query_options": {"timeoutMs": 400}}
+    raw["cluster"] = {**raw["cluster"], "servers": 4,
+                      "server": {"cores": 4, "config": {"pinot.server.segment.query.cache.enabled": True}}}
+    raw["simulation"] = {"duration_s": 40, "warmup_s": 2, "replications": 1, "seed": 3}
+    a, b = both(raw, data)
+    assert a.queries["segments_pruned"].sum() > 0
+    same(a, b)
+
+
+_dists = st.sampled_from([
+    {"dist": "exponential", "mean": 0.3}, 0.25, {"dist": "lognormal", "mean": 0.4, "sigma": 0.5},
+    {"dist": "uniform", "low": 0.1, "high": 0.6}])
+_services = st.sampled_from([
+    {"model": "cost", "variability": 0.0}, {"model": "cost", "variability": 0.7},
+    {"model": "exponential", "mean_ms": 6}, {"model": "lognormal", "mean_ms": 5, "sigma": 1.0},
+    {"model": "deterministic", "mean_ms": 3.3}])
+_gcs = st.sampled_from([
+    {"collector": "none"}, {"collector": "g1"}, {"collector": "zgc"},
+    {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 1.5},
+     "pause_ms": {"dist": "lognormal", "mean": 40, "sigma": 0.5}}])
+_schedulers = st.sampled_from(["fcfs", "bounded_fcfs", "tokenbucket", "binary_workload", "workload"])
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    servers = draw(st.integers(1, 5))
+    replication = draw(st.integers(1, servers))
+    selector = draw(st.sampled_from(["balanced", "replicaGroup", "strictReplicaGroup"]))
+    cores = draw(st.integers(1, 4))
+    config: dict[str, Any] = {"pinot.query.scheduler.name": draw(_schedulers)}
+    if draw(st.booleans()):
+        config["pinot.server.segment.query.cache.enabled"] = True
+    if draw(st.booleans()):
+        config["pinot.query.scheduler.query_runner_threads"] = draw(st.integers(1, 3))
+    cluster: dict[str, Any] = {
+        "servers": servers, "brokers": draw(st.integers(1, 2)),
+        "server": {"cores": cores, "config": config, "execution": draw(st.sampled_from(["pinot", "fcfs_threads"]))},
+        "network": {"latency_ms": draw(_dists)}, "gc": draw(_gcs),
+        "broker": {"timeout_ms": draw(st.sampled_from([40.0, 150.0, 10_000.0]))},
+    }
+    if draw(st.booleans()):
+        cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
+    return {
+        "cluster": cluster,
+        "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": replication},
+                  "routing": {"instanceSelectorType": selector}},
+        "workload": {"synthetic": {"segments_per_server": draw(st.integers(1, 6)),
+                                   "docs_per_segment": draw(st.sampled_from([50_000, 300_000]))},
+                     "arrival": {"qps": draw(st.sampled_from([20.0, 80.0, 200.0]))},
+                     "churn": {"replace_per_hour": draw(st.sampled_from([0.0, 3000.0]))},
+                     "query_options": {"isSecondaryWorkload": draw(st.booleans())}},
+        "service": draw(_services),
+        "simulation": {"duration_s": 6, "warmup_s": 1, "replications": 1, "seed": draw(st.integers(0, 10_000))},
+    }
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_random_scenarios_give_identical_records(sc: dict[str, Any]) -> None:
+    same(*both(sc))

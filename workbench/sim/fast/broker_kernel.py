@@ -1,0 +1,120 @@
+"""The brokers' side of every query, compiled: gather, QueryErrorCodes, reduce on the broker's cores.
+
+Mirrors :class:`workbench.sim.gather.Gather` and :class:`workbench.sim.broker.ReduceSlots`: a query's
+gather closes at the earliest of its deadline, its first failed channel and its last response (when all
+arrive); what arrived by then counts. Reduces run FCFS on each broker's slots in the order gathers close.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workbench.sim.fast.jit import kernel
+from workbench.sim.fast.pauses import intersects
+
+__all__ = ["CODE_BITS", "gather_and_reduce"]
+
+#: QueryErrorCode -> bit of the kernel's code mask.
+CODE_BITS = {211: 0, 240: 1, 250: 2, 305: 3, 425: 4, 427: 5}
+_INF = math.inf
+
+
+@kernel
+def _bit(code: int) -> int:
+    if code == 211:
+        return 1
+    if code == 240:
+        return 2
+    if code == 250:
+        return 4
+    return 0
+
+
+@kernel
+def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarray, unavailable: np.ndarray,
+                      query_requests: np.ndarray, server: np.ndarray, resp_at: np.ndarray, code: np.ndarray,
+                      responded: np.ndarray, back_delay: np.ndarray, paused: np.ndarray, wait: np.ndarray,
+                      rows: np.ndarray, pause_start: np.ndarray, pause_end: np.ndarray, pause_offset: np.ndarray,
+                      overhead: float, per_server: float, per_row: float, slots: np.ndarray, horizon: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: the reply time (inf when not before the horizon), the code mask, whether a queried server
+    paused while holding it, the longest queue wait among the responses counted, and when the gather closed.
+
+    ``slots[b]`` is broker ``b``'s reduce capacity; pauses of server ``s`` are
+    ``pause_start[pause_offset[s]:pause_offset[s + 1]]`` (and ``pause_end``).
+    """
+    nq = len(arrival)
+    closed = np.full(nq, _INF)
+    mask = np.zeros(nq, dtype=np.int64)
+    delayed = np.zeros(nq, dtype=np.bool_)
+    qwait = np.zeros(nq)
+    reduce_work = np.zeros(nq)
+    for q in range(nq):
+        a, b = query_requests[q], query_requests[q + 1]
+        deadline = arrival[q] + timeout[q]
+        if a == b:
+            closed[q] = arrival[q]
+        else:
+            first_fail, last, all_known = _INF, -_INF, True
+            for r in range(a, b):
+                if not responded[r]:
+                    all_known = False
+                    continue
+                back = resp_at[r] + back_delay[r]
+                if code[r] == -1:
+                    first_fail = min(first_fail, back)
+                else:
+                    last = max(last, back)
+            close = deadline
+            if first_fail < deadline:  # at the deadline itself the deadline's timer runs first
+                close = first_fail
+            if all_known and first_fail == _INF and last <= deadline:
+                close = min(close, last)
+            closed[q] = close
+        close = closed[q]
+        answered, ok_rows, failed, m, w, pz = 0, 0, False, 0, 0.0, False
+        for r in range(a, b):
+            back = resp_at[r] + back_delay[r]
+            if responded[r] and code[r] != -1 and back <= close:
+                answered += 1
+                m |= _bit(code[r])
+                w = max(w, wait[r])
+                pz = pz or paused[r]
+                if code[r] == 0:
+                    ok_rows += rows[r]
+                continue
+            if responded[r] and code[r] == -1 and back == close and back < deadline:
+                failed = True
+            # no DataTable from this server: was it paused while the broker waited for it?
+            s = server[r]
+            lo, hi = pause_offset[s], pause_offset[s + 1]
+            if hi > lo and intersects(pause_start[lo:hi], pause_end[lo:hi], arrival[q], close):
+                pz = True
+        if failed:
+            m |= 16
+        if answered < b - a:
+            m |= 32
+        if unavailable[q] > 0:
+            m |= 8
+        mask[q], qwait[q], delayed[q] = m, w, pz
+        reduce_work[q] = overhead + per_server * answered + per_row * ok_rows
+    # reduces: FCFS on each broker's slots, in the order the gathers close (ties by arrival order)
+    order = np.argsort(closed, kind="mergesort")
+    free = np.zeros((len(slots), int(slots.max()) if len(slots) else 1))
+    for b_ in range(len(slots)):
+        free[b_, slots[b_]:] = _INF
+    reply = np.full(nq, _INF)
+    for k in range(nq):
+        q = order[k]
+        if closed[q] >= horizon:
+            break
+        b_ = broker[q]
+        j = np.argmin(free[b_])
+        start = max(closed[q], free[b_, j])
+        end = start + reduce_work[q]
+        free[b_, j] = end
+        if end < horizon:
+            reply[q] = end
+    return reply, mask, delayed, qwait, closed

@@ -1,0 +1,452 @@
+"""One Pinot server's whole run, compiled: :class:`workbench.sim.server.PinotServer` step for step.
+
+The Python server is the reference: this kernel mirrors its state machine (the scheduler, runner and
+worker pools, the action stack that orders every consequence of an event, the processor-sharing CPU
+with its checkpoints, pauses and crashes) operation for operation, so the two compute the same bits.
+It runs one server over all its requests at once, in the order the SimPy engine delivers them, which
+is exact whenever nothing that happens in time changes what is sent to the server (the fast engine's
+coverage, :mod:`workbench.sim.fast.engine`).
+
+The server's scalars live in two small arrays (``I`` integers, ``F`` floats, indexed by the constants
+below) so that the pieces can be separate compiled functions. Codes: 0, 211, 240, 250, or -1 (failed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workbench.sim.fast.jit import helper, kernel
+from workbench.sim.fast.pauses import finish, intersects, release, run_time
+
+__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "simulate_server"]
+
+SCHED_FCFS, SCHED_BOUNDED, SCHED_BINARY = 0, 1, 2
+_DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
+_PREPARE, _SEGMENT, _MERGE = 0, 1, 2
+_INF = math.inf
+
+# config (int64): what the scheduler and pools are
+C_CORES, C_RUNNERS, C_WORKERS, C_STATIC, C_KIND, C_MAX_PENDING, C_HARD, C_MTPQ = 0, 1, 2, 3, 4, 5, 6, 7
+C_SEC_RUNNING, C_SEC_PENDING, C_MAX_EXEC, C_DEFAULT_EXEC = 8, 9, 10, 11
+# integer state
+(I_RUNNERS_BUSY, I_WORKERS_BUSY, I_F_HEAD, I_F_LEN, I_G_HEAD, I_G_LEN, I_G_RESERVED, I_G_RUNNING,
+ I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING) = range(16)
+# float state
+F_T0, F_V0, F_BUSY, F_G_DEADLINE = 0, 1, 2, 3
+
+
+class _Server:
+    """The arrays of one server's run (a plain holder; the compiled functions take its fields)."""
+
+
+@helper
+def _push(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int,
+          key: float, seq: int, kind: int, ref: int) -> int:
+    i = size
+    keys[i], seqs[i], kinds[i], refs[i] = key, seq, kind, ref
+    while i > 0:
+        parent = (i - 1) >> 1
+        if keys[parent] < keys[i] or (keys[parent] == keys[i] and seqs[parent] < seqs[i]):
+            break
+        keys[i], keys[parent] = keys[parent], keys[i]
+        seqs[i], seqs[parent] = seqs[parent], seqs[i]
+        kinds[i], kinds[parent] = kinds[parent], kinds[i]
+        refs[i], refs[parent] = refs[parent], refs[i]
+        i = parent
+    return size + 1
+
+
+@helper
+def _pop(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int) -> int:
+    """Remove the root (read it first); returns the new size."""
+    size -= 1
+    keys[0], seqs[0], kinds[0], refs[0] = keys[size], seqs[size], kinds[size], refs[size]
+    i = 0
+    while True:
+        left, right, smallest = 2 * i + 1, 2 * i + 2, i
+        if left < size and (keys[left] < keys[smallest]
+                            or (keys[left] == keys[smallest] and seqs[left] < seqs[smallest])):
+            smallest = left
+        if right < size and (keys[right] < keys[smallest]
+                             or (keys[right] == keys[smallest] and seqs[right] < seqs[smallest])):
+            smallest = right
+        if smallest == i:
+            return size
+        keys[i], keys[smallest] = keys[smallest], keys[i]
+        seqs[i], seqs[smallest] = seqs[smallest], seqs[i]
+        kinds[i], kinds[smallest] = kinds[smallest], kinds[i]
+        refs[i], refs[smallest] = refs[smallest], refs[i]
+        i = smallest
+
+
+@helper
+def _tasks(segments: int, group_by: bool, option: int, max_exec: int, default_exec: int, cores: int) -> int:
+    """``ServerQueryConfig.tasks``."""
+    if segments <= 1:
+        return 1
+    if option > 0:
+        threads = min(option, max_exec) if max_exec > 0 else option
+    elif default_exec > 0:
+        threads = default_exec
+    else:
+        threads = max_exec
+    if threads <= 0:
+        threads = 2 * cores if group_by else max(1, min(10, cores // 2))
+    return min(segments, threads)
+
+
+@helper
+def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray,
+                t: float) -> None:
+    """``SharedCPU._checkpoint``."""
+    t0 = fs[F_T0]
+    if t <= t0:
+        return
+    run = (run_time(ps, pe, pr, t) - run_time(ps, pe, pr, t0)) if len(ps) > 0 else t - t0
+    hn, tn = ist[I_HN], ist[I_TN]
+    if hn:
+        fs[F_V0] += run * (1.0 if hn <= cores else cores / hn)
+    fs[F_BUSY] += run * (min(hn, cores) + tn)
+    fs[F_T0] = t
+
+
+@helper
+def _respond(r: int, now: float, code: int, arrival: np.ndarray, delivered: np.ndarray, started: np.ndarray,
+             task_wait: np.ndarray, ps: np.ndarray, pe: np.ndarray, out_at: np.ndarray, out_code: np.ndarray,
+             out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> None:
+    """``PinotServer._respond``."""
+    out_at[r], out_code[r], responded[r] = now, code, True
+    out_wait[r] = (min(started[r], now) - arrival[r]) + task_wait[r]
+    dl = min(delivered[r], arrival[r])
+    out_paused[r] = len(ps) > 0 and intersects(ps, pe, dl, max(now, arrival[r]))
+
+
+@helper
+def _group_next(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, arrival: np.ndarray, nseg: np.ndarray,
+                reserved: np.ndarray, held: np.ndarray, hard: int, mtpq: int, now: float) -> int:
+    """``BoundedGroup.next`` (expired requests are no longer held); -1 when nothing is eligible."""
+    while ist[I_G_LEN] > 0 and now - arrival[gq[ist[I_G_HEAD]]] > fs[F_G_DEADLINE]:
+        held[gq[ist[I_G_HEAD]]] = False
+        ist[I_G_HEAD] += 1
+        ist[I_G_LEN] -= 1
+    if ist[I_G_LEN] == 0 or ist[I_G_RUNNING] >= ist[I_G_MAX_RUNNING] or ist[I_G_RESERVED] >= hard:
+        return -1
+    r = gq[ist[I_G_HEAD]]
+    ist[I_G_HEAD] += 1
+    ist[I_G_LEN] -= 1
+    want = min(mtpq, max(1, nseg[r]))
+    reserved[r] = max(1, min(want, hard - ist[I_G_RESERVED]))
+    ist[I_G_RESERVED] += reserved[r]
+    ist[I_G_RUNNING] += 1
+    return int(r)
+
+
+@helper
+def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: np.ndarray, arrival: np.ndarray,
+                        nseg: np.ndarray, reserved: np.ndarray, held: np.ndarray, hard: int, mtpq: int,
+                        now: float) -> None:
+    """``BinaryWorkloadScheduler._dispatch_secondary``."""
+    while True:
+        r = _group_next(ist, fs, gq, arrival, nseg, reserved, held, hard, mtpq, now)
+        if r < 0:
+            return
+        fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = r
+        ist[I_F_LEN] += 1
+
+
+@helper
+def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: np.ndarray, fifo: np.ndarray, gq: np.ndarray,
+                    arrival: np.ndarray, nseg: np.ndarray, reserved: np.ndarray, held: np.ndarray,
+                    now: float) -> int:
+    kind, hard, mtpq = cfg[C_KIND], cfg[C_HARD], cfg[C_MTPQ]
+    if kind == SCHED_BOUNDED:
+        return _group_next(ist, fs, gq, arrival, nseg, reserved, held, hard, mtpq, now)
+    if kind == SCHED_BINARY:
+        _dispatch_secondary(ist, fs, gq, fifo, arrival, nseg, reserved, held, hard, mtpq, now)
+    if ist[I_F_LEN] == 0:
+        return -1
+    r = fifo[ist[I_F_HEAD]]
+    ist[I_F_HEAD] += 1
+    ist[I_F_LEN] -= 1
+    return int(r)
+
+
+@helper
+def _scheduler_finished(ist: np.ndarray, cfg: np.ndarray, secondary: np.ndarray, reserved: np.ndarray,
+                        r: int) -> None:
+    kind = cfg[C_KIND]
+    if kind == SCHED_BOUNDED or (kind == SCHED_BINARY and secondary[r]):
+        ist[I_G_RESERVED] -= reserved[r]
+        ist[I_G_RUNNING] -= 1
+
+
+@helper
+def _next_cpu(ist: np.ndarray, fs: np.ndarray, cores: int, hk: np.ndarray, tk: np.ndarray, ps: np.ndarray,
+              pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float) -> float:
+    """``SharedCPU.next_time``."""
+    best = _INF
+    t0, hn, tn = fs[F_T0], ist[I_HN], ist[I_TN]
+    paused = len(ps) > 0
+    if hn > 0:
+        need = max(0.0, (hk[0] - fs[F_V0]) / (1.0 if hn <= cores else cores / hn))
+        best = finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need
+    if tn > 0:
+        need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0) if paused else t0))
+        best = min(best, finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need)
+    return best
+
+
+@kernel
+def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndarray, prepare: np.ndarray,
+                    merge: np.ndarray, group_by: np.ndarray, secondary: np.ndarray, option: np.ndarray,
+                    seg_start: np.ndarray, seg_work: np.ndarray, cfg: np.ndarray, limits: np.ndarray,
+                    ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
+                    cs: np.ndarray, ce: np.ndarray, horizon: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Run one server over its requests (in submit order) until ``horizon``.
+
+    ``cfg`` (int64, the ``C_*`` indices): cores, runners, workers, static, scheduler kind, max pending,
+    hard limit, max threads per query, secondary max running and max pending, max and default execution
+    threads. ``limits`` (float64): the bounded queue deadline and the secondary queue deadline, ms.
+
+    Returns per request the response time, code, paused flag, queue wait and whether a response was
+    sent by the horizon; the meters (requests, scheduling timeouts, execution timeouts, rejected, failed);
+    and the core time used up to the horizon.
+    """
+    n = len(arrival)
+    cores, kind = cfg[C_CORES], cfg[C_KIND]
+    nseg = seg_start[1:] - seg_start[:-1]
+    out_at, out_code = np.full(n, _INF), np.zeros(n, dtype=np.int64)
+    out_paused, out_wait = np.zeros(n, dtype=np.bool_), np.zeros(n)
+    responded, meters = np.zeros(n, dtype=np.bool_), np.zeros(5, dtype=np.int64)
+    started, task_wait = np.full(n, _INF), np.zeros(n)
+    timed_out, held = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+    next_segment, tasks_left, reserved = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    cap = 0
+    for i in range(n):
+        cap += max(1, nseg[i])
+    t_req, t_queued = np.zeros(cap, np.int64), np.zeros(cap)
+    t_pos, t_stride, wq = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap + 1, np.int64)
+    fifo, gq = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64)
+    # at most one work item per busy runner and worker; timers only for the simplification's runners
+    static_mode = cfg[C_STATIC] != 0
+    heap = (min(n, cfg[C_CORES]) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
+    theap = n + 8 if static_mode else 8
+    hk, hs, hkd, hr = np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64)
+    tk, tsq = np.zeros(theap), np.zeros(theap, np.int64)
+    tkd, tr = np.zeros(theap, np.int64), np.zeros(theap, np.int64)
+    due = heap + theap
+    due_seq, due_kind, due_ref = np.zeros(due, np.int64), np.zeros(due, np.int64), np.zeros(due, np.int64)
+    due_action = np.zeros(due, np.int64)
+    # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
+    stack = 2 * (heap + theap) + 64
+    st_kind, st_x, st_y = np.zeros(stack, np.int64), np.zeros(stack, np.int64), np.zeros(stack, np.int64)
+    ist, fs = np.zeros(16, np.int64), np.zeros(4)
+    if kind == SCHED_BOUNDED:
+        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_RUNNERS], cfg[C_MAX_PENDING], limits[0]
+    else:
+        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_SEC_RUNNING], cfg[C_SEC_PENDING], limits[1]
+    static = cfg[C_STATIC] != 0
+    runners = cfg[C_RUNNERS] if not static else 1 << 30
+    workers = cfg[C_WORKERS] if not static else cores
+    crash, nxt = 0, 0
+    while True:
+        # the next moment: a CPU item finishing, a crash, or an arrival (internal events first at a tie)
+        cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal)
+        crash_at = cs[crash] if crash < len(cs) else _INF
+        first = min(cpu_at, crash_at)
+        arr_at = arrival[nxt] if nxt < n and arrival[nxt] < horizon else _INF
+        nd = 0
+        if first <= arr_at and first <= horizon and first != _INF:
+            now = first
+            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+            if crash_at < cpu_at:  # PinotServer._go_down: every request held fails now
+                for i in range(n):
+                    if held[i]:
+                        meters[4] += 1
+                        out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
+                        held[i] = False
+                ist[I_HN] = ist[I_TN] = ist[I_F_LEN] = ist[I_G_LEN] = ist[I_G_RESERVED] = ist[I_G_RUNNING] = 0
+                ist[I_WQ_LEN] = ist[I_RUNNERS_BUSY] = ist[I_WORKERS_BUSY] = 0
+                crash += 1
+                continue
+            # SharedCPU.pop(now): the items and timers due, then each is finished in start order
+            v0 = fs[F_V0]
+            if ist[I_HN] > 0 and hk[0] <= v0 + 4e-12 * max(1.0, abs(v0)):
+                fs[F_V0] = max(v0, hk[0])
+                while ist[I_HN] > 0 and hk[0] <= fs[F_V0]:
+                    due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
+                    nd += 1
+                    ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
+            rt = run_time(ps, pe, pr, now) if len(ps) > 0 else now
+            if ist[I_TN] > 0 and tk[0] <= rt + 4e-12 * max(1.0, abs(rt)):
+                rt = max(rt, tk[0])
+                while ist[I_TN] > 0 and tk[0] <= rt:
+                    due_seq[nd], due_kind[nd], due_ref[nd] = tsq[0], tkd[0], tr[0]
+                    nd += 1
+                    ist[I_TN] = _pop(tk, tsq, tkd, tr, ist[I_TN])
+            for d in range(1, nd):  # start order (seq): insertion sort, nd is almost always 1
+                j = d
+                while j > 0 and due_seq[j - 1] > due_seq[j]:
+                    due_seq[j - 1], due_seq[j] = due_seq[j], due_seq[j - 1]
+                    due_kind[j - 1], due_kind[j] = due_kind[j], due_kind[j - 1]
+                    due_ref[j - 1], due_ref[j] = due_ref[j], due_ref[j - 1]
+                    j -= 1
+            for d in range(nd):
+                due_action[d] = _FINISHED
+        elif arr_at == _INF:
+            break
+        else:  # PinotServer.submit
+            now, i = arr_at, nxt
+            nxt += 1
+            meters[0] += 1
+            if len(cs) > 0 and release(cs, ce, now) != now:
+                meters[4] += 1
+                out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
+                continue
+            code = 0
+            if kind == SCHED_FCFS or (kind == SCHED_BINARY and not secondary[i]):
+                fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = i
+                ist[I_F_LEN] += 1
+            else:
+                if ist[I_G_LEN] >= ist[I_G_MAX_PENDING] and ist[I_G_RESERVED] >= cfg[C_HARD]:
+                    code = 211
+                else:
+                    gq[ist[I_G_HEAD] + ist[I_G_LEN]] = i
+                    ist[I_G_LEN] += 1
+                if kind == SCHED_BINARY:
+                    _dispatch_secondary(ist, fs, gq, fifo, arrival, nseg, reserved, held, cfg[C_HARD],
+                                        cfg[C_MTPQ], now)
+            if code != 0:
+                meters[3] += 1
+                _respond(i, now, code, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
+                         out_paused, out_wait, responded)
+                continue
+            held[i] = True
+            due_action[0], due_ref[0], due_kind[0] = _DISPATCH_RUNNERS, 0, 0
+            nd = 1
+        # PinotServer._run for each action due now: the same stack, the same order
+        for d in range(nd):
+            st_kind[0], st_x[0], st_y[0] = due_action[d], due_ref[d], due_kind[d]
+            sp = 1
+            while sp > 0:
+                sp -= 1
+                a, x, y = st_kind[sp], st_x[sp], st_y[sp]
+                if a == _DISPATCH_RUNNERS:
+                    if ist[I_RUNNERS_BUSY] >= runners:
+                        continue
+                    req = _scheduler_next(ist, fs, cfg, fifo, gq, arrival, nseg, reserved, held, now)
+                    if req < 0:
+                        continue
+                    st_kind[sp] = _DISPATCH_RUNNERS
+                    sp += 1
+                    if now - arrival[req] >= timeout[req]:
+                        meters[1] += 1
+                        _scheduler_finished(ist, cfg, secondary, reserved, req)
+                        held[req] = False
+                        _respond(req, now, 240, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
+                                 out_paused, out_wait, responded)
+                        continue
+                    ist[I_RUNNERS_BUSY] += 1
+                    started[req] = now
+                    st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, req, _PREPARE
+                    sp += 1
+                elif a == _RUNNER_WORK:
+                    work = prepare[x] if y == _PREPARE else merge[x]
+                    if work <= 0:
+                        st_kind[sp], st_x[sp], st_y[sp] = _FINISHED, x, y
+                        sp += 1
+                        continue
+                    _checkpoint(fs, ist, cores, ps, pe, pr, now)
+                    if static:
+                        key = (run_time(ps, pe, pr, now) if len(ps) > 0 else now) + work
+                        ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                    else:
+                        ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
+                    ist[I_SEQ] += 1
+                elif a == _DISPATCH_WORKERS:
+                    if ist[I_WORKERS_BUSY] >= workers or ist[I_WQ_LEN] == 0:
+                        continue
+                    task = wq[ist[I_WQ_HEAD]]
+                    ist[I_WQ_HEAD] += 1
+                    ist[I_WQ_LEN] -= 1
+                    ist[I_WORKERS_BUSY] += 1
+                    r = t_req[task]
+                    task_wait[r] = max(task_wait[r], now - t_queued[task])
+                    st_kind[sp] = _DISPATCH_WORKERS
+                    sp += 1
+                    st_kind[sp], st_x[sp] = _STEP, task
+                    sp += 1
+                elif a == _STEP:
+                    task, r = x, t_req[x]
+                    deadline = arrival[r] + timeout[r]
+                    running = False
+                    while True:
+                        left = (1 if t_pos[task] < nseg[r] else 0) if static else nseg[r] - next_segment[r]
+                        if left == 0:
+                            break
+                        if now >= deadline:
+                            timed_out[r] = True
+                            if static:
+                                t_pos[task] = nseg[r]
+                            else:
+                                next_segment[r] = nseg[r]
+                            break
+                        if static:
+                            index = t_pos[task]
+                            t_pos[task] += t_stride[task]
+                        else:
+                            index = next_segment[r]
+                            next_segment[r] += 1
+                        w = seg_work[seg_start[r] + index]
+                        if w > 0:
+                            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+                            ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
+                            ist[I_SEQ] += 1
+                            running = True
+                            break
+                    if running:
+                        continue
+                    ist[I_WORKERS_BUSY] -= 1
+                    tasks_left[r] -= 1
+                    if tasks_left[r] == 0:
+                        if timed_out[r] or now >= deadline:
+                            meters[2] += 1
+                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, r, 250
+                        else:
+                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, r, _MERGE
+                        sp += 1
+                elif a == _FINISHED:
+                    if y == _SEGMENT:
+                        st_kind[sp] = _DISPATCH_WORKERS
+                        sp += 1
+                        st_kind[sp], st_x[sp] = _STEP, x
+                        sp += 1
+                    elif y == _PREPARE:
+                        tasks = _tasks(nseg[x], group_by[x], option[x], cfg[C_MAX_EXEC], cfg[C_DEFAULT_EXEC], cores)
+                        if reserved[x] > 0:
+                            tasks = min(tasks, reserved[x])
+                        tasks_left[x] = tasks
+                        for t in range(tasks):
+                            task = ist[I_TASKS]
+                            ist[I_TASKS] += 1
+                            t_req[task], t_queued[task], t_pos[task], t_stride[task] = x, now, t, tasks
+                            wq[ist[I_WQ_HEAD] + ist[I_WQ_LEN]] = task
+                            ist[I_WQ_LEN] += 1
+                        st_kind[sp] = _DISPATCH_WORKERS
+                        sp += 1
+                    else:
+                        st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, x, 0
+                        sp += 1
+                else:  # _RUNNER_DONE
+                    ist[I_RUNNERS_BUSY] -= 1
+                    _scheduler_finished(ist, cfg, secondary, reserved, x)
+                    held[x] = False
+                    _respond(x, now, y, arrival, delivered, started, task_wait, ps, pe, out_at, out_code, out_paused,
+                             out_wait, responded)
+                    st_kind[sp] = _DISPATCH_RUNNERS
+                    sp += 1
+    _checkpoint(fs, ist, cores, ps, pe, pr, horizon)
+    return out_at, out_code, out_paused, out_wait, responded, meters, fs[F_BUSY]
