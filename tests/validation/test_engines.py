@@ -51,7 +51,8 @@ def both(scenario: dict[str, Any], data: Path | None = None) -> tuple[Result, Re
 
 def scenario(**sections: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "cluster": {"servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}}},
+        "cluster": {"servers": 4, "server": {"cores": 2},
+                    "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}}},
         "table": TABLE,
         "workload": {"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 60}},
         "service": {"model": "cost", "variability": 0.4},
