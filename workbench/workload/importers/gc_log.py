@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,18 @@ from workbench.workload.importers.common import (
     parse_timestamp,
     read_text,
 )
+from workbench.workload.importers.gc_details import DETAIL_COLUMNS, parse_detail, parse_region_size
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
 #: Columns of the pauses table, one row per stop-the-world pause in log order.
 GC_LOG_COLUMNS = (
     "gc_id", "start_s", "uptime_s", "wallclock_s", "kind", "phase", "cause", "heap_before_bytes", "heap_after_bytes",
-    "heap_total_bytes", "duration_ms", "source_line",
+    "heap_total_bytes", "duration_ms", "source_line", *DETAIL_COLUMNS,
 )
+#: Pause kinds whose collection logs regions, copied bytes and scanned cards (G1's evacuations).
+_SIZED_KINDS = frozenset({"young", "mixed", "full"})
+_REGION_COLUMNS = frozenset(c for c in DETAIL_COLUMNS if c.endswith("_bytes") and c != "copied_bytes")
 _LEVELS = frozenset({"trace", "debug", "info", "warning", "error", "off"})
 _ISO = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})T(?P<clock>\d{2}:\d{2}:\d{2})(?:[.,](?P<fraction>\d+))?"
                   r"(?P<zone>Z|[+-]\d{2}:?\d{2})?")
@@ -239,8 +243,32 @@ def _line_row(line: str) -> dict[str, Any] | None:
     return {**row, "uptime_s": clock.uptime_s, "wallclock_s": clock.wall_s}
 
 
+@dataclass
+class _Details:
+    """Per-collection figures gathered from the lines around the pauses (:mod:`.gc_details`)."""
+
+    region_bytes: int | None = None
+    by_gc: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def read(self, line: str) -> None:
+        """Remember what a non-pause line says about a collection (or the region size)."""
+        message = _split_decorations(line)[1]
+        if self.region_bytes is None:
+            self.region_bytes = parse_region_size(message)
+        for gc_id, column, value in parse_detail(message):
+            self.by_gc.setdefault(gc_id, {})[column] = value
+
+    def of(self, gc_id: int) -> dict[str, int]:
+        """The figures of one collection in bytes (region counts need the region size)."""
+        figures = self.by_gc.get(gc_id, {})
+        regions = self.region_bytes
+        return {k: v * regions if k in _REGION_COLUMNS else v for k, v in figures.items()
+                if regions is not None or k not in _REGION_COLUMNS}
+
+
 def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    details = _Details()
     for line_no, line in lines:
         try:
             row = _line_row(line) if line.strip() else None
@@ -249,9 +277,10 @@ def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]
             continue
         if row is None:
             tally.count("ignored")
+            details.read(line)
         else:
             rows.append({**row, "source_line": line_no})
-    return rows
+    return [{**row, **details.of(row["gc_id"])} if row["kind"] in _SIZED_KINDS else row for row in rows]
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -262,7 +291,8 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["start_s"] = (frame["uptime_s"] - frame["duration_ms"].astype("float64") / 1000.0).round(6)
     dtypes = {"gc_id": "int64", "start_s": "float64", "uptime_s": "float64", "wallclock_s": "float64", "kind": "string",
               "phase": "string", "cause": "string", "heap_before_bytes": "Int64", "heap_after_bytes": "Int64",
-              "heap_total_bytes": "Int64", "duration_ms": "float64", "source_line": "int64"}
+              "heap_total_bytes": "Int64", "duration_ms": "float64", "source_line": "int64",
+              **dict.fromkeys(DETAIL_COLUMNS, "Int64")}
     return frame.astype(dtypes)
 
 
@@ -280,7 +310,8 @@ def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
     -------
     ImportResult
         ``frame`` has :data:`GC_LOG_COLUMNS`: sizes in bytes (null when the collector does not log
-        them), ``uptime_s`` in seconds since JVM start when the pause ended, ``start_s`` when it began
+        them), G1's per-collection regions, copied bytes and scanned cards where logged
+        (:mod:`.gc_details`), ``uptime_s`` in seconds since JVM start when the pause ended, ``start_s`` when it began
         (the name the simulator's ``gc_pauses`` records use), ``duration_ms`` in ms.
 
     Raises

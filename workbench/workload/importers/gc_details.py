@@ -1,0 +1,78 @@
+"""What a G1 log says about each collection beyond its pause line: regions, copied bytes, scanned cards.
+
+The G1 model (:mod:`workbench.jvm.g1`) prices a young pause by what the collector copies (survivor and
+promoted bytes) and scans (cards of old objects that point into the young generation), so calibrating it
+needs those figures per collection, not just the heap before and after. JDK 17's G1 writes them on
+lines that carry the collection's ``GC(n)`` id:
+
+* ``[gc,heap]`` (info): ``Eden regions: 249->0(250)``, ``Survivor regions: 25->26(32)``,
+  ``Old regions: 560->580``, ``Humongous regions: 16->16``;
+* ``[gc,phases]`` (debug, ``-Xlog:gc+phases=debug``): ``Copied Bytes ... Sum: 34482624`` and
+  ``Scanned Cards: ... Sum: 120845`` (summed over the GC worker threads);
+* ``[gc,init]`` (info, once): ``Heap Region Size: 1M``, which turns region counts into bytes.
+
+Each reader returns ``None`` for a line it does not recognise, so the pause reader can try them on
+every line it otherwise ignores.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DETAIL_COLUMNS", "GCDetail", "parse_detail", "parse_region_size"]
+
+#: Columns the details add to the pause table (bytes; cards; null when the log does not say).
+DETAIL_COLUMNS = (
+    "eden_before_bytes", "eden_target_bytes", "survivor_before_bytes", "survivor_after_bytes",
+    "old_before_bytes", "old_after_bytes", "humongous_after_bytes", "copied_bytes", "scanned_cards",
+)
+
+_REGIONS = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<space>Eden|Survivor|Old|Humongous) regions:\s+"
+                      r"(?P<before>\d+)->(?P<after>\d+)(?:\((?P<target>\d+)\))?")
+_SUM = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<name>Copied Bytes|Scanned Cards):?\s+Min:.*?Sum:\s*(?P<sum>\d+)")
+_REGION_SIZE = re.compile(r"[Rr]egion [Ss]ize:?\s*(?P<size>\d+)(?P<unit>[KMG])")
+_UNIT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+#: One figure: ``(gc_id, column, value)``, value in regions for region counts until sized.
+GCDetail = tuple[int, str, int]
+
+
+def parse_region_size(message: str) -> int | None:
+    """Bytes per region from the ``[gc,init] Heap Region Size: 4M`` line, else ``None``.
+
+    >>> parse_region_size("Heap Region Size: 4M"), parse_region_size("Using G1")
+    (4194304, None)
+    """
+    match = _REGION_SIZE.search(message)
+    return None if match is None else int(match["size"]) * _UNIT[match["unit"]]
+
+
+def _region_figures(match: re.Match[str]) -> list[GCDetail]:
+    gc_id, space = int(match["id"]), match["space"].lower()
+    before, after = int(match["before"]), int(match["after"])
+    if space == "eden":
+        figures = [(gc_id, "eden_before_bytes", before)]
+        return figures + ([(gc_id, "eden_target_bytes", int(match["target"]))] if match["target"] else [])
+    if space == "humongous":
+        return [(gc_id, "humongous_after_bytes", after)]
+    return [(gc_id, f"{space}_before_bytes", before), (gc_id, f"{space}_after_bytes", after)]
+
+
+def parse_detail(message: str) -> list[GCDetail]:
+    """The per-collection figures on one undecorated message (empty when it carries none).
+
+    Region counts are returned as counts (the caller multiplies by the region size); copied bytes and
+    scanned cards as the sum over workers.
+
+    >>> parse_detail("GC(20) Survivor regions: 25->26(32)")
+    [(20, 'survivor_before_bytes', 25), (20, 'survivor_after_bytes', 26)]
+    >>> parse_detail("GC(20)       Scanned Cards:   Min: 53567, Avg: 60422.5, Max: 67278, Diff: 13711, Sum: 120845, "
+    ...              "Workers: 2")
+    [(20, 'scanned_cards', 120845)]
+    """
+    if (regions := _REGIONS.search(message)) is not None:
+        return _region_figures(regions)
+    if (total := _SUM.search(message)) is not None:
+        column = "copied_bytes" if total["name"] == "Copied Bytes" else "scanned_cards"
+        return [(int(total["id"]), column, int(total["sum"]))]
+    return []
