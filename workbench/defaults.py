@@ -93,3 +93,29 @@ GENERATE_KEYS: Final = 10_000
 GENERATE_PARTITIONS: Final = 4
 GENERATE_SPAN_S: Final = 6 * 3600.0
 GENERATE_SEGMENT_ROWS: Final = 20_000
+
+# -- JVM heap and GC models (workbench.jvm) -------------------------------------------------------------
+# Fitted to the UpsertHeapProbe G1 logs of tests/fixtures/gc/ (JDK 17, 2 GC workers; docs/gc.md gives the
+# fits, their residuals and the runs), unless the comment names a JDK 17 G1 default instead.
+G1_YOUNG_BASE_MS: Final = 5.0
+G1_COPY_RATE: Final = 1.0e9
+G1_RS_SCAN_MS_PER_GB: Final = 120.0
+G1_RS_UPDATES_PER_KEY: Final = 0.05
+G1_PAUSE_SIGMA: Final = 0.3
+G1_SURVIVOR_S: Final = 0.12
+G1_PROMOTION_FRACTION: Final = 0.1
+G1_MIXED_LIVE_RATIO: Final = 0.3
+G1_FULL_BASE_MS: Final = 100.0
+G1_FULL_MS_PER_GB: Final = 900.0
+G1_FULL_SIGMA: Final = 0.2
+G1_REMARK_MS: Final = 10.0
+G1_CLEANUP_MS: Final = 0.5
+G1_CONCURRENT_SIGMA: Final = 0.5
+G1_MARK_RATE: Final = 1.0e9
+G1_REBUILD_RATE: Final = 1.0e9
+G1_NEW_SIZE_MIN: Final = 0.05   # G1NewSizePercent
+G1_NEW_SIZE_MAX: Final = 0.60   # G1MaxNewSizePercent
+G1_PAUSE_GOAL_MS: Final = 200.0   # MaxGCPauseMillis
+G1_YOUNG_GROWTH: Final = 0.1
+G1_GOAL_SHARE: Final = 0.7
+G1_HEAP_WASTE: Final = 0.05   # G1HeapWastePercent

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DETAIL_COLUMNS", "GCDetail", "parse_detail", "parse_region_size"]
+__all__ = ["DETAIL_COLUMNS", "GCDetail", "parse_detail", "parse_region_size", "parse_stall"]
 
 #: Columns the details add to the pause table (bytes; cards; null when the log does not say).
 DETAIL_COLUMNS = (
@@ -32,6 +32,7 @@ _REGIONS = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<space>Eden|Survivor|Old|Humongou
 _SUM = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<name>Copied Bytes|Scanned Cards):?\s+Min:.*?Sum:\s*(?P<sum>\d+)")
 _REGION_SIZE = re.compile(r"[Rr]egion [Ss]ize:?\s*(?P<size>\d+)(?P<unit>[KMG])")
 _UNIT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_STALL = re.compile(r"Allocation Stall \((?P<thread>[^()]*)\)\s+(?P<ms>\d+(?:[.,]\d+)?)ms$")
 
 #: One figure: ``(gc_id, column, value)``, value in regions for region counts until sized.
 GCDetail = tuple[int, str, int]
@@ -45,6 +46,19 @@ def parse_region_size(message: str) -> int | None:
     """
     match = _REGION_SIZE.search(message)
     return None if match is None else int(match["size"]) * _UNIT[match["unit"]]
+
+
+def parse_stall(message: str) -> tuple[str, float] | None:
+    """ZGC's ``[gc] Allocation Stall (<thread>) 12.345ms``: the thread and how long it waited (ms).
+
+    A stall stops only the allocating thread (not the JVM) until the running collection frees memory:
+    what a query thread sees when allocation outruns ZGC's concurrent collection.
+
+    >>> parse_stall("Allocation Stall (main) 20.217ms"), parse_stall("GC(3) y: Allocation Stalls: 0 1")
+    (('main', 20.217), None)
+    """
+    match = _STALL.search(message)
+    return None if match is None else (match["thread"], float(match["ms"].replace(",", ".")))
 
 
 def _region_figures(match: re.Match[str]) -> list[GCDetail]:

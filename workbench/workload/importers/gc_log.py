@@ -34,7 +34,7 @@ from workbench.workload.importers.common import (
     parse_timestamp,
     read_text,
 )
-from workbench.workload.importers.gc_details import DETAIL_COLUMNS, parse_detail, parse_region_size
+from workbench.workload.importers.gc_details import DETAIL_COLUMNS, parse_detail, parse_region_size, parse_stall
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
@@ -56,7 +56,7 @@ _TAGS = re.compile(r"[a-z0-9_]+(?:,[a-z0-9_]+)*")
 _CLOCK_LIKE = re.compile(r"\d[\d.,:+\-T]*(?:s|ms|ns)?")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DECORATION = re.compile(r"\[([^\[\]]*)\]")
-_PAUSE = re.compile(r"GC\((?P<id>\d+)\)\s+(?:(?P<gen>[YO]):\s+)?Pause\s+(?P<rest>.*)")
+_PAUSE = re.compile(r"GC\((?P<id>\d+)\)\s+(?:(?P<gen>[YOyo]):\s+)?Pause\s+(?P<rest>.*)")
 _DURATION = re.compile(r"\s(?P<value>\d+(?:[.,]\d+)?)\s?(?P<unit>ms|us|µs|s)$")
 _HEAP_TOKEN = re.compile(r"\s(\S*->\S*)$")
 _SIZE = r"(\d+(?:[.,]\d+)?)([BKMGT])"
@@ -225,6 +225,15 @@ def _sizes(heap: tuple[int, int, int] | None) -> dict[str, int | None]:
     return dict(zip(keys, heap if heap is not None else (None, None, None), strict=True))
 
 
+def _stall_row(message: str) -> dict[str, Any] | None:
+    """A ZGC allocation stall as a row of kind ``stall`` (its ``gc_id`` is filled from the cycle it waits on)."""
+    stall = parse_stall(message)
+    if stall is None:
+        return None
+    return {"gc_id": -1, "kind": "stall", "phase": "Allocation Stall", "cause": stall[0], **_sizes(None),
+            "duration_ms": stall[1]}
+
+
 def _line_row(line: str) -> dict[str, Any] | None:
     """The pause on one log line, ``None`` for a valid line that is not a completed pause."""
     if _JDK8.search(line):
@@ -232,7 +241,7 @@ def _line_row(line: str) -> dict[str, Any] | None:
                         "log with -Xlog:gc*:file=gc.log:time,uptime,level,tags (JDK 9+)")
     decorations, message = _split_decorations(line)
     clock = _classify(decorations)
-    row = parse_pause(message)
+    row = parse_pause(message) or _stall_row(message)
     if row is None:
         if _PAUSE.fullmatch(message) and clock.tags is not None and "start" not in clock.tags:
             raise Malformed(f"a pause result needs its duration, e.g. '... 12.345ms' (truncated line?); {_EXPECTED}")
@@ -279,6 +288,8 @@ def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]
             tally.count("ignored")
             details.read(line)
         else:
+            if row["gc_id"] < 0:  # a stall waits on the collection the log last named
+                row["gc_id"] = rows[-1]["gc_id"] if rows else 0
             rows.append({**row, "source_line": line_no})
     return [{**row, **details.of(row["gc_id"])} if row["kind"] in _SIZED_KINDS else row for row in rows]
 
@@ -309,7 +320,8 @@ def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
     Returns
     -------
     ImportResult
-        ``frame`` has :data:`GC_LOG_COLUMNS`: sizes in bytes (null when the collector does not log
+        ``frame`` has :data:`GC_LOG_COLUMNS`, one row per pause and per ZGC allocation stall (kind
+        ``stall``, ``cause`` the thread that waited): sizes in bytes (null when the collector does not log
         them), G1's per-collection regions, copied bytes and scanned cards where logged
         (:mod:`.gc_details`), ``uptime_s`` in seconds since JVM start when the pause ended, ``start_s`` when it began
         (the name the simulator's ``gc_pauses`` records use), ``duration_ms`` in ms.

@@ -1,0 +1,272 @@
+"""Fit the G1 model's parameters to a GC log's pauses.
+
+Input is the pause table of :func:`workbench.workload.importers.read_gc_log` (with G1's per-collection
+details: eden, survivor and old bytes, copied bytes), the live heap split into its static part and the
+upsert map, and the rate of upsert updates. Each parameter comes from the collections that show it
+(``docs/gc.md`` lists the forms):
+
+* young/mixed pause form (``young_base_ms``, ``copy_rate``, ``rs_scan_ms_per_gb``,
+  ``rs_updates_per_key``): nonlinear least squares on log pause length over the young and mixed
+  collections, with a weak pull towards the defaults so that a parameter the log cannot separate (the
+  dirtying scale when the log has no concurrent cycle, for instance) stays at its default instead of
+  running off; ``pause_sigma`` is the residuals' standard deviation;
+* ``survivor_s``: copied bytes over the allocation rate (eden consumed over the time since the last
+  collection); ``promotion_fraction``: old-generation growth over copied bytes; ``young_growth``: the
+  median step by which G1 grew eden;
+* full GCs: ``full_ms_per_gb`` from their length over the live heap; remark and cleanup: medians;
+  ``mark_rate`` and ``rebuild_rate`` from the time between the concurrent-start pause, remark and
+  cleanup; ``ihop`` from the old-generation occupancy at concurrent start.
+
+Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from workbench.errors import InputError
+from workbench.jvm.g1_params import GIB, G1Params, rs_scan_ms, young_form_ms
+from workbench.jvm.live import LiveHeap
+from workbench.jvm.moments import Drive, match_young_moments
+
+__all__ = ["G1Fit", "fit_g1", "observed_live_bytes", "young_features"]
+
+_EVACUATIONS = ("young", "mixed")
+_PRIOR_WEIGHT = 0.1  # pull (in log units) towards a default, per parameter
+_FORM = ("young_base_ms", "copy_rate", "rs_scan_ms_per_gb", "rs_updates_per_key")
+
+
+@dataclass(frozen=True)
+class G1Fit:
+    """Fitted parameters and what the fit says about them.
+
+    Attributes
+    ----------
+    params
+        The fitted :class:`G1Params`.
+    young_residual_sd
+        Standard deviation of log(observed / form) over the young and mixed pauses.
+    young_count
+        Young and mixed pauses used for the pause form.
+    allocation_rate
+        Mean allocation rate the log shows (eden consumed over time), bytes/s.
+    defaulted
+        Parameters the log could not show, left at their defaults.
+    """
+
+    params: G1Params
+    young_residual_sd: float
+    young_count: int
+    allocation_rate: float
+    defaulted: tuple[str, ...]
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("uptime_s", kind="mergesort").reset_index(drop=True)
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return frame[name].astype("float64").to_numpy(dtype=float, na_value=np.nan)
+
+
+def observed_live_bytes(frame: pd.DataFrame) -> float:
+    """The live heap a log shows: heap after its last full GC, else the lowest heap after a collection.
+
+    Raises
+    ------
+    InputError
+        When the log has no heap sizes.
+    """
+    after = _column(frame, "heap_after_bytes")
+    if np.isnan(after).all():
+        raise InputError("gc log", "has no heap sizes (<before>-><after>(<total>) on its pause lines), so the "
+                                   "live heap and G1's occupancy cannot be measured; log G1 with -Xlog:gc*")
+    kinds = frame["kind"].astype(str).to_numpy()
+    full = after[(kinds == "full") & ~np.isnan(after)]
+    if len(full):
+        return float(full[-1])
+    survivors = np.nan_to_num(_column(frame, "survivor_after_bytes"))
+    return float(np.nanmin(after - survivors))
+
+
+def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
+    """Per young/mixed pause: copied bytes, allocation rate, updates since the last remembered-set rebuild.
+
+    ``interval_s`` runs from the end of the previous collection (the time the JVM ran), ``cycle_s``
+    from its start (wall clock: what arrived during the pause is allocated after it).
+
+    The rebuild points are the ends of cleanup pauses and full GCs (and the start of the log).
+    """
+    ordered = _sorted(frame)
+    kinds = ordered["kind"].astype(str).to_numpy()
+    ends = ordered["uptime_s"].to_numpy(dtype=float)
+    starts = ends - ordered["duration_ms"].to_numpy(dtype=float) / 1000.0
+    rows: list[dict[str, float]] = []
+    reset, last_end, last_start = starts[0] if len(starts) else 0.0, None, None
+    copied, eden = _column(ordered, "copied_bytes"), _column(ordered, "eden_before_bytes")
+    old_before, old_after = _column(ordered, "old_before_bytes"), _column(ordered, "old_after_bytes")
+    for i, kind in enumerate(kinds):
+        if kind in _EVACUATIONS and last_end is not None:
+            interval = max(starts[i] - last_end, 1e-3)
+            rows.append({"index": float(i), "duration_ms": float(ordered["duration_ms"].iloc[i]),
+                         "mixed": float(kind == "mixed"), "copied_bytes": copied[i], "interval_s": interval,
+                         "cycle_s": max(starts[i] - (last_start if last_start is not None else starts[i]), 1e-3),
+                         "allocation_rate": eden[i] / max(starts[i] - (last_start or 0.0), 1e-3),
+                         "promoted_bytes": old_after[i] - old_before[i],
+                         "updates": update_rate * max(starts[i] - reset, 0.0), "eden_bytes": eden[i]})
+        if kind in ("cleanup", "full"):
+            reset = ends[i]
+        if kind in (*_EVACUATIONS, "full"):
+            last_end, last_start = ends[i], starts[i]
+    return pd.DataFrame(rows)
+
+
+def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params) -> tuple[G1Params, float]:
+    """Least squares on log pause length; returns the params and the residual sd (log units)."""
+    usable = features.dropna(subset=["copied_bytes"])
+    if usable.empty:
+        return base, base.pause_sigma
+    observed = np.log(usable["duration_ms"].to_numpy(dtype=float))
+    copied = usable["copied_bytes"].to_numpy(dtype=float)
+    updates = usable["updates"].to_numpy(dtype=float)
+    start = np.log([getattr(base, name) for name in _FORM])
+
+    def form(theta: np.ndarray) -> np.ndarray:
+        p = replace(base, **dict(zip(_FORM, np.exp(theta), strict=True)))
+        scans = np.array([rs_scan_ms(p, live.map_bytes, live.upsert_keys, u) for u in updates])
+        return np.log(np.maximum(young_form_ms(p, copied, 0.0) + scans, 1e-6))  # type: ignore[arg-type]
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        prior = _PRIOR_WEIGHT * np.sqrt(len(observed)) * (theta - start)
+        return np.concatenate([form(theta) - observed, prior])
+
+    solution = least_squares(residuals, start, method="trf")
+    fitted = replace(base, **dict(zip(_FORM, np.exp(solution.x), strict=True)))
+    return fitted, float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
+
+
+def _median(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if len(finite) else None
+
+
+def _log_sd(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values) & (values > 0)]
+    return float(np.std(np.log(finite), ddof=1)) if len(finite) > 2 else None
+
+
+def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
+    """Remark, cleanup, marking and rebuild rates, IHOP, from the concurrent cycles in the log."""
+    ordered = _sorted(frame)
+    kinds = ordered["kind"].astype(str).to_numpy()
+    phases = ordered["phase"].astype(str).to_numpy() if "phase" in ordered else np.array([""] * len(kinds))
+    ends = ordered["uptime_s"].to_numpy(dtype=float)
+    durations = ordered["duration_ms"].to_numpy(dtype=float)
+    starts = ends - durations / 1000.0
+    out: dict[str, float] = {}
+    for kind in ("remark", "cleanup"):
+        if (median := _median(durations[kinds == kind])) is not None:
+            out[f"{kind}_ms"] = median
+    if (sd := _log_sd(np.concatenate([durations[kinds == "remark"], durations[kinds == "cleanup"]]))) is not None:
+        out["concurrent_sigma"] = sd
+    mark, rebuild, occupancy = [], [], []
+    concurrent_start = None
+    total = _column(ordered, "heap_total_bytes")
+    old = _column(ordered, "old_before_bytes") + np.nan_to_num(_column(ordered, "humongous_after_bytes"))
+    for i, kind in enumerate(kinds):
+        if "Concurrent Start" in phases[i]:
+            concurrent_start = ends[i]
+            occupancy.append(old[i] / total[i])
+        elif kind == "remark" and concurrent_start is not None:
+            mark.append(live_bytes / max(starts[i] - concurrent_start, 1e-3))
+            concurrent_start = None
+        elif kind == "cleanup" and i > 0 and kinds[i - 1] == "remark":
+            rebuild.append(live_bytes / max(starts[i] - ends[i - 1], 1e-3))
+    for name, values in (("mark_rate", mark), ("rebuild_rate", rebuild), ("ihop", occupancy)):
+        if (median := _median(np.array(values, dtype=float))) is not None:
+            out[name] = median
+    return out
+
+
+def _full_figures(frame: pd.DataFrame, base: G1Params) -> dict[str, float]:
+    full = frame[frame["kind"].astype(str) == "full"]
+    after = _column(full, "heap_after_bytes")
+    durations = full["duration_ms"].to_numpy(dtype=float)
+    keep = np.isfinite(after) & (after > 0)
+    if not keep.any():
+        return {}
+    per_gb = (durations[keep] - base.full_base_ms) / (after[keep] / GIB)
+    out = {"full_ms_per_gb": max(float(np.median(per_gb)), 1.0)}
+    if (sd := _log_sd(durations[keep])) is not None and keep.sum() > 2:
+        out["full_sigma"] = sd
+    return out
+
+
+def _workload_figures(features: pd.DataFrame) -> dict[str, float]:
+    young = features[features["mixed"] == 0] if len(features) else features
+    out: dict[str, float] = {}
+    if young.empty:
+        return out
+    survivor = _median((young["copied_bytes"] / young["allocation_rate"]).to_numpy(dtype=float))
+    if survivor is not None:
+        out["survivor_s"] = survivor
+    promoted = (young["promoted_bytes"].clip(lower=0) / young["copied_bytes"]).to_numpy(dtype=float)
+    if (share := _median(promoted)) is not None:
+        out["promotion_fraction"] = min(share, 0.9)
+    eden = young["eden_bytes"].to_numpy(dtype=float)
+    eden = eden[np.isfinite(eden)]
+    if len(eden) >= 6:  # geometric growth per collection from the first to the last few edens
+        first, last = np.median(eden[:3]), np.median(eden[-3:])
+        out["young_growth"] = float(np.clip((last / first) ** (1.0 / (len(eden) - 3)) - 1.0, 0.01, 1.0))
+    return out
+
+
+def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float = 0.0, base: G1Params | None = None, *,
+           match_moments: bool = True) -> G1Fit:
+    """Fit :class:`G1Params` to a G1 log's pause table.
+
+    Parameters
+    ----------
+    frame
+        ``read_gc_log(...).frame`` (or the part of it to calibrate from).
+    live
+        The live heap the log ran with (static part and upsert map).
+    update_rate
+        Upsert updates per second of existing keys while the log was written.
+    base
+        Defaults for what the log cannot show (:class:`G1Params` defaults when ``None``).
+    match_moments
+        Finish with :func:`workbench.jvm.moments.match_young_moments` (the model driven like the log
+        then gives the log's young-pause median and 95th percentile).
+
+    Raises
+    ------
+    InputError
+        When the log has fewer than three young collections with heap sizes.
+    """
+    base = base or G1Params()
+    features = young_features(frame, update_rate)
+    if len(features) < 3 or features["eden_bytes"].isna().all():
+        raise InputError("gc log", f"needs at least 3 G1 young collections with their region details "
+                                   f"(-Xlog:gc*), found {len(features)}")
+    figures: dict[str, Any] = {**_workload_figures(features), **_cycle_figures(frame, live.total),
+                               **_full_figures(frame, base)}
+    params, residual_sd = _form_fit(features, live, replace(base, **figures))
+    params = replace(params, pause_sigma=residual_sd)
+    fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
+    defaulted = tuple(name for name in G1Params.__dataclass_fields__ if name not in fitted)
+    rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
+    if match_moments:
+        ordered = _sorted(frame)
+        span_ms = float(ordered["uptime_s"].iloc[-1] - ordered["uptime_s"].iloc[0]) * 1000.0
+        drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
+        young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
+        params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive)
+    return G1Fit(params, residual_sd, len(features), rate, defaulted)
