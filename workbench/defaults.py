@@ -100,7 +100,7 @@ GENERATE_SEGMENT_ROWS: Final = 20_000
 G1_YOUNG_BASE_MS: Final = 5.0
 G1_COPY_RATE: Final = 1.0e9
 G1_RS_SCAN_MS_PER_GB: Final = 120.0
-G1_RS_UPDATES_PER_KEY: Final = 0.05
+G1_RS_COARSEN_UPDATES: Final = 50_000.0
 G1_PAUSE_SIGMA: Final = 0.3
 G1_SURVIVOR_S: Final = 0.12
 G1_PROMOTION_FRACTION: Final = 0.1
@@ -116,6 +116,17 @@ G1_REBUILD_RATE: Final = 1.0e9
 G1_NEW_SIZE_MIN: Final = 0.05   # G1NewSizePercent
 G1_NEW_SIZE_MAX: Final = 0.60   # G1MaxNewSizePercent
 G1_PAUSE_GOAL_MS: Final = 200.0   # MaxGCPauseMillis
-G1_YOUNG_GROWTH: Final = 0.1
+G1_YOUNG_GROWTH: Final = 0.05
 G1_GOAL_SHARE: Final = 0.7
 G1_HEAP_WASTE: Final = 0.05   # G1HeapWastePercent
+#: Generational ZGC (JDK 21 runs of the same probe, tests/fixtures/gc/zgc-*): median pause, its spread.
+ZGC_PAUSE_MS: Final = 0.013
+ZGC_PAUSE_SIGMA: Final = 0.4
+#: ZGC cycle = base + collected / (sweep_rate x threads), collected = trigger_share x the allocatable heap
+#: (docs/gc.md: 0.79 s cycles every 8.8 s at 2M keys, 0.17 s every 0.69 s at 20M keys, 4 GB heap, 300 MB/s).
+ZGC_CYCLE_BASE_MS: Final = 115.0
+ZGC_SWEEP_RATE: Final = 3.5e9
+ZGC_TRIGGER_SHARE: Final = 0.65
+ZGC_RETAINED_SHARE: Final = 0.15
+#: ConcGCThreads as a share of cores: the runs used 1 thread on 2 cores (JDK 21 sizes it dynamically).
+ZGC_THREADS_SHARE: Final = 0.5

@@ -213,11 +213,14 @@ public final class UpsertHeapProbe {
         long start = System.nanoTime();
         updater.start();
         allocator.start();
-        while (updater.isAlive() || allocator.isAlive()) {
-            updater.join(10_000);
-            probe.report("progress", start);
+        for (Thread worker : new Thread[] {updater, allocator}) {
+            while (worker.isAlive()) {
+                worker.join(10_000);
+                if (worker.isAlive()) {
+                    probe.report("progress", start);
+                }
+            }
         }
-        allocator.join();
         System.out.printf(Locale.ROOT, "done: %d keys%n", probe.map.size());
         probe.report("achieved", start);
     }

@@ -12,7 +12,8 @@ upsert map, and the rate of upsert updates. Each parameter comes from the collec
   running off; ``pause_sigma`` is the residuals' standard deviation;
 * ``survivor_s``: copied bytes over the allocation rate (eden consumed over the time since the last
   collection); ``promotion_fraction``: old-generation growth over copied bytes; ``young_growth``: the
-  median step by which G1 grew eden;
+  geometric step by which G1 grew eden, from logs whose pauses stay well under the goal (elsewhere the
+  goal, not the growth, sets eden);
 * full GCs: ``full_ms_per_gb`` from their length over the live heap; remark and cleanup: medians;
   ``mark_rate`` and ``rebuild_rate`` from the time between the concurrent-start pause, remark and
   cleanup; ``ihop`` from the old-generation occupancy at concurrent start.
@@ -38,7 +39,7 @@ __all__ = ["G1Fit", "fit_g1", "observed_live_bytes", "young_features"]
 
 _EVACUATIONS = ("young", "mixed")
 _PRIOR_WEIGHT = 0.1  # pull (in log units) towards a default, per parameter
-_FORM = ("young_base_ms", "copy_rate", "rs_scan_ms_per_gb", "rs_updates_per_key")
+_FORM = ("young_base_ms", "copy_rate", "rs_scan_ms_per_gb", "rs_coarsen_updates")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class G1Fit:
         Young and mixed pauses used for the pause form.
     allocation_rate
         Mean allocation rate the log shows (eden consumed over time), bytes/s.
+    update_rate
+        Upsert updates per second: the one given, or the one fitted when none was.
     defaulted
         Parameters the log could not show, left at their defaults.
     """
@@ -63,6 +66,7 @@ class G1Fit:
     young_residual_sd: float
     young_count: int
     allocation_rate: float
+    update_rate: float
     defaulted: tuple[str, ...]
 
 
@@ -97,19 +101,18 @@ def observed_live_bytes(frame: pd.DataFrame) -> float:
 
 
 def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
-    """Per young/mixed pause: copied bytes, allocation rate, updates since the last remembered-set rebuild.
+    """Per young/mixed pause: copied bytes, allocation rate, updates since the previous collection.
 
     ``interval_s`` runs from the end of the previous collection (the time the JVM ran), ``cycle_s``
     from its start (wall clock: what arrived during the pause is allocated after it).
-
-    The rebuild points are the ends of cleanup pauses and full GCs (and the start of the log).
     """
     ordered = _sorted(frame)
     kinds = ordered["kind"].astype(str).to_numpy()
     ends = ordered["uptime_s"].to_numpy(dtype=float)
     starts = ends - ordered["duration_ms"].to_numpy(dtype=float) / 1000.0
     rows: list[dict[str, float]] = []
-    reset, last_end, last_start = starts[0] if len(starts) else 0.0, None, None
+    last_end: float | None = None
+    last_start: float | None = None
     copied, eden = _column(ordered, "copied_bytes"), _column(ordered, "eden_before_bytes")
     old_before, old_after = _column(ordered, "old_before_bytes"), _column(ordered, "old_after_bytes")
     for i, kind in enumerate(kinds):
@@ -120,36 +123,48 @@ def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
                          "cycle_s": max(starts[i] - (last_start if last_start is not None else starts[i]), 1e-3),
                          "allocation_rate": eden[i] / max(starts[i] - (last_start or 0.0), 1e-3),
                          "promoted_bytes": old_after[i] - old_before[i],
-                         "updates": update_rate * max(starts[i] - reset, 0.0), "eden_bytes": eden[i]})
-        if kind in ("cleanup", "full"):
-            reset = ends[i]
+                         "updates": update_rate * interval, "eden_bytes": eden[i]})
         if kind in (*_EVACUATIONS, "full"):
             last_end, last_start = ends[i], starts[i]
     return pd.DataFrame(rows)
 
 
-def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params) -> tuple[G1Params, float]:
-    """Least squares on log pause length; returns the params and the residual sd (log units)."""
+def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
+              update_rate: float | None) -> tuple[G1Params, float, float]:
+    """Least squares on log pause length; returns the params, the residual sd (log units), the update rate.
+
+    With ``update_rate`` unknown the log's own dirtying speed is fitted in its place (the updates per
+    second that, at the default ``rs_coarsen_updates``, explain how the pauses grow with the interval).
+    """
     usable = features.dropna(subset=["copied_bytes"])
     if usable.empty:
-        return base, base.pause_sigma
+        return base, base.pause_sigma, update_rate or 0.0
     observed = np.log(usable["duration_ms"].to_numpy(dtype=float))
     copied = usable["copied_bytes"].to_numpy(dtype=float)
-    updates = usable["updates"].to_numpy(dtype=float)
-    start = np.log([getattr(base, name) for name in _FORM])
+    intervals = usable["interval_s"].to_numpy(dtype=float)
+    known = update_rate is not None
+    names = _FORM if known else (*_FORM[:3], "update_rate")
+    guess = update_rate if known else base.rs_coarsen_updates / float(np.median(intervals))
+    start = np.log([*(getattr(base, n) for n in _FORM[:3]), base.rs_coarsen_updates if known else guess])
+
+    def unpack(theta: np.ndarray) -> tuple[G1Params, float]:
+        values = dict(zip(names, np.exp(theta), strict=True))
+        rate = float(update_rate if known else values.pop("update_rate"))
+        return replace(base, **values), rate
 
     def form(theta: np.ndarray) -> np.ndarray:
-        p = replace(base, **dict(zip(_FORM, np.exp(theta), strict=True)))
-        scans = np.array([rs_scan_ms(p, live.map_bytes, live.upsert_keys, u) for u in updates])
-        return np.log(np.maximum(young_form_ms(p, copied, 0.0) + scans, 1e-6))  # type: ignore[arg-type]
+        p, rate = unpack(theta)
+        scans = np.array([rs_scan_ms(p, live.map_bytes, rate * i) for i in intervals])
+        return np.log(np.maximum(p.young_base_ms + copied / p.copy_rate * 1000.0 + scans, 1e-6))
 
     def residuals(theta: np.ndarray) -> np.ndarray:
         prior = _PRIOR_WEIGHT * np.sqrt(len(observed)) * (theta - start)
         return np.concatenate([form(theta) - observed, prior])
 
     solution = least_squares(residuals, start, method="trf")
-    fitted = replace(base, **dict(zip(_FORM, np.exp(solution.x), strict=True)))
-    return fitted, float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
+    fitted, rate = unpack(solution.x)
+    sd = float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
+    return fitted, sd, rate
 
 
 def _median(values: np.ndarray) -> float | None:
@@ -209,7 +224,7 @@ def _full_figures(frame: pd.DataFrame, base: G1Params) -> dict[str, float]:
     return out
 
 
-def _workload_figures(features: pd.DataFrame) -> dict[str, float]:
+def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float]:
     young = features[features["mixed"] == 0] if len(features) else features
     out: dict[str, float] = {}
     if young.empty:
@@ -222,14 +237,15 @@ def _workload_figures(features: pd.DataFrame) -> dict[str, float]:
         out["promotion_fraction"] = min(share, 0.9)
     eden = young["eden_bytes"].to_numpy(dtype=float)
     eden = eden[np.isfinite(eden)]
-    if len(eden) >= 6:  # geometric growth per collection from the first to the last few edens
+    free_running = np.median(young["duration_ms"]) < base.goal_share * base.pause_goal_ms / 2
+    if len(eden) >= 6 and free_running:  # eden grew at G1's own pace, not held by the pause goal
         first, last = np.median(eden[:3]), np.median(eden[-3:])
         out["young_growth"] = float(np.clip((last / first) ** (1.0 / (len(eden) - 3)) - 1.0, 0.01, 1.0))
     return out
 
 
-def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float = 0.0, base: G1Params | None = None, *,
-           match_moments: bool = True) -> G1Fit:
+def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None, base: G1Params | None = None,
+           *, match_moments: bool = True) -> G1Fit:
     """Fit :class:`G1Params` to a G1 log's pause table.
 
     Parameters
@@ -239,7 +255,9 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float = 0.0, base: 
     live
         The live heap the log ran with (static part and upsert map).
     update_rate
-        Upsert updates per second of existing keys while the log was written.
+        Upsert updates per second of existing keys while the log was written; ``None`` when unknown:
+        then the rate that explains the log (at the default ``rs_coarsen_updates``) is fitted and
+        returned in :attr:`G1Fit.update_rate`.
     base
         Defaults for what the log cannot show (:class:`G1Params` defaults when ``None``).
     match_moments
@@ -252,15 +270,16 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float = 0.0, base: 
         When the log has fewer than three young collections with heap sizes.
     """
     base = base or G1Params()
-    features = young_features(frame, update_rate)
+    features = young_features(frame, update_rate or 0.0)
     if len(features) < 3 or features["eden_bytes"].isna().all():
         raise InputError("gc log", f"needs at least 3 G1 young collections with their region details "
                                    f"(-Xlog:gc*), found {len(features)}")
-    figures: dict[str, Any] = {**_workload_figures(features), **_cycle_figures(frame, live.total),
+    figures: dict[str, Any] = {**_workload_figures(features, base), **_cycle_figures(frame, live.total),
                                **_full_figures(frame, base)}
-    params, residual_sd = _form_fit(features, live, replace(base, **figures))
+    params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
     params = replace(params, pause_sigma=residual_sd)
     fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
+    fitted |= {"goal_share"} if match_moments else set()
     defaulted = tuple(name for name in G1Params.__dataclass_fields__ if name not in fitted)
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
@@ -269,4 +288,4 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float = 0.0, base: 
         drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
         params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive)
-    return G1Fit(params, residual_sd, len(features), rate, defaulted)
+    return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)

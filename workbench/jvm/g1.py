@@ -13,7 +13,7 @@ the pauses that allocation triggered. What happens is G1's cycle in the terms of
    (heap less the old generation and the ``reserve``).
 3. **Concurrent cycle** when the old generation passes ``ihop`` of the heap: marking runs in the
    background (live old bytes / ``mark_rate``), then a **remark** pause, the remembered-set rebuild, a
-   **cleanup** pause (which resets the remembered-set dirtiness), one young collection and up to
+   **cleanup** pause, one young collection and up to
    ``mixed_count`` **mixed** collections that reclaim the old garbage above ``heap_waste``.
 4. **Evacuation failure**: when the survivors do not fit in the free heap, the young pause is followed
    by a **full** GC; so is an eden that no longer fits at all. A full GC compacts the heap to the live
@@ -73,7 +73,6 @@ class G1Heap:
         self.survivors = 0.0
         self.eden_target = params.new_size_min * self.heap
         self.last_gc_start_ms = self.last_gc_end_ms = start_ms
-        self.last_reset_ms = start_ms
         self.remark_at_ms: float | None = None
         self.cleanup_at_ms: float | None = None
         self.prepare_mixed = False
@@ -143,11 +142,10 @@ class G1Heap:
     def _noise(self, sigma: float) -> float:
         return math.exp(sigma * float(self.rng.standard_normal())) if sigma > 0 else 1.0
 
-    def _updates_since_reset(self, t_ms: float) -> float:
-        return self.update_rate * max(t_ms - self.last_reset_ms, 0.0) / 1000.0
-
     def _scan_ms(self, t_ms: float) -> float:
-        return rs_scan_ms(self.params, self.live.map_bytes, self.live.upsert_keys, self._updates_since_reset(t_ms))
+        """Remembered-set scan for the updates since the last collection ended."""
+        updates = self.update_rate * max(t_ms - self.last_gc_end_ms, 0.0) / 1000.0
+        return rs_scan_ms(self.params, self.live.map_bytes, updates)
 
     def _collect(self, t: float) -> list[Pause]:
         """A young or mixed collection at ``t`` with eden full, and a full GC if it fails."""
@@ -176,7 +174,7 @@ class G1Heap:
         self.survivors = copied - promoted
         self.last_gc_start_ms, self.last_gc_end_ms = t, end
         self._maybe_start_marking(end)
-        if not self._size_eden(end, form_ms):
+        if not self._size_eden(end, duration):
             return [*pauses, *self._full(end)]
         return pauses
 
@@ -217,7 +215,6 @@ class G1Heap:
         p = self.params
         pause = Pause(t, p.cleanup_ms * self._noise(p.concurrent_sigma), "cleanup")
         self.cleanup_at_ms = None
-        self.last_reset_ms = pause.end_ms  # remembered sets rebuilt
         self.prepare_mixed = True
         return pause
 
@@ -237,7 +234,7 @@ class G1Heap:
         self.old, self.survivors, self.eden_used = self.live.total, 0.0, 0.0
         self.remark_at_ms = self.cleanup_at_ms = None
         self.prepare_mixed, self.mixed_left = False, 0
-        self.last_gc_start_ms, self.last_gc_end_ms, self.last_reset_ms = t, end, end
+        self.last_gc_start_ms, self.last_gc_end_ms = t, end
         self.eden_target = p.new_size_min * self.heap
         if not self._check_oom(end):
             self._size_eden(end)

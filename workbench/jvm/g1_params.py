@@ -4,12 +4,14 @@ The forms were fitted to JDK 17 G1 logs of a JVM holding an upsert-like primary-
 (``probes/gc/``, ``tests/fixtures/gc/``); ``docs/gc.md`` gives the fits and their residuals. A pause
 costs what G1 does in it:
 
-* **young / mixed**: ``young_base_ms + copied / copy_rate + rs_scan_ms_per_gb x map_GiB x dirty``, times
+* **young / mixed**: ``young_base_ms + copied / copy_rate + rs_scan_ms_per_gb x map_GiB x scanned``, times
   lognormal noise of ``pause_sigma``. ``copied`` is what survives the collection (``survivor_s`` seconds
-  of allocation, plus the live part of the old regions a mixed collection evacuates); ``dirty`` is the
-  share of the upsert map whose cards point into the young generation: ingestion updates random keys, so
-  after ``U`` updates since the remembered sets were last rebuilt (cleanup or full GC) it is
-  ``1 - exp(-U / (rs_updates_per_key x keys))``, and the pause scans that share of the map;
+  of allocation, plus the live part of the old regions a mixed collection evacuates). ``scanned`` is the
+  share of the upsert map the pause scans for references into the young generation: every update of a
+  key stores a young record location into an old map node, and once a young region is referenced from
+  many old regions G1 coarsens its remembered set to whole regions, so after ``U`` updates since the last
+  young collection the share is ``1 - exp(-U / rs_coarsen_updates)`` of the whole map, whatever its size
+  (the per-update cost grows with the map: the measured fact that makes big upsert maps slow);
 * **full**: ``full_base_ms + live_GiB x full_ms_per_gb`` (mark, adjust and compact the live heap);
 * **remark / cleanup**: lognormal around ``remark_ms`` / ``cleanup_ms`` (``concurrent_sigma``).
 """
@@ -54,8 +56,8 @@ class G1Params:
         Bytes the GC workers evacuate per second (survivors and promoted objects).
     rs_scan_ms_per_gb
         Remembered-set scan cost when the whole upsert map is dirty, ms per GiB of map.
-    rs_updates_per_key
-        Updates per map key after which 63% of the map's cards are dirty (the dirtying scale).
+    rs_coarsen_updates
+        Updates between two young collections after which the pause scans 63% of the map.
     pause_sigma
         Lognormal sigma of young and mixed pauses around their form.
     survivor_s
@@ -97,7 +99,7 @@ class G1Params:
     young_base_ms: float = D.G1_YOUNG_BASE_MS
     copy_rate: float = D.G1_COPY_RATE
     rs_scan_ms_per_gb: float = D.G1_RS_SCAN_MS_PER_GB
-    rs_updates_per_key: float = D.G1_RS_UPDATES_PER_KEY
+    rs_coarsen_updates: float = D.G1_RS_COARSEN_UPDATES
     pause_sigma: float = D.G1_PAUSE_SIGMA
     survivor_s: float = D.G1_SURVIVOR_S
     promotion_fraction: float = D.G1_PROMOTION_FRACTION
@@ -125,7 +127,7 @@ class G1Params:
             value = getattr(self, f.name)
             if not isinstance(value, int | float) or math.isnan(value) or value < 0:
                 raise InputError(f"gc.{f.name}", f"must be a number >= 0, got {value!r}")
-        for name in ("copy_rate", "mark_rate", "rebuild_rate", "rs_updates_per_key", "pause_goal_ms"):
+        for name in ("copy_rate", "mark_rate", "rebuild_rate", "rs_coarsen_updates", "pause_goal_ms"):
             if getattr(self, name) <= 0:
                 raise InputError(f"gc.{name}", f"must be > 0, got {getattr(self, name)!r}")
         if not 0 < self.new_size_min <= self.new_size_max < 1:
@@ -138,16 +140,16 @@ class G1Params:
             raise InputError("gc.mixed_count", f"must be >= 1, got {self.mixed_count}")
 
 
-def rs_scan_ms(params: G1Params, map_bytes: float, keys: int, updates: float) -> float:
-    """Remembered-set scan of a young pause, ms, after ``updates`` map updates since the last rebuild.
+def rs_scan_ms(params: G1Params, map_bytes: float, updates: float) -> float:
+    """Remembered-set scan of a young pause, ms, after ``updates`` map updates since the last collection.
 
-    >>> p = G1Params(rs_scan_ms_per_gb=100.0, rs_updates_per_key=0.05)
-    >>> rs_scan_ms(p, GIB, 1_000_000, 0.0), round(rs_scan_ms(p, GIB, 1_000_000, 1e9), 6)
-    (0.0, 100.0)
+    >>> p = G1Params(rs_scan_ms_per_gb=100.0, rs_coarsen_updates=50_000.0)
+    >>> rs_scan_ms(p, GIB, 0.0), round(rs_scan_ms(p, GIB, 1e9), 6), round(rs_scan_ms(p, GIB / 2, 50_000.0), 2)
+    (0.0, 100.0, 31.61)
     """
-    if keys <= 0 or updates <= 0:
+    if map_bytes <= 0 or updates <= 0:
         return 0.0
-    dirty = -math.expm1(-updates / (params.rs_updates_per_key * keys))
+    dirty = -math.expm1(-updates / params.rs_coarsen_updates)
     return params.rs_scan_ms_per_gb * map_bytes / GIB * dirty
 
 

@@ -70,17 +70,16 @@ def _scaled(params: G1Params, scale: float, sigma: float) -> G1Params:
 
 
 def _resized(params: G1Params, rate_ratio: float) -> G1Params:
-    """Let eden grow more (ratio > 1: the model collects too often) or less, through G1's sizing knobs."""
-    step = rate_ratio**_DAMPING
-    return replace(params, goal_share=float(np.clip(params.goal_share * step**0.5, 0.2, 0.99)),
-                   young_growth=float(np.clip(params.young_growth * step, 0.005, 1.0)))
+    """Aim G1's eden sizing higher (ratio > 1: the model collects too often) or lower."""
+    step = rate_ratio ** (_DAMPING / 2)
+    return replace(params, goal_share=float(np.clip(params.goal_share * step, 0.2, 0.99)))
 
 
 def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate: float, drive: Drive) -> G1Params:
     """Adjust the pause scale, ``pause_sigma`` and eden sizing to the log's young median, p95 and rate.
 
     ``observed_rate`` is young collections per second. The pause scale moves the median, the noise the
-    ratio p95/median, and eden sizing (``goal_share`` and ``young_growth``) the rate. Returns ``params``
+    ratio p95/median, and ``goal_share`` (where G1 aims its eden sizing) the rate. Returns ``params``
     unchanged when there are fewer than 5 observed young pauses.
     """
     if len(observed_ms) < 5:
