@@ -29,9 +29,12 @@ for heap in $HEAPS; do
     name="$COLLECTOR-$HASH-$((keys / 1000000))m-$heap"
     log="$OUT/$name.log"
     echo "== $name"
+    echo "loadavg before: $(cat /proc/loadavg 2>/dev/null || echo n/a)"
     "$JAVA" "-Xms$heap" "-Xmx$heap" "${GC_FLAGS[@]}" \
       "-Xlog:gc*,gc+heap=debug,gc+phases=debug:file=$log:time,uptime,level,tags" \
       -cp "$OUT/classes" UpsertHeapProbe --keys "$keys" --update-rate "$UPDATE_RATE" --alloc-mb "$ALLOC_MB" \
       --lifetime-ms "$LIFETIME_MS" --seconds "$SECONDS_PER_RUN" --hash "$HASH" || echo "   (exit status $?)"
+    echo "loadavg after: $(cat /proc/loadavg 2>/dev/null || echo n/a)"
+    python3 "$HERE/trim.py" "$log" "$log.gz"
   done
 done

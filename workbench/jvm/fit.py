@@ -114,6 +114,7 @@ def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
     last_end: float | None = None
     last_start: float | None = None
     copied, eden = _column(ordered, "copied_bytes"), _column(ordered, "eden_before_bytes")
+    copy_ms, scan_ms = _column(ordered, "object_copy_ms"), _column(ordered, "scan_roots_ms")
     old_before, old_after = _column(ordered, "old_before_bytes"), _column(ordered, "old_after_bytes")
     for i, kind in enumerate(kinds):
         if kind in _EVACUATIONS and last_end is not None:
@@ -123,10 +124,48 @@ def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
                          "cycle_s": max(starts[i] - (last_start if last_start is not None else starts[i]), 1e-3),
                          "allocation_rate": eden[i] / max(starts[i] - (last_start or 0.0), 1e-3),
                          "promoted_bytes": old_after[i] - old_before[i],
-                         "updates": update_rate * interval, "eden_bytes": eden[i]})
+                         "updates": update_rate * interval, "eden_bytes": eden[i],
+                         "copy_ms": copy_ms[i], "scan_ms": scan_ms[i]})
         if kind in (*_EVACUATIONS, "full"):
             last_end, last_start = ends[i], starts[i]
     return pd.DataFrame(rows)
+
+
+def _phase_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
+               update_rate: float | None) -> tuple[G1Params, float] | None:
+    """The pause form from G1's own phase times, when the log has them (``-Xlog:gc+phases=debug``).
+
+    ``copy_rate`` is copied bytes over the Object Copy time; the remembered-set form is fitted to the
+    Scan Heap Roots time against the updates since the previous collection; ``young_base_ms`` is what
+    the pauses take beyond the two. Returns ``None`` without phase times, or with the update rate
+    unknown and a map to scan (then :func:`_form_fit` infers it from the whole pauses).
+    """
+    usable = features.dropna(subset=["copied_bytes", "copy_ms", "scan_ms"])
+    usable = usable[usable["copy_ms"] > 0]
+    if len(usable) < 3 or (update_rate is None and live.map_bytes > 0):
+        return None
+    rate = update_rate or 0.0
+    copy_rate = float(np.median(usable["copied_bytes"] / usable["copy_ms"])) * 1000.0
+    params = replace(base, copy_rate=copy_rate)
+    if live.map_bytes > 0 and rate > 0:
+        updates = rate * usable["interval_s"].to_numpy(dtype=float)
+        scans = usable["scan_ms"].to_numpy(dtype=float)
+        start = np.log([base.rs_scan_ms_per_gb, base.rs_coarsen_updates])
+
+        def residuals(theta: np.ndarray) -> np.ndarray:
+            p = replace(params, rs_scan_ms_per_gb=float(np.exp(theta[0])), rs_coarsen_updates=float(np.exp(theta[1])))
+            model = np.array([rs_scan_ms(p, live.map_bytes, u) for u in updates])
+            misfit = np.log(np.maximum(model, 0.1)) - np.log(np.maximum(scans, 0.1))
+            return np.concatenate([misfit, _PRIOR_WEIGHT * np.sqrt(len(scans)) * (theta - start)])
+
+        theta = least_squares(residuals, start, method="trf").x
+        params = replace(params, rs_scan_ms_per_gb=float(np.exp(theta[0])), rs_coarsen_updates=float(np.exp(theta[1])))
+    modelled = np.array([young_form_ms(params, c, rs_scan_ms(params, live.map_bytes, rate * i))
+                         for c, i in zip(usable["copied_bytes"], usable["interval_s"], strict=True)])
+    observed = usable["duration_ms"].to_numpy(dtype=float)
+    params = replace(params, young_base_ms=max(float(np.median(observed - modelled + params.young_base_ms)), 0.5))
+    modelled += params.young_base_ms - base.young_base_ms
+    return params, float(np.std(np.log(observed / np.maximum(modelled, 0.1)), ddof=1))
 
 
 def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
@@ -244,6 +283,15 @@ def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float
     return out
 
 
+def _goal_bound(features: pd.DataFrame, params: G1Params, heap_bytes: float) -> bool:
+    """True when the pause goal set eden in this log (not its minimum, nor G1's free growth)."""
+    young = features[features["mixed"] == 0]
+    eden = young["eden_bytes"].to_numpy(dtype=float)
+    at_min = np.mean(eden <= 1.15 * params.new_size_min * heap_bytes) if len(eden) else 1.0
+    free_running = np.median(young["duration_ms"]) < params.goal_share * params.pause_goal_ms / 2
+    return bool(at_min < 0.7 and not free_running)
+
+
 def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None, base: G1Params | None = None,
            *, match_moments: bool = True) -> G1Fit:
     """Fit :class:`G1Params` to a G1 log's pause table.
@@ -276,10 +324,15 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
                                    f"(-Xlog:gc*), found {len(features)}")
     figures: dict[str, Any] = {**_workload_figures(features, base), **_cycle_figures(frame, live.total),
                                **_full_figures(frame, base)}
-    params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
+    phased = _phase_fit(features, live, replace(base, **figures), update_rate)
+    if phased is not None:
+        (params, residual_sd), update_rate = phased, update_rate or 0.0
+    else:
+        params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
     params = replace(params, pause_sigma=residual_sd)
     fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
-    fitted |= {"goal_share"} if match_moments else set()
+    heap = float(np.nanmax(_column(frame, "heap_total_bytes")))
+    fitted |= {"goal_share"} if match_moments and _goal_bound(features, base, heap) else set()
     defaulted = tuple(name for name in G1Params.__dataclass_fields__ if name not in fitted)
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
@@ -287,5 +340,6 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
         span_ms = float(ordered["uptime_s"].iloc[-1] - ordered["uptime_s"].iloc[0]) * 1000.0
         drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
-        params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive)
+        params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
+                                     tune_rate=_goal_bound(features, params, drive.heap_bytes))
     return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)

@@ -4,14 +4,16 @@ The forms were fitted to JDK 17 G1 logs of a JVM holding an upsert-like primary-
 (``probes/gc/``, ``tests/fixtures/gc/``); ``docs/gc.md`` gives the fits and their residuals. A pause
 costs what G1 does in it:
 
-* **young / mixed**: ``young_base_ms + copied / copy_rate + rs_scan_ms_per_gb x map_GiB x scanned``, times
+* **young / mixed**: ``young_base_ms + copied / copy_rate + rs_scan_ms_per_gb x map_GiB^rs_map_exponent x
+  scanned``, times
   lognormal noise of ``pause_sigma``. ``copied`` is what survives the collection (``survivor_s`` seconds
   of allocation, plus the live part of the old regions a mixed collection evacuates). ``scanned`` is the
   share of the upsert map the pause scans for references into the young generation: every update of a
   key stores a young record location into an old map node, and once a young region is referenced from
   many old regions G1 coarsens its remembered set to whole regions, so after ``U`` updates since the last
-  young collection the share is ``1 - exp(-U / rs_coarsen_updates)`` of the whole map, whatever its size
-  (the per-update cost grows with the map: the measured fact that makes big upsert maps slow);
+  young collection the share is ``1 - exp(-U / rs_coarsen_updates)``. The scan grows with the map, but
+  less than in proportion (``rs_map_exponent`` about 0.5 in the probe runs: 33-74 ms at 0.28 GiB,
+  136-183 ms at 2.8 GiB), because part of the work is per dirty card, whatever the map's size;
 * **full**: ``full_base_ms + live_GiB x full_ms_per_gb`` (mark, adjust and compact the live heap);
 * **remark / cleanup**: lognormal around ``remark_ms`` / ``cleanup_ms`` (``concurrent_sigma``).
 """
@@ -55,7 +57,9 @@ class G1Params:
     copy_rate
         Bytes the GC workers evacuate per second (survivors and promoted objects).
     rs_scan_ms_per_gb
-        Remembered-set scan cost when the whole upsert map is dirty, ms per GiB of map.
+        Remembered-set scan of a 1 GiB upsert map when the whole map is scanned, ms.
+    rs_map_exponent
+        How the scan grows with the map: ``map_GiB ** rs_map_exponent``.
     rs_coarsen_updates
         Updates between two young collections after which the pause scans 63% of the map.
     pause_sigma
@@ -99,6 +103,7 @@ class G1Params:
     young_base_ms: float = D.G1_YOUNG_BASE_MS
     copy_rate: float = D.G1_COPY_RATE
     rs_scan_ms_per_gb: float = D.G1_RS_SCAN_MS_PER_GB
+    rs_map_exponent: float = D.G1_RS_MAP_EXPONENT
     rs_coarsen_updates: float = D.G1_RS_COARSEN_UPDATES
     pause_sigma: float = D.G1_PAUSE_SIGMA
     survivor_s: float = D.G1_SURVIVOR_S
@@ -143,14 +148,16 @@ class G1Params:
 def rs_scan_ms(params: G1Params, map_bytes: float, updates: float) -> float:
     """Remembered-set scan of a young pause, ms, after ``updates`` map updates since the last collection.
 
-    >>> p = G1Params(rs_scan_ms_per_gb=100.0, rs_coarsen_updates=50_000.0)
+    >>> p = G1Params(rs_scan_ms_per_gb=100.0, rs_map_exponent=1.0, rs_coarsen_updates=50_000.0)
     >>> rs_scan_ms(p, GIB, 0.0), round(rs_scan_ms(p, GIB, 1e9), 6), round(rs_scan_ms(p, GIB / 2, 50_000.0), 2)
     (0.0, 100.0, 31.61)
+    >>> round(rs_scan_ms(G1Params(rs_scan_ms_per_gb=100.0, rs_map_exponent=0.5), 4 * GIB, 1e12), 6)
+    200.0
     """
     if map_bytes <= 0 or updates <= 0:
         return 0.0
     dirty = -math.expm1(-updates / params.rs_coarsen_updates)
-    return params.rs_scan_ms_per_gb * map_bytes / GIB * dirty
+    return params.rs_scan_ms_per_gb * (map_bytes / GIB) ** params.rs_map_exponent * dirty
 
 
 def young_form_ms(params: G1Params, copied_bytes: float, scan_ms: float) -> float:

@@ -75,12 +75,14 @@ def _resized(params: G1Params, rate_ratio: float) -> G1Params:
     return replace(params, goal_share=float(np.clip(params.goal_share * step, 0.2, 0.99)))
 
 
-def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate: float, drive: Drive) -> G1Params:
+def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate: float, drive: Drive, *,
+                        tune_rate: bool = True) -> G1Params:
     """Adjust the pause scale, ``pause_sigma`` and eden sizing to the log's young median, p95 and rate.
 
     ``observed_rate`` is young collections per second. The pause scale moves the median, the noise the
-    ratio p95/median, and ``goal_share`` (where G1 aims its eden sizing) the rate. Returns ``params``
-    unchanged when there are fewer than 5 observed young pauses.
+    ratio p95/median, and ``goal_share`` (where G1 aims its eden sizing) the rate, unless ``tune_rate``
+    is False (a log whose eden sat at its minimum, or grew freely, does not show where G1 aims).
+    Returns ``params`` unchanged when there are fewer than 5 observed young pauses.
     """
     if len(observed_ms) < 5:
         return params
@@ -92,11 +94,13 @@ def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate
         if len(simulated) < 5:
             break
         median, p95 = np.quantile(simulated, [0.5, 0.95])
-        error = abs(np.log(median / target_median)) + abs(np.log(p95 / target_p95)) + abs(np.log(rate / observed_rate))
+        error = abs(np.log(median / target_median)) + abs(np.log(p95 / target_p95))
+        error += abs(np.log(rate / observed_rate)) if tune_rate else 0.0
         if error < best_error:
             best, best_error = params, error
         spread = max(np.log(p95 / median), 1e-3)
         # the noise adds to the spread the form already has: move sigma by the spread still missing
         sigma = float(np.clip(params.pause_sigma + _DAMPING * (target_spread - spread) / _Z95, 0.02, 1.5))
-        params = _resized(_scaled(params, float((target_median / median) ** _DAMPING), sigma), rate / observed_rate)
+        params = _scaled(params, float((target_median / median) ** _DAMPING), sigma)
+        params = _resized(params, rate / observed_rate) if tune_rate else params
     return best

@@ -34,7 +34,13 @@ from workbench.workload.importers.common import (
     parse_timestamp,
     read_text,
 )
-from workbench.workload.importers.gc_details import DETAIL_COLUMNS, parse_detail, parse_region_size, parse_stall
+from workbench.workload.importers.gc_details import (
+    DETAIL_COLUMNS,
+    TIME_COLUMNS,
+    parse_detail,
+    parse_region_size,
+    parse_stall,
+)
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
@@ -257,7 +263,7 @@ class _Details:
     """Per-collection figures gathered from the lines around the pauses (:mod:`.gc_details`)."""
 
     region_bytes: int | None = None
-    by_gc: dict[int, dict[str, int]] = field(default_factory=dict)
+    by_gc: dict[int, dict[str, float]] = field(default_factory=dict)
 
     def read(self, line: str) -> None:
         """Remember what a non-pause line says about a collection (or the region size)."""
@@ -267,7 +273,7 @@ class _Details:
         for gc_id, column, value in parse_detail(message):
             self.by_gc.setdefault(gc_id, {})[column] = value
 
-    def of(self, gc_id: int) -> dict[str, int]:
+    def of(self, gc_id: int) -> dict[str, float]:
         """The figures of one collection in bytes (region counts need the region size)."""
         figures = self.by_gc.get(gc_id, {})
         regions = self.region_bytes
@@ -303,7 +309,7 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     dtypes = {"gc_id": "int64", "start_s": "float64", "uptime_s": "float64", "wallclock_s": "float64", "kind": "string",
               "phase": "string", "cause": "string", "heap_before_bytes": "Int64", "heap_after_bytes": "Int64",
               "heap_total_bytes": "Int64", "duration_ms": "float64", "source_line": "int64",
-              **dict.fromkeys(DETAIL_COLUMNS, "Int64")}
+              **dict.fromkeys(DETAIL_COLUMNS, "Int64"), **dict.fromkeys(TIME_COLUMNS, "Float64")}
     return frame.astype(dtypes)
 
 
