@@ -95,30 +95,40 @@ GENERATE_SPAN_S: Final = 6 * 3600.0
 GENERATE_SEGMENT_ROWS: Final = 20_000
 
 # -- JVM heap and GC models (workbench.jvm) -------------------------------------------------------------
-# Fitted to the UpsertHeapProbe G1 logs of tests/fixtures/gc/ (JDK 17, 2 GC workers; docs/gc.md gives the
-# fits, their residuals and the runs), unless the comment names a JDK 17 G1 default instead.
-G1_YOUNG_BASE_MS: Final = 5.0
-G1_COPY_RATE: Final = 1.0e9
-G1_RS_SCAN_MS_PER_GB: Final = 120.0
-G1_RS_MAP_EXPONENT: Final = 0.5
-G1_RS_COARSEN_UPDATES: Final = 50_000.0
-G1_PAUSE_SIGMA: Final = 0.3
+# G1: medians of the per-run fits to the UpsertHeapProbe logs of tests/fixtures/gc/ (JDK 17, 2 GC workers,
+# 12 runs: 2M/8M/20M keys x 4/6 GB heaps x 2 replicates; docs/gc.md has the fits and residuals), unless the
+# comment names a JDK 17 G1 default instead.
+G1_YOUNG_BASE_MS: Final = 3.0
+#: Bytes per second the two GC workers evacuate (Copied Bytes / Object Copy time; 2.2-4.2 GB/s per run).
+G1_COPY_RATE: Final = 2.8e9
+#: Remembered-set scan of a 1 GiB upsert map, fully scanned (Scan Heap Roots; 67-146 ms per run).
+G1_RS_SCAN_MS_PER_GB: Final = 89.0
+#: Scan ~ map^0.39: common slope of log(median scan) on log(map size) over the runs, one intercept per series.
+G1_RS_MAP_EXPONENT: Final = 0.39
+#: Updates between young collections after which 63% of the map is scanned (4k-46k per run).
+G1_RS_COARSEN_UPDATES: Final = 27_500.0
+G1_PAUSE_SIGMA: Final = 0.40
+#: Seconds of allocation alive at a young collection (the probe keeps queries' chunks 0.1 s).
 G1_SURVIVOR_S: Final = 0.12
-G1_PROMOTION_FRACTION: Final = 0.1
+G1_PROMOTION_FRACTION: Final = 0.12
 G1_MIXED_LIVE_RATIO: Final = 0.3
+#: Full GC = base + live GiB x this: Theil-Sen line through the 16 full GCs of the runs (slope 609-1380 at 95%).
 G1_FULL_BASE_MS: Final = 100.0
-G1_FULL_MS_PER_GB: Final = 900.0
-G1_FULL_SIGMA: Final = 0.2
-G1_REMARK_MS: Final = 10.0
-G1_CLEANUP_MS: Final = 0.5
-G1_CONCURRENT_SIGMA: Final = 0.5
-G1_MARK_RATE: Final = 1.0e9
-G1_REBUILD_RATE: Final = 1.0e9
+G1_FULL_MS_PER_GB: Final = 935.0
+G1_FULL_SIGMA: Final = 0.4
+G1_REMARK_MS: Final = 1.0
+G1_CLEANUP_MS: Final = 0.22
+G1_CONCURRENT_SIGMA: Final = 0.8
+#: Live old bytes per second of concurrent marking and of the remembered-set rebuild (one concurrent worker).
+G1_MARK_RATE: Final = 0.8e9
+G1_REBUILD_RATE: Final = 2.4e9
 G1_NEW_SIZE_MIN: Final = 0.05   # G1NewSizePercent
 G1_NEW_SIZE_MAX: Final = 0.60   # G1MaxNewSizePercent
 G1_PAUSE_GOAL_MS: Final = 200.0   # MaxGCPauseMillis
-G1_YOUNG_GROWTH: Final = 0.05
-G1_GOAL_SHARE: Final = 0.7
+#: G1's eden growth per collection while pauses stay far under the goal (6.8% in the one run that shows it).
+G1_YOUNG_GROWTH: Final = 0.06
+#: Where G1 aims its predicted young pause, share of the goal (0.56-0.97 in the runs where the goal set eden).
+G1_GOAL_SHARE: Final = 0.8
 G1_HEAP_WASTE: Final = 0.05   # G1HeapWastePercent
 #: Generational ZGC (JDK 21 runs of the same probe, tests/fixtures/gc/zgc-*): median pause, its spread.
 ZGC_PAUSE_MS: Final = 0.013

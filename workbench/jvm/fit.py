@@ -187,14 +187,15 @@ def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
     start = np.log([*(getattr(base, n) for n in _FORM[:3]), base.rs_coarsen_updates if known else guess])
 
     def unpack(theta: np.ndarray) -> tuple[G1Params, float]:
-        values = dict(zip(names, np.exp(theta), strict=True))
-        rate = float(update_rate if known else values.pop("update_rate"))
+        values: dict[str, Any] = {name: float(v) for name, v in zip(names, np.exp(theta), strict=True)}
+        rate = update_rate if update_rate is not None else values.pop("update_rate")
         return replace(base, **values), rate
 
     def form(theta: np.ndarray) -> np.ndarray:
         p, rate = unpack(theta)
         scans = np.array([rs_scan_ms(p, live.map_bytes, rate * i) for i in intervals])
-        return np.log(np.maximum(p.young_base_ms + copied / p.copy_rate * 1000.0 + scans, 1e-6))
+        logged: np.ndarray = np.log(np.maximum(p.young_base_ms + copied / p.copy_rate * 1000.0 + scans, 1e-6))
+        return logged
 
     def residuals(theta: np.ndarray) -> np.ndarray:
         prior = _PRIOR_WEIGHT * np.sqrt(len(observed)) * (theta - start)
@@ -231,7 +232,8 @@ def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
     if (sd := _log_sd(np.concatenate([durations[kinds == "remark"], durations[kinds == "cleanup"]]))) is not None:
         out["concurrent_sigma"] = sd
     mark, rebuild, occupancy = [], [], []
-    concurrent_start = None
+    concurrent_start: float | None = None
+    remark_end: float | None = None
     total = _column(ordered, "heap_total_bytes")
     old = _column(ordered, "old_before_bytes") + np.nan_to_num(_column(ordered, "humongous_after_bytes"))
     for i, kind in enumerate(kinds):
@@ -240,9 +242,10 @@ def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
             occupancy.append(old[i] / total[i])
         elif kind == "remark" and concurrent_start is not None:
             mark.append(live_bytes / max(starts[i] - concurrent_start, 1e-3))
-            concurrent_start = None
-        elif kind == "cleanup" and i > 0 and kinds[i - 1] == "remark":
-            rebuild.append(live_bytes / max(starts[i] - ends[i - 1], 1e-3))
+            concurrent_start, remark_end = None, ends[i]
+        elif kind == "cleanup" and remark_end is not None:
+            rebuild.append(live_bytes / max(starts[i] - remark_end, 1e-3))
+            remark_end = None
     for name, values in (("mark_rate", mark), ("rebuild_rate", rebuild), ("ihop", occupancy)):
         if (median := _median(np.array(values, dtype=float))) is not None:
             out[name] = median
@@ -278,18 +281,22 @@ def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float
     eden = eden[np.isfinite(eden)]
     free_running = np.median(young["duration_ms"]) < base.goal_share * base.pause_goal_ms / 2
     if len(eden) >= 6 and free_running:  # eden grew at G1's own pace, not held by the pause goal
+        # (a start the moments step refines: the rate it gives)
         first, last = np.median(eden[:3]), np.median(eden[-3:])
         out["young_growth"] = float(np.clip((last / first) ** (1.0 / (len(eden) - 3)) - 1.0, 0.01, 1.0))
     return out
 
 
-def _goal_bound(features: pd.DataFrame, params: G1Params, heap_bytes: float) -> bool:
-    """True when the pause goal set eden in this log (not its minimum, nor G1's free growth)."""
+def _eden_regime(features: pd.DataFrame, params: G1Params, heap_bytes: float) -> str | None:
+    """What set eden in this log: ``goal_share`` (the pause goal), ``young_growth`` (G1 growing it freely
+    while pauses stay far under the goal) or ``None`` (it sat at its minimum)."""
     young = features[features["mixed"] == 0]
     eden = young["eden_bytes"].to_numpy(dtype=float)
     at_min = np.mean(eden <= 1.15 * params.new_size_min * heap_bytes) if len(eden) else 1.0
+    if at_min >= 0.7:
+        return None
     free_running = np.median(young["duration_ms"]) < params.goal_share * params.pause_goal_ms / 2
-    return bool(at_min < 0.7 and not free_running)
+    return "young_growth" if free_running else "goal_share"
 
 
 def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None, base: G1Params | None = None,
@@ -331,8 +338,8 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
         params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
     params = replace(params, pause_sigma=residual_sd)
     fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
-    heap = float(np.nanmax(_column(frame, "heap_total_bytes")))
-    fitted |= {"goal_share"} if match_moments and _goal_bound(features, base, heap) else set()
+    knob = _eden_regime(features, base, float(np.nanmax(_column(frame, "heap_total_bytes"))))
+    fitted |= {knob} if match_moments and knob else set()
     defaulted = tuple(name for name in G1Params.__dataclass_fields__ if name not in fitted)
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
@@ -341,5 +348,5 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
         drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
         params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
-                                     tune_rate=_goal_bound(features, params, drive.heap_bytes))
+                                     rate_knob=_eden_regime(features, params, drive.heap_bytes))
     return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)

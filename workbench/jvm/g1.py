@@ -10,7 +10,9 @@ the pauses that allocation triggered. What happens is G1's cycle in the terms of
 2. **Eden sizing** after each collection, as G1's ergonomics do: between ``new_size_min`` and
    ``new_size_max`` of the heap, no larger than the predicted young pause allows under
    ``pause_goal_ms``, no faster than ``young_growth`` per collection, and never more than the free heap
-   (heap less the old generation and the ``reserve``).
+   (heap less the old generation and the ``reserve``). While a concurrent cycle and its mixed
+   collections run, eden stays at its minimum (the probe's 20M-key runs, whose old generation stays
+   above the IHOP, never leave it).
 3. **Concurrent cycle** when the old generation passes ``ihop`` of the heap: marking runs in the
    background (live old bytes / ``mark_rate``), then a **remark** pause, the remembered-set rebuild, a
    **cleanup** pause, one young collection and up to
@@ -103,6 +105,12 @@ class G1Heap:
         """Bytes that can still be allocated before the next young collection."""
         return max(self.eden_target - self.eden_used, 0.0)
 
+    @property
+    def in_cycle(self) -> bool:
+        """A concurrent cycle or its mixed collections are under way."""
+        return (self.remark_at_ms is not None or self.cleanup_at_ms is not None or self.prepare_mixed
+                or self.mixed_left > 0)
+
     def next_event_ms(self) -> float | None:
         """When the next concurrent-cycle pause (remark or cleanup) is due, ms; ``None`` if none is."""
         if self.oom:
@@ -135,7 +143,7 @@ class G1Heap:
             collected = self._collect(t)
             pauses.extend(collected)
             t = collected[-1].end_ms
-            self.eden_used = min(carry, max(self.eden_target - self.region, 0.0)) if not self.oom else 0.0
+            self.eden_used = carry if not self.oom else 0.0
         return pauses
 
     # -- the cycle --------------------------------------------------------------------------------------
@@ -178,12 +186,13 @@ class G1Heap:
             return [*pauses, *self._full(end)]
         return pauses
 
-    def _size_eden(self, now_ms: float, last_form_ms: float | None = None) -> bool:
+    def _size_eden(self, now_ms: float, last_pause_ms: float | None = None) -> bool:
         """Eden for the next cycle (G1's young sizing); False when not even one region fits.
 
         G1 expects a young pause to grow in proportion to eden (more time between collections, more
-        cards and survivors), so it scales eden by how far the last pause's expected length was from
-        its target (``goal_share`` of ``pause_goal_ms``), growing by at most ``young_growth``.
+        cards and survivors), so it scales eden by how far the last pause (``last_pause_ms``) was from
+        its target (``goal_share`` of ``pause_goal_ms``), growing by at most ``young_growth``. A long
+        pause shrinks the next eden at once, so eden swings as G1's does in the logs.
         """
         p = self.params
         low = max(p.new_size_min * self.heap - self.survivors, self.region)
@@ -191,16 +200,18 @@ class G1Heap:
         room = (1.0 - p.reserve) * self.heap - self.old - self.survivors
         if room < self.region:
             return False
+        if self.in_cycle:  # marking or mixed collections: G1 keeps the young generation at its minimum
+            self.eden_target = min(low, room)
+            return True
         ratio = 1.0 + p.young_growth
-        if last_form_ms is not None and last_form_ms > p.young_base_ms:
-            ratio = min(ratio, (p.goal_share * p.pause_goal_ms - p.young_base_ms) / (last_form_ms - p.young_base_ms))
+        if last_pause_ms is not None and last_pause_ms > p.young_base_ms:
+            ratio = min(ratio, (p.goal_share * p.pause_goal_ms - p.young_base_ms) / (last_pause_ms - p.young_base_ms))
         self.eden_target = min(max(min(self.eden_target * ratio, high), low), room)
         return True
 
     def _maybe_start_marking(self, now_ms: float) -> None:
         p = self.params
-        busy = self.remark_at_ms is not None or self.cleanup_at_ms is not None or self.mixed_left > 0
-        if busy or self.prepare_mixed or self.old < p.ihop * self.heap:
+        if self.in_cycle or self.old < p.ihop * self.heap:
             return
         self.remark_at_ms = now_ms + self.live.total / p.mark_rate * 1000.0
 

@@ -157,7 +157,7 @@ def rs_scan_ms(params: G1Params, map_bytes: float, updates: float) -> float:
     if map_bytes <= 0 or updates <= 0:
         return 0.0
     dirty = -math.expm1(-updates / params.rs_coarsen_updates)
-    return params.rs_scan_ms_per_gb * (map_bytes / GIB) ** params.rs_map_exponent * dirty
+    return float(params.rs_scan_ms_per_gb * (map_bytes / GIB) ** params.rs_map_exponent * dirty)
 
 
 def young_form_ms(params: G1Params, copied_bytes: float, scan_ms: float) -> float:

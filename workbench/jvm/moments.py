@@ -20,11 +20,11 @@ from workbench.jvm.g1 import g1_pauses_at_constant_rate
 from workbench.jvm.g1_params import G1Params
 from workbench.jvm.live import LiveHeap
 
-__all__ = ["Drive", "match_young_moments", "simulate_young"]
+__all__ = ["RATE_KNOBS", "Drive", "match_young_moments", "simulate_young"]
 
-_ROUNDS = 12
+_ROUNDS = 16
 _DAMPING = 0.6  # share of each round's correction applied (the response to the scale is steep near the goal)
-_SEEDS = (11, 12, 13)
+_SEEDS = tuple(range(11, 21))
 _Z95 = 1.6448536269514722
 
 
@@ -69,19 +69,28 @@ def _scaled(params: G1Params, scale: float, sigma: float) -> G1Params:
                    rs_scan_ms_per_gb=params.rs_scan_ms_per_gb * scale, pause_sigma=sigma)
 
 
-def _resized(params: G1Params, rate_ratio: float) -> G1Params:
-    """Aim G1's eden sizing higher (ratio > 1: the model collects too often) or lower."""
-    step = rate_ratio ** (_DAMPING / 2)
-    return replace(params, goal_share=float(np.clip(params.goal_share * step, 0.2, 0.99)))
+#: What sets eden in a log, so what moves the model's young rate: where G1 aims its pauses, or how fast it grows
+#: eden while pauses are far under the goal.
+RATE_KNOBS = {"goal_share": (0.5, 0.2, 0.99), "young_growth": (1.0, 0.005, 1.0)}
+
+
+def _resized(params: G1Params, knob: str, rate_ratio: float) -> G1Params:
+    """Let eden grow more (ratio > 1: the model collects too often) or less, through ``knob``."""
+    power, low, high = RATE_KNOBS[knob]
+    value = getattr(params, knob) * rate_ratio ** (_DAMPING * power)
+    resized = replace(params, **{knob: float(np.clip(value, low, high))})
+    if knob == "goal_share" and value > high:  # the goal alone cannot give eden room enough: let it grow faster
+        return _resized(resized, "young_growth", rate_ratio)
+    return resized
 
 
 def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate: float, drive: Drive, *,
-                        tune_rate: bool = True) -> G1Params:
+                        rate_knob: str | None = "goal_share") -> G1Params:
     """Adjust the pause scale, ``pause_sigma`` and eden sizing to the log's young median, p95 and rate.
 
     ``observed_rate`` is young collections per second. The pause scale moves the median, the noise the
-    ratio p95/median, and ``goal_share`` (where G1 aims its eden sizing) the rate, unless ``tune_rate``
-    is False (a log whose eden sat at its minimum, or grew freely, does not show where G1 aims).
+    ratio p95/median, and ``rate_knob`` (a key of :data:`RATE_KNOBS`) the rate; ``None`` leaves the
+    rate alone (a log whose eden sat at its minimum shows neither knob).
     Returns ``params`` unchanged when there are fewer than 5 observed young pauses.
     """
     if len(observed_ms) < 5:
@@ -94,13 +103,13 @@ def match_young_moments(params: G1Params, observed_ms: np.ndarray, observed_rate
         if len(simulated) < 5:
             break
         median, p95 = np.quantile(simulated, [0.5, 0.95])
-        error = abs(np.log(median / target_median)) + abs(np.log(p95 / target_p95))
-        error += abs(np.log(rate / observed_rate)) if tune_rate else 0.0
+        misses = [abs(np.log(median / target_median)), abs(np.log(p95 / target_p95))]
+        error = max(misses + ([abs(np.log(rate / observed_rate))] if rate_knob else []))
         if error < best_error:
             best, best_error = params, error
         spread = max(np.log(p95 / median), 1e-3)
         # the noise adds to the spread the form already has: move sigma by the spread still missing
         sigma = float(np.clip(params.pause_sigma + _DAMPING * (target_spread - spread) / _Z95, 0.02, 1.5))
         params = _scaled(params, float((target_median / median) ** _DAMPING), sigma)
-        params = _resized(params, rate / observed_rate) if tune_rate else params
+        params = _resized(params, rate_knob, rate / observed_rate) if rate_knob else params
     return best

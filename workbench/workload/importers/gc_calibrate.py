@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.jvm import G1Fit, G1Params, LiveHeap, fit_g1, observed_live_bytes
+from workbench.jvm import G1Fit, LiveHeap, fit_g1, observed_live_bytes
 from workbench.pinot.heap import upsert_bytes_per_key
 
 __all__ = ["G1_SECTION_KEYS", "calibrate_gc"]

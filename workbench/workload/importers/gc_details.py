@@ -34,7 +34,8 @@ TIME_COLUMNS = ("object_copy_ms", "scan_roots_ms")
 
 _REGIONS = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<space>Eden|Survivor|Old|Humongous) regions:\s+"
                       r"(?P<before>\d+)->(?P<after>\d+)(?:\((?P<target>\d+)\))?")
-_PHASE = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<name>Object Copy|Scan Heap Roots) \(ms\):.*?Max:\s*(?P<max>\d+(?:\.\d+)?)")
+_PHASE = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<name>Object Copy|Scan Heap Roots) \(ms\):"
+                    r".*?Max:\s*(?P<max>\d+(?:\.\d+)?)")
 _PHASE_COLUMNS = {"Object Copy": "object_copy_ms", "Scan Heap Roots": "scan_roots_ms"}
 _SUM = re.compile(r"GC\((?P<id>\d+)\)\s+(?P<name>Copied Bytes|Scanned Cards):?\s+Min:.*?Sum:\s*(?P<sum>\d+)")
 _REGION_SIZE = re.compile(r"[Rr]egion [Ss]ize:?\s*(?P<size>\d+)(?P<unit>[KMG])")
@@ -72,7 +73,7 @@ def _region_figures(match: re.Match[str]) -> list[GCDetail]:
     gc_id, space = int(match["id"]), match["space"].lower()
     before, after = int(match["before"]), int(match["after"])
     if space == "eden":
-        figures = [(gc_id, "eden_before_bytes", before)]
+        figures: list[GCDetail] = [(gc_id, "eden_before_bytes", before)]
         return figures + ([(gc_id, "eden_target_bytes", int(match["target"]))] if match["target"] else [])
     if space == "humongous":
         return [(gc_id, "humongous_after_bytes", after)]
@@ -90,7 +91,7 @@ def parse_detail(message: str) -> list[GCDetail]:
     >>> parse_detail("GC(20)       Scanned Cards:   Min: 53567, Avg: 60422.5, Max: 67278, Diff: 13711, Sum: 120845, "
     ...              "Workers: 2")
     [(20, 'scanned_cards', 120845)]
-    >>> parse_detail("GC(20)     Object Copy (ms):  Min: 93.8, Avg: 96.7, Max: 99.5, Diff:  5.7, Sum: 193.3, Workers: 2")
+    >>> parse_detail("GC(20)     Object Copy (ms):  Min: 93.8, Avg: 96.7, Max: 99.5, Diff: 5.7, Sum: 193.3")
     [(20, 'object_copy_ms', 99.5)]
     """
     if (regions := _REGIONS.search(message)) is not None:

@@ -277,8 +277,9 @@ class _Details:
         """The figures of one collection in bytes (region counts need the region size)."""
         figures = self.by_gc.get(gc_id, {})
         regions = self.region_bytes
-        return {k: v * regions if k in _REGION_COLUMNS else v for k, v in figures.items()
-                if regions is not None or k not in _REGION_COLUMNS}
+        if regions is None:
+            return {k: v for k, v in figures.items() if k not in _REGION_COLUMNS}
+        return {k: v * regions if k in _REGION_COLUMNS else v for k, v in figures.items()}
 
 
 def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]]:
