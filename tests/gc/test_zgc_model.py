@@ -66,9 +66,9 @@ def test_a_live_heap_larger_than_the_heap_is_out_of_memory() -> None:
 
 
 def test_bad_parameters_are_input_errors() -> None:
-    with pytest.raises(InputError, match="gc.trigger_share"):
+    with pytest.raises(InputError, match=r"gc\.trigger_share"):
         ZGCParams(trigger_share=0.0)
-    with pytest.raises(InputError, match="gc.retained_share"):
+    with pytest.raises(InputError, match=r"gc\.retained_share"):
         ZGCParams(retained_share=0.96)
     with pytest.raises(InputError, match="cores"):
         zgc_cycle(P, GIB, LiveHeap(0.1 * GIB), 1e8, 0)

@@ -13,6 +13,7 @@ the model, run at the log's allocation and update rates with fixed seeds, gives 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ __all__ = ["RATE_KNOBS", "Drive", "match_young_moments", "simulate_young"]
 
 _ROUNDS = 16
 _DAMPING = 0.6  # share of each round's correction applied (the response to the scale is steep near the goal)
-_SEEDS = tuple(range(11, 21))
+_SEEDS = tuple(range(11, 43))
 _Z95 = 1.6448536269514722
 
 
@@ -78,7 +79,8 @@ def _resized(params: G1Params, knob: str, rate_ratio: float) -> G1Params:
     """Let eden grow more (ratio > 1: the model collects too often) or less, through ``knob``."""
     power, low, high = RATE_KNOBS[knob]
     value = getattr(params, knob) * rate_ratio ** (_DAMPING * power)
-    resized = replace(params, **{knob: float(np.clip(value, low, high))})
+    changes: dict[str, Any] = {knob: float(np.clip(value, low, high))}
+    resized = replace(params, **changes)
     if knob == "goal_share" and value > high:  # the goal alone cannot give eden room enough: let it grow faster
         return _resized(resized, "young_growth", rate_ratio)
     return resized

@@ -19,6 +19,8 @@ from workbench.jvm.moments import Drive, simulate_young
 
 __all__ = ["YoungSummary", "drive_phase", "observed_young", "predicted_young", "system_gc"]
 
+_SEEDS = tuple(range(100, 132))
+
 
 @dataclass(frozen=True)
 class YoungSummary:
@@ -78,7 +80,7 @@ def observed_young(frame: pd.DataFrame) -> YoungSummary:
 
 
 def predicted_young(params: G1Params, heap_bytes: float, live: LiveHeap, allocation_rate: float,
-                    update_rate: float, seconds: float, seeds: tuple[int, ...] = tuple(range(100, 132))) -> YoungSummary:
+                    update_rate: float, seconds: float, seeds: tuple[int, ...] = _SEEDS) -> YoungSummary:
     """Young pauses of the model driven at constant rates, pooled over ``seeds`` runs of ``seconds`` each."""
     durations, rate = simulate_young(params, Drive(heap_bytes, live, allocation_rate, update_rate, seconds * 1000.0),
                                      seeds)

@@ -29,7 +29,7 @@ from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
 from workbench.workload.importers.common import ImportResult
 from workbench.workload.importers.conform import arrow_schema
-from workbench.workload.importers.gc_calibrate import calibrate_gc
+from workbench.workload.importers.gc_calibrate import G1_SECTION_KEYS, calibrate_gc
 from workbench.workload.importers.gc_log import GC_LOG_COLUMNS, read_gc_log
 from workbench.workload.importers.query_log import QUERY_LOG_COLUMNS, read_query_log
 from workbench.workload.importers.schema import SCHEMA_COLUMNS, read_schema
@@ -38,6 +38,7 @@ from workbench.workload.importers.table_config import TABLE_CONFIG_COLUMNS, read
 from workbench.workload.schema import QUERIES_SCHEMA, SEGMENTS_SCHEMA
 
 __all__ = [
+    "G1_SECTION_KEYS",
     "GC_LOG_COLUMNS",
     "IMPORTERS",
     "IMPORT_SCHEMA_VERSION",
