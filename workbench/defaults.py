@@ -121,7 +121,7 @@ G1_CLEANUP_MS: Final = 0.22
 G1_CONCURRENT_SIGMA: Final = 0.8
 #: Live old bytes per second of concurrent marking and of the remembered-set rebuild (one concurrent worker).
 G1_MARK_RATE: Final = 0.8e9
-G1_REBUILD_RATE: Final = 2.4e9
+G1_REBUILD_RATE: Final = 1.8e9
 G1_NEW_SIZE_MIN: Final = 0.05   # G1NewSizePercent
 G1_NEW_SIZE_MAX: Final = 0.60   # G1MaxNewSizePercent
 G1_PAUSE_GOAL_MS: Final = 200.0   # MaxGCPauseMillis

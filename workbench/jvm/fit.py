@@ -23,7 +23,7 @@ Anything the log does not show keeps its default and is listed in :attr:`G1Fit.d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -340,7 +340,6 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
     fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
     knob = _eden_regime(features, base, float(np.nanmax(_column(frame, "heap_total_bytes"))))
     fitted |= {knob} if match_moments and knob else set()
-    defaulted = tuple(name for name in G1Params.__dataclass_fields__ if name not in fitted)
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
         ordered = _sorted(frame)
@@ -349,4 +348,6 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
         params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
                                      rate_knob=_eden_regime(features, params, drive.heap_bytes))
+    defaulted = tuple(f.name for f in fields(G1Params)
+                      if f.name not in fitted and getattr(params, f.name) == getattr(base, f.name))
     return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)
