@@ -26,7 +26,8 @@ esac
 "$JAVA" -version 2>&1 | head -1
 for heap in $HEAPS; do
   for keys in $KEYS; do
-    name="$COLLECTOR-$HASH-$((keys / 1000000))m-$heap"
+    if (( keys % 1000000 == 0 )); then count="$((keys / 1000000))m"; else count="$((keys / 1000))k"; fi
+    name="$COLLECTOR-$HASH-$count-$heap"
     log="$OUT/$name.log"
     echo "== $name"
     echo "loadavg before: $(cat /proc/loadavg 2>/dev/null || echo n/a)"
