@@ -72,6 +72,11 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/mypy workbench
 
+## gc-probe: run the JVM heap probe (javac/java 17 on PATH) over keys x heaps; GC logs in data/interim/gc-probe
+.PHONY: gc-probe
+gc-probe:
+	OUT=data/interim/gc-probe bash probes/gc/run.sh
+
 ## bench: run the benchmarks (printed ratios against in-process baselines)
 .PHONY: bench
 bench: $(VENV)/.installed-dev

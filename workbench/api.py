@@ -151,13 +151,15 @@ def report(directory: str | Path, out: str | Path) -> Path:
 
 
 def import_input(kind: str, path: str | Path, out: str | Path, *, lenient: bool = False,
-                 overwrite: bool = False) -> tuple[Any, str]:
+                 overwrite: bool = False, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
     """Import a real Pinot input of ``kind`` into ``out``; returns the import and one line describing it.
 
     ``kind`` is ``table-config``, ``schema``, ``segments``, ``query-log`` or ``gc-log``
-    (``docs/importers.md``); ``lenient`` skips malformed lines and counts them.
+    (``docs/importers.md``); ``lenient`` skips malformed lines and counts them; ``options`` are the
+    kind's import options (``gc-log``: ``upsert_keys``, ``hash_function``, ``primary_key_types``,
+    ``update_rate`` for its G1 calibration).
     """
     from workbench.workload.importers import describe, import_file
 
-    result = import_file(kind, path, out, lenient=lenient, overwrite=overwrite)
+    result = import_file(kind, path, out, lenient=lenient, overwrite=overwrite, options=options)
     return result, describe(result)

@@ -81,7 +81,11 @@ def _sweep(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from workbench.api import import_input
 
-    _, description = import_input(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite)
+    types = tuple(t.strip().upper() for t in args.primary_key_types.split(",")) if args.primary_key_types else None
+    options = {"upsert_keys": args.upsert_keys, "hash_function": args.hash_function,
+               "primary_key_types": types, "update_rate": args.update_rate}
+    _, description = import_input(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite,
+                                  options=options)
     _say(f"{description}; wrote {args.out}")
     return 0
 
@@ -153,6 +157,12 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--out", required=True, help="output directory (written atomically)")
     i.add_argument("--lenient", action="store_true", help="skip malformed lines and report counts")
     i.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    g1 = i.add_argument_group("gc-log: G1 calibration (docs/gc.md)")
+    g1.add_argument("--upsert-keys", type=int, metavar="N", help="upsert primary keys the logged JVM held")
+    g1.add_argument("--hash-function", metavar="H", help="their upsertConfig.hashFunction (default NONE)")
+    g1.add_argument("--primary-key-types", metavar="T[,T]", help="Pinot types of the key columns (default LONG)")
+    g1.add_argument("--update-rate", type=float, metavar="R",
+                    help="upsert updates of existing keys per second while logging (default: inferred)")
     i.set_defaults(handler=_import)
 
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",

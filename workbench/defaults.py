@@ -113,3 +113,51 @@ GENERATE_KEYS: Final = 10_000
 GENERATE_PARTITIONS: Final = 4
 GENERATE_SPAN_S: Final = 6 * 3600.0
 GENERATE_SEGMENT_ROWS: Final = 20_000
+
+# -- JVM heap and GC models (workbench.jvm) -------------------------------------------------------------
+# G1: medians of the per-run fits to the UpsertHeapProbe logs of tests/fixtures/gc/ (JDK 17, 2 GC workers,
+# 12 runs: 2M/8M/20M keys x 4/6 GB heaps x 2 replicates; docs/gc.md has the fits and residuals), unless the
+# comment names a JDK 17 G1 default instead.
+G1_YOUNG_BASE_MS: Final = 3.0
+#: Bytes per second the two GC workers evacuate (Copied Bytes / Object Copy time; 2.2-4.2 GB/s per run).
+G1_COPY_RATE: Final = 2.8e9
+#: Remembered-set scan of a 1 GiB upsert map, fully scanned (Scan Heap Roots; 67-146 ms per run).
+G1_RS_SCAN_MS_PER_GB: Final = 89.0
+#: Scan ~ map^0.39: common slope of log(median scan) on log(map size) over the runs, one intercept per series.
+G1_RS_MAP_EXPONENT: Final = 0.39
+#: Updates between young collections after which 63% of the map is scanned (4k-46k per run).
+G1_RS_COARSEN_UPDATES: Final = 27_500.0
+G1_PAUSE_SIGMA: Final = 0.40
+#: Seconds of allocation alive at a young collection (the probe keeps queries' chunks 0.1 s).
+G1_SURVIVOR_S: Final = 0.12
+G1_PROMOTION_FRACTION: Final = 0.12
+G1_MIXED_LIVE_RATIO: Final = 0.3
+#: Full GC = base + live GiB x this: Theil-Sen line through the 16 full GCs of the runs (slope 609-1380 at 95%).
+G1_FULL_BASE_MS: Final = 100.0
+G1_FULL_MS_PER_GB: Final = 935.0
+G1_FULL_SIGMA: Final = 0.4
+G1_REMARK_MS: Final = 1.0
+G1_CLEANUP_MS: Final = 0.22
+G1_CONCURRENT_SIGMA: Final = 0.8
+#: Live old bytes per second of concurrent marking and of the remembered-set rebuild (one concurrent worker).
+G1_MARK_RATE: Final = 0.8e9
+G1_REBUILD_RATE: Final = 1.8e9
+G1_NEW_SIZE_MIN: Final = 0.05   # G1NewSizePercent
+G1_NEW_SIZE_MAX: Final = 0.60   # G1MaxNewSizePercent
+G1_PAUSE_GOAL_MS: Final = 200.0   # MaxGCPauseMillis
+#: G1's eden growth per collection while pauses stay far under the goal (6.8% in the one run that shows it).
+G1_YOUNG_GROWTH: Final = 0.06
+#: Where G1 aims its predicted young pause, share of the goal (0.56-0.97 in the runs where the goal set eden).
+G1_GOAL_SHARE: Final = 0.8
+G1_HEAP_WASTE: Final = 0.05   # G1HeapWastePercent
+#: Generational ZGC (JDK 21 runs of the same probe, tests/fixtures/gc/zgc-*): median pause, its spread.
+ZGC_PAUSE_MS: Final = 0.013
+ZGC_PAUSE_SIGMA: Final = 0.4
+#: ZGC cycle = base + collected / (sweep_rate x threads), collected = trigger_share x the allocatable heap
+#: (docs/gc.md: 0.79 s cycles every 8.8 s at 2M keys, 0.17 s every 0.69 s at 20M keys, 4 GB heap, 300 MB/s).
+ZGC_CYCLE_BASE_MS: Final = 115.0
+ZGC_SWEEP_RATE: Final = 3.5e9
+ZGC_TRIGGER_SHARE: Final = 0.65
+ZGC_RETAINED_SHARE: Final = 0.15
+#: ConcGCThreads as a share of cores: the runs used 1 thread on 2 cores (JDK 21 sizes it dynamically).
+ZGC_THREADS_SHARE: Final = 0.5

@@ -29,7 +29,7 @@ from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
 from workbench.workload.importers.common import ImportResult
 from workbench.workload.importers.conform import arrow_schema
-from workbench.workload.importers.gc_calibrate import calibrate_gc
+from workbench.workload.importers.gc_calibrate import G1_SECTION_KEYS, calibrate_gc
 from workbench.workload.importers.gc_log import GC_LOG_COLUMNS, read_gc_log
 from workbench.workload.importers.query_log import QUERY_LOG_COLUMNS, read_query_log
 from workbench.workload.importers.schema import SCHEMA_COLUMNS, read_schema
@@ -38,6 +38,7 @@ from workbench.workload.importers.table_config import TABLE_CONFIG_COLUMNS, read
 from workbench.workload.schema import QUERIES_SCHEMA, SEGMENTS_SCHEMA
 
 __all__ = [
+    "G1_SECTION_KEYS",
     "GC_LOG_COLUMNS",
     "IMPORTERS",
     "IMPORT_SCHEMA_VERSION",
@@ -64,9 +65,9 @@ IMPORT_SCHEMA_VERSION = 1
 _MANIFEST_SKIPPED = 1000
 
 
-def _gc_calibration(frame: pd.DataFrame) -> dict[str, Any] | None:
-    """The GC calibration when the log has enough pauses to measure intervals."""
-    return {"gc_calibration.json": calibrate_gc(frame)} if len(frame) >= 2 else None
+def _gc_calibration(frame: pd.DataFrame, **options: Any) -> dict[str, Any] | None:
+    """The GC calibration (``options`` are :func:`calibrate_gc`'s) when the log has two pauses or more."""
+    return {"gc_calibration.json": calibrate_gc(frame, **options)} if len(frame) >= 2 else None
 
 
 @dataclass(frozen=True)
@@ -84,18 +85,22 @@ class Importer:
     description
         One line for help texts.
     derive
-        Optional extra JSON documents computed from the frame (``{file name: data}``), or ``None``.
+        Optional extra JSON documents computed from the frame and the import options
+        (``{file name: data}``), or ``None``.
     shared
         The Arrow schema of :mod:`workbench.workload.schema` the table shares with generated data
         (its columns come first and are written with exactly these types), or ``None``.
+    options
+        Names of the import options ``derive`` accepts (keyword arguments).
     """
 
     kind: str
     read: Callable[[Path, bool], ImportResult]
     table: str
     description: str
-    derive: Callable[[pd.DataFrame], dict[str, Any] | None] | None = None
+    derive: Callable[..., dict[str, Any] | None] | None = None
     shared: Any = None
+    options: tuple[str, ...] = ()
 
 
 IMPORTERS: Mapping[str, Importer] = MappingProxyType({
@@ -108,7 +113,8 @@ IMPORTERS: Mapping[str, Importer] = MappingProxyType({
     "query-log": Importer("query-log", read_query_log, "queries.parquet",
                           "broker query log (QueryLogger lines, any version since 0.x)", shared=QUERIES_SCHEMA),
     "gc-log": Importer("gc-log", read_gc_log, "gc_pauses.parquet",
-                       "JVM unified GC log (JDK 9+ -Xlog:gc*), one row per pause", _gc_calibration),
+                       "JVM unified GC log (JDK 9+ -Xlog:gc*), one row per pause", _gc_calibration,
+                       options=("upsert_keys", "hash_function", "primary_key_types", "update_rate")),
 })
 
 
@@ -150,21 +156,31 @@ def _manifest(importer: Importer, result: ImportResult, outputs: Mapping[str, in
     }
 
 
-def _write(importer: Importer, result: ImportResult, directory: Path, lenient: bool) -> None:
+def _write(importer: Importer, result: ImportResult, directory: Path, lenient: bool,
+           options: Mapping[str, Any]) -> None:
     """Write the table, the documents, derived documents and, last, the manifest."""
     table = pa.Table.from_pandas(result.frame, schema=arrow_schema(result.frame, importer.shared),
                                  preserve_index=False)
     pq.write_table(table, directory / importer.table)
     outputs: dict[str, int | None] = {importer.table: len(result.frame)}
-    derived = importer.derive(result.frame) if importer.derive is not None else None
+    derived = importer.derive(result.frame, **options) if importer.derive is not None else None
     for name, document in {**result.documents, **(derived or {})}.items():
         write_json_atomic(directory / name, document)
         outputs[name] = None
     write_json_atomic(directory / "manifest.json", _manifest(importer, result, outputs, lenient))
 
 
+def _checked_options(importer: Importer, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    given = {k: v for k, v in (options or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(importer.options))
+    if unknown:
+        allowed = ", ".join(importer.options) or "none"
+        raise InputError(unknown[0], f"is not an option of the {importer.kind} importer (its options: {allowed})")
+    return given
+
+
 def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bool = False,
-                overwrite: bool = False) -> ImportResult:
+                overwrite: bool = False, options: Mapping[str, Any] | None = None) -> ImportResult:
     """Read ``path`` as ``kind`` and write the result to ``out_dir`` atomically.
 
     ``out_dir`` receives the kind's Parquet table (``segments.parquet``, ``queries.parquet``,
@@ -185,6 +201,9 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
         Skip malformed records and report them instead of stopping at the first.
     overwrite
         Replace an existing ``out_dir`` (only once the new output is complete).
+    options
+        The kind's import options (``gc-log``: :func:`calibrate_gc`'s ``upsert_keys``, ``hash_function``,
+        ``primary_key_types``, ``update_rate``); ``None`` values are left out.
 
     Returns
     -------
@@ -194,12 +213,13 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
     Raises
     ------
     InputError
-        Unknown kind, an existing ``out_dir`` without ``overwrite``, or bad input (``file:line``).
+        Unknown kind or option, an existing ``out_dir`` without ``overwrite``, or bad input (``file:line``).
     """
     importer = get_importer(kind)
+    given = _checked_options(importer, options)
     with atomic_dir(Path(out_dir), overwrite=overwrite) as tmp:
         result = importer.read(Path(path), lenient)
-        _write(importer, result, tmp, lenient)
+        _write(importer, result, tmp, lenient, given)
     return result
 
 

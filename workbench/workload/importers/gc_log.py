@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,24 @@ from workbench.workload.importers.common import (
     parse_timestamp,
     read_text,
 )
+from workbench.workload.importers.gc_details import (
+    DETAIL_COLUMNS,
+    TIME_COLUMNS,
+    parse_detail,
+    parse_region_size,
+    parse_stall,
+)
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
 #: Columns of the pauses table, one row per stop-the-world pause in log order.
 GC_LOG_COLUMNS = (
     "gc_id", "start_s", "uptime_s", "wallclock_s", "kind", "phase", "cause", "heap_before_bytes", "heap_after_bytes",
-    "heap_total_bytes", "duration_ms", "source_line",
+    "heap_total_bytes", "duration_ms", "source_line", *DETAIL_COLUMNS,
 )
+#: Pause kinds whose collection logs regions, copied bytes and scanned cards (G1's evacuations).
+_SIZED_KINDS = frozenset({"young", "mixed", "full"})
+_REGION_COLUMNS = frozenset(c for c in DETAIL_COLUMNS if c.endswith("_bytes") and c != "copied_bytes")
 _LEVELS = frozenset({"trace", "debug", "info", "warning", "error", "off"})
 _ISO = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})T(?P<clock>\d{2}:\d{2}:\d{2})(?:[.,](?P<fraction>\d+))?"
                   r"(?P<zone>Z|[+-]\d{2}:?\d{2})?")
@@ -52,7 +62,7 @@ _TAGS = re.compile(r"[a-z0-9_]+(?:,[a-z0-9_]+)*")
 _CLOCK_LIKE = re.compile(r"\d[\d.,:+\-T]*(?:s|ms|ns)?")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DECORATION = re.compile(r"\[([^\[\]]*)\]")
-_PAUSE = re.compile(r"GC\((?P<id>\d+)\)\s+(?:(?P<gen>[YO]):\s+)?Pause\s+(?P<rest>.*)")
+_PAUSE = re.compile(r"GC\((?P<id>\d+)\)\s+(?:(?P<gen>[YOyo]):\s+)?Pause\s+(?P<rest>.*)")
 _DURATION = re.compile(r"\s(?P<value>\d+(?:[.,]\d+)?)\s?(?P<unit>ms|us|µs|s)$")
 _HEAP_TOKEN = re.compile(r"\s(\S*->\S*)$")
 _SIZE = r"(\d+(?:[.,]\d+)?)([BKMGT])"
@@ -221,6 +231,15 @@ def _sizes(heap: tuple[int, int, int] | None) -> dict[str, int | None]:
     return dict(zip(keys, heap if heap is not None else (None, None, None), strict=True))
 
 
+def _stall_row(message: str) -> dict[str, Any] | None:
+    """A ZGC allocation stall as a row of kind ``stall`` (its ``gc_id`` is filled from the cycle it waits on)."""
+    stall = parse_stall(message)
+    if stall is None:
+        return None
+    return {"gc_id": -1, "kind": "stall", "phase": "Allocation Stall", "cause": stall[0], **_sizes(None),
+            "duration_ms": stall[1]}
+
+
 def _line_row(line: str) -> dict[str, Any] | None:
     """The pause on one log line, ``None`` for a valid line that is not a completed pause."""
     if _JDK8.search(line):
@@ -228,7 +247,7 @@ def _line_row(line: str) -> dict[str, Any] | None:
                         "log with -Xlog:gc*:file=gc.log:time,uptime,level,tags (JDK 9+)")
     decorations, message = _split_decorations(line)
     clock = _classify(decorations)
-    row = parse_pause(message)
+    row = parse_pause(message) or _stall_row(message)
     if row is None:
         if _PAUSE.fullmatch(message) and clock.tags is not None and "start" not in clock.tags:
             raise Malformed(f"a pause result needs its duration, e.g. '... 12.345ms' (truncated line?); {_EXPECTED}")
@@ -239,8 +258,33 @@ def _line_row(line: str) -> dict[str, Any] | None:
     return {**row, "uptime_s": clock.uptime_s, "wallclock_s": clock.wall_s}
 
 
+@dataclass
+class _Details:
+    """Per-collection figures gathered from the lines around the pauses (:mod:`.gc_details`)."""
+
+    region_bytes: int | None = None
+    by_gc: dict[int, dict[str, float]] = field(default_factory=dict)
+
+    def read(self, line: str) -> None:
+        """Remember what a non-pause line says about a collection (or the region size)."""
+        message = _split_decorations(line)[1]
+        if self.region_bytes is None:
+            self.region_bytes = parse_region_size(message)
+        for gc_id, column, value in parse_detail(message):
+            self.by_gc.setdefault(gc_id, {})[column] = value
+
+    def of(self, gc_id: int) -> dict[str, float]:
+        """The figures of one collection in bytes (region counts need the region size)."""
+        figures = self.by_gc.get(gc_id, {})
+        regions = self.region_bytes
+        if regions is None:
+            return {k: v for k, v in figures.items() if k not in _REGION_COLUMNS}
+        return {k: v * regions if k in _REGION_COLUMNS else v for k, v in figures.items()}
+
+
 def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    details = _Details()
     for line_no, line in lines:
         try:
             row = _line_row(line) if line.strip() else None
@@ -249,9 +293,12 @@ def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]
             continue
         if row is None:
             tally.count("ignored")
+            details.read(line)
         else:
+            if row["gc_id"] < 0:  # a stall waits on the collection the log last named
+                row["gc_id"] = rows[-1]["gc_id"] if rows else 0
             rows.append({**row, "source_line": line_no})
-    return rows
+    return [{**row, **details.of(row["gc_id"])} if row["kind"] in _SIZED_KINDS else row for row in rows]
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -262,7 +309,8 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["start_s"] = (frame["uptime_s"] - frame["duration_ms"].astype("float64") / 1000.0).round(6)
     dtypes = {"gc_id": "int64", "start_s": "float64", "uptime_s": "float64", "wallclock_s": "float64", "kind": "string",
               "phase": "string", "cause": "string", "heap_before_bytes": "Int64", "heap_after_bytes": "Int64",
-              "heap_total_bytes": "Int64", "duration_ms": "float64", "source_line": "int64"}
+              "heap_total_bytes": "Int64", "duration_ms": "float64", "source_line": "int64",
+              **dict.fromkeys(DETAIL_COLUMNS, "Int64"), **dict.fromkeys(TIME_COLUMNS, "Float64")}
     return frame.astype(dtypes)
 
 
@@ -279,8 +327,10 @@ def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
     Returns
     -------
     ImportResult
-        ``frame`` has :data:`GC_LOG_COLUMNS`: sizes in bytes (null when the collector does not log
-        them), ``uptime_s`` in seconds since JVM start when the pause ended, ``start_s`` when it began
+        ``frame`` has :data:`GC_LOG_COLUMNS`, one row per pause and per ZGC allocation stall (kind
+        ``stall``, ``cause`` the thread that waited): sizes in bytes (null when the collector does not log
+        them), G1's per-collection regions, copied bytes and scanned cards where logged
+        (:mod:`.gc_details`), ``uptime_s`` in seconds since JVM start when the pause ended, ``start_s`` when it began
         (the name the simulator's ``gc_pauses`` records use), ``duration_ms`` in ms.
 
     Raises

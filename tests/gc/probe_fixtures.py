@@ -1,0 +1,88 @@
+"""The probe's GC logs (tests/fixtures/gc/) and their run parameters, for the validation tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from workbench.jvm import G1Fit, LiveHeap, fit_g1, observed_live_bytes
+from workbench.jvm.validate import drive_phase, system_gc
+from workbench.pinot.heap import upsert_bytes_per_key
+from workbench.workload.importers import read_gc_log
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gc"
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Run:
+    """One probe run: its manifest entry and its log's pause table."""
+
+    name: str
+    spec: dict  # type: ignore[type-arg]
+    frame: pd.DataFrame
+
+    @property
+    def keys(self) -> int:
+        return int(self.spec["upsert_keys"])
+
+    @property
+    def drive(self) -> pd.DataFrame:
+        """The pauses from the System.gc() on (map loaded; updates and queries running)."""
+        return drive_phase(self.frame)
+
+    @property
+    def heap_bytes(self) -> float:
+        return float(self.frame["heap_total_bytes"].max())
+
+    @property
+    def allocation_rate(self) -> float:
+        return float(self.spec["allocation_mb_per_s"]) * MIB
+
+    @property
+    def update_rate(self) -> float:
+        return float(self.spec["update_rate"])
+
+    @property
+    def live_after_system_gc(self) -> float:
+        return float(system_gc(self.frame)["heap_after_bytes"])
+
+    @property
+    def system_gc_ms(self) -> float:
+        return float(system_gc(self.frame)["duration_ms"])
+
+    @property
+    def seconds(self) -> float:
+        drive = self.drive
+        return float(drive["uptime_s"].max() - drive["uptime_s"].min())
+
+    def young_ms(self) -> np.ndarray:
+        drive = self.drive
+        return drive[drive["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
+
+
+@cache
+def run(name: str) -> Run:
+    """The run whose log is ``<name>.log.gz``."""
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    spec = next(r for r in manifest["runs"] if r["file"] == f"{name}.log.gz")
+    return Run(name, spec, read_gc_log(FIXTURES / spec["file"]).frame)
+
+
+def live_of(r: Run) -> LiveHeap:
+    """The run's live heap split into its map (the heap model's bytes per key) and the rest."""
+    per_key = upsert_bytes_per_key(r.spec["primary_key_types"], r.spec["hash_function"], num_keys=r.keys)
+    return LiveHeap(observed_live_bytes(r.drive) - r.keys * per_key, r.keys, per_key)
+
+
+@cache
+def calibrated(name: str) -> tuple[G1Fit, LiveHeap]:
+    """The G1 model fitted to a run's drive phase at its update rate."""
+    r = run(name)
+    live = live_of(r)
+    return fit_g1(r.drive, live, r.update_rate), live

@@ -1,0 +1,353 @@
+"""Fit the G1 model's parameters to a GC log's pauses.
+
+Input is the pause table of :func:`workbench.workload.importers.read_gc_log` (with G1's per-collection
+details: eden, survivor and old bytes, copied bytes), the live heap split into its static part and the
+upsert map, and the rate of upsert updates. Each parameter comes from the collections that show it
+(``docs/gc.md`` lists the forms):
+
+* young/mixed pause form (``young_base_ms``, ``copy_rate``, ``rs_scan_ms_per_gb``,
+  ``rs_updates_per_key``): nonlinear least squares on log pause length over the young and mixed
+  collections, with a weak pull towards the defaults so that a parameter the log cannot separate (the
+  dirtying scale when the log has no concurrent cycle, for instance) stays at its default instead of
+  running off; ``pause_sigma`` is the residuals' standard deviation;
+* ``survivor_s``: copied bytes over the allocation rate (eden consumed over the time since the last
+  collection); ``promotion_fraction``: old-generation growth over copied bytes; ``young_growth``: the
+  geometric step by which G1 grew eden, from logs whose pauses stay well under the goal (elsewhere the
+  goal, not the growth, sets eden);
+* full GCs: ``full_ms_per_gb`` from their length over the live heap; remark and cleanup: medians;
+  ``mark_rate`` and ``rebuild_rate`` from the time between the concurrent-start pause, remark and
+  cleanup; ``ihop`` from the old-generation occupancy at concurrent start.
+
+Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from workbench.errors import InputError
+from workbench.jvm.g1_params import GIB, G1Params, rs_scan_ms, young_form_ms
+from workbench.jvm.live import LiveHeap
+from workbench.jvm.moments import Drive, match_young_moments
+
+__all__ = ["G1Fit", "fit_g1", "observed_live_bytes", "young_features"]
+
+_EVACUATIONS = ("young", "mixed")
+_PRIOR_WEIGHT = 0.1  # pull (in log units) towards a default, per parameter
+_FORM = ("young_base_ms", "copy_rate", "rs_scan_ms_per_gb", "rs_coarsen_updates")
+
+
+@dataclass(frozen=True)
+class G1Fit:
+    """Fitted parameters and what the fit says about them.
+
+    Attributes
+    ----------
+    params
+        The fitted :class:`G1Params`.
+    young_residual_sd
+        Standard deviation of log(observed / form) over the young and mixed pauses.
+    young_count
+        Young and mixed pauses used for the pause form.
+    allocation_rate
+        Mean allocation rate the log shows (eden consumed over time), bytes/s.
+    update_rate
+        Upsert updates per second: the one given, or the one fitted when none was.
+    defaulted
+        Parameters the log could not show, left at their defaults.
+    """
+
+    params: G1Params
+    young_residual_sd: float
+    young_count: int
+    allocation_rate: float
+    update_rate: float
+    defaulted: tuple[str, ...]
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("uptime_s", kind="mergesort").reset_index(drop=True)
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return frame[name].astype("float64").to_numpy(dtype=float, na_value=np.nan)
+
+
+def observed_live_bytes(frame: pd.DataFrame) -> float:
+    """The live heap a log shows: heap after its last full GC, else the lowest heap after a collection.
+
+    Raises
+    ------
+    InputError
+        When the log has no heap sizes.
+    """
+    after = _column(frame, "heap_after_bytes")
+    if np.isnan(after).all():
+        raise InputError("gc log", "has no heap sizes (<before>-><after>(<total>) on its pause lines), so the "
+                                   "live heap and G1's occupancy cannot be measured; log G1 with -Xlog:gc*")
+    kinds = frame["kind"].astype(str).to_numpy()
+    full = after[(kinds == "full") & ~np.isnan(after)]
+    if len(full):
+        return float(full[-1])
+    survivors = np.nan_to_num(_column(frame, "survivor_after_bytes"))
+    return float(np.nanmin(after - survivors))
+
+
+def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
+    """Per young/mixed pause: copied bytes, allocation rate, updates since the previous collection.
+
+    ``interval_s`` runs from the end of the previous collection (the time the JVM ran), ``cycle_s``
+    from its start (wall clock: what arrived during the pause is allocated after it).
+    """
+    ordered = _sorted(frame)
+    kinds = ordered["kind"].astype(str).to_numpy()
+    ends = ordered["uptime_s"].to_numpy(dtype=float)
+    starts = ends - ordered["duration_ms"].to_numpy(dtype=float) / 1000.0
+    rows: list[dict[str, float]] = []
+    last_end: float | None = None
+    last_start: float | None = None
+    copied, eden = _column(ordered, "copied_bytes"), _column(ordered, "eden_before_bytes")
+    copy_ms, scan_ms = _column(ordered, "object_copy_ms"), _column(ordered, "scan_roots_ms")
+    old_before, old_after = _column(ordered, "old_before_bytes"), _column(ordered, "old_after_bytes")
+    for i, kind in enumerate(kinds):
+        if kind in _EVACUATIONS and last_end is not None:
+            interval = max(starts[i] - last_end, 1e-3)
+            rows.append({"index": float(i), "duration_ms": float(ordered["duration_ms"].iloc[i]),
+                         "mixed": float(kind == "mixed"), "copied_bytes": copied[i], "interval_s": interval,
+                         "cycle_s": max(starts[i] - (last_start if last_start is not None else starts[i]), 1e-3),
+                         "allocation_rate": eden[i] / max(starts[i] - (last_start or 0.0), 1e-3),
+                         "promoted_bytes": old_after[i] - old_before[i],
+                         "updates": update_rate * interval, "eden_bytes": eden[i],
+                         "copy_ms": copy_ms[i], "scan_ms": scan_ms[i]})
+        if kind in (*_EVACUATIONS, "full"):
+            last_end, last_start = ends[i], starts[i]
+    return pd.DataFrame(rows)
+
+
+def _phase_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
+               update_rate: float | None) -> tuple[G1Params, float] | None:
+    """The pause form from G1's own phase times, when the log has them (``-Xlog:gc+phases=debug``).
+
+    ``copy_rate`` is copied bytes over the Object Copy time; the remembered-set form is fitted to the
+    Scan Heap Roots time against the updates since the previous collection; ``young_base_ms`` is what
+    the pauses take beyond the two. Returns ``None`` without phase times, or with the update rate
+    unknown and a map to scan (then :func:`_form_fit` infers it from the whole pauses).
+    """
+    usable = features.dropna(subset=["copied_bytes", "copy_ms", "scan_ms"])
+    usable = usable[usable["copy_ms"] > 0]
+    if len(usable) < 3 or (update_rate is None and live.map_bytes > 0):
+        return None
+    rate = update_rate or 0.0
+    copy_rate = float(np.median(usable["copied_bytes"] / usable["copy_ms"])) * 1000.0
+    params = replace(base, copy_rate=copy_rate)
+    if live.map_bytes > 0 and rate > 0:
+        updates = rate * usable["interval_s"].to_numpy(dtype=float)
+        scans = usable["scan_ms"].to_numpy(dtype=float)
+        start = np.log([base.rs_scan_ms_per_gb, base.rs_coarsen_updates])
+
+        def residuals(theta: np.ndarray) -> np.ndarray:
+            p = replace(params, rs_scan_ms_per_gb=float(np.exp(theta[0])), rs_coarsen_updates=float(np.exp(theta[1])))
+            model = np.array([rs_scan_ms(p, live.map_bytes, u) for u in updates])
+            misfit = np.log(np.maximum(model, 0.1)) - np.log(np.maximum(scans, 0.1))
+            return np.concatenate([misfit, _PRIOR_WEIGHT * np.sqrt(len(scans)) * (theta - start)])
+
+        theta = least_squares(residuals, start, method="trf").x
+        params = replace(params, rs_scan_ms_per_gb=float(np.exp(theta[0])), rs_coarsen_updates=float(np.exp(theta[1])))
+    modelled = np.array([young_form_ms(params, c, rs_scan_ms(params, live.map_bytes, rate * i))
+                         for c, i in zip(usable["copied_bytes"], usable["interval_s"], strict=True)])
+    observed = usable["duration_ms"].to_numpy(dtype=float)
+    params = replace(params, young_base_ms=max(float(np.median(observed - modelled + params.young_base_ms)), 0.5))
+    modelled += params.young_base_ms - base.young_base_ms
+    return params, float(np.std(np.log(observed / np.maximum(modelled, 0.1)), ddof=1))
+
+
+def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
+              update_rate: float | None) -> tuple[G1Params, float, float]:
+    """Least squares on log pause length; returns the params, the residual sd (log units), the update rate.
+
+    With ``update_rate`` unknown the log's own dirtying speed is fitted in its place (the updates per
+    second that, at the default ``rs_coarsen_updates``, explain how the pauses grow with the interval).
+    """
+    usable = features.dropna(subset=["copied_bytes"])
+    if usable.empty:
+        return base, base.pause_sigma, update_rate or 0.0
+    observed = np.log(usable["duration_ms"].to_numpy(dtype=float))
+    copied = usable["copied_bytes"].to_numpy(dtype=float)
+    intervals = usable["interval_s"].to_numpy(dtype=float)
+    known = update_rate is not None
+    names = _FORM if known else (*_FORM[:3], "update_rate")
+    guess = update_rate if known else base.rs_coarsen_updates / float(np.median(intervals))
+    start = np.log([*(getattr(base, n) for n in _FORM[:3]), base.rs_coarsen_updates if known else guess])
+
+    def unpack(theta: np.ndarray) -> tuple[G1Params, float]:
+        values: dict[str, Any] = {name: float(v) for name, v in zip(names, np.exp(theta), strict=True)}
+        rate = update_rate if update_rate is not None else values.pop("update_rate")
+        return replace(base, **values), rate
+
+    def form(theta: np.ndarray) -> np.ndarray:
+        p, rate = unpack(theta)
+        scans = np.array([rs_scan_ms(p, live.map_bytes, rate * i) for i in intervals])
+        logged: np.ndarray = np.log(np.maximum(p.young_base_ms + copied / p.copy_rate * 1000.0 + scans, 1e-6))
+        return logged
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        prior = _PRIOR_WEIGHT * np.sqrt(len(observed)) * (theta - start)
+        return np.concatenate([form(theta) - observed, prior])
+
+    solution = least_squares(residuals, start, method="trf")
+    fitted, rate = unpack(solution.x)
+    sd = float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
+    return fitted, sd, rate
+
+
+def _median(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if len(finite) else None
+
+
+def _log_sd(values: np.ndarray) -> float | None:
+    finite = values[np.isfinite(values) & (values > 0)]
+    return float(np.std(np.log(finite), ddof=1)) if len(finite) > 2 else None
+
+
+def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
+    """Remark, cleanup, marking and rebuild rates, IHOP, from the concurrent cycles in the log."""
+    ordered = _sorted(frame)
+    kinds = ordered["kind"].astype(str).to_numpy()
+    phases = ordered["phase"].astype(str).to_numpy() if "phase" in ordered else np.array([""] * len(kinds))
+    ends = ordered["uptime_s"].to_numpy(dtype=float)
+    durations = ordered["duration_ms"].to_numpy(dtype=float)
+    starts = ends - durations / 1000.0
+    out: dict[str, float] = {}
+    for kind in ("remark", "cleanup"):
+        if (median := _median(durations[kinds == kind])) is not None:
+            out[f"{kind}_ms"] = median
+    if (sd := _log_sd(np.concatenate([durations[kinds == "remark"], durations[kinds == "cleanup"]]))) is not None:
+        out["concurrent_sigma"] = sd
+    mark, rebuild, occupancy = [], [], []
+    concurrent_start: float | None = None
+    remark_end: float | None = None
+    total = _column(ordered, "heap_total_bytes")
+    old = _column(ordered, "old_before_bytes") + np.nan_to_num(_column(ordered, "humongous_after_bytes"))
+    for i, kind in enumerate(kinds):
+        if "Concurrent Start" in phases[i]:
+            concurrent_start = ends[i]
+            occupancy.append(old[i] / total[i])
+        elif kind == "remark" and concurrent_start is not None:
+            mark.append(live_bytes / max(starts[i] - concurrent_start, 1e-3))
+            concurrent_start, remark_end = None, ends[i]
+        elif kind == "cleanup" and remark_end is not None:
+            rebuild.append(live_bytes / max(starts[i] - remark_end, 1e-3))
+            remark_end = None
+    for name, values in (("mark_rate", mark), ("rebuild_rate", rebuild), ("ihop", occupancy)):
+        if (median := _median(np.array(values, dtype=float))) is not None:
+            out[name] = median
+    return out
+
+
+def _full_figures(frame: pd.DataFrame, base: G1Params) -> dict[str, float]:
+    full = frame[frame["kind"].astype(str) == "full"]
+    after = _column(full, "heap_after_bytes")
+    durations = full["duration_ms"].to_numpy(dtype=float)
+    keep = np.isfinite(after) & (after > 0)
+    if not keep.any():
+        return {}
+    per_gb = (durations[keep] - base.full_base_ms) / (after[keep] / GIB)
+    out = {"full_ms_per_gb": max(float(np.median(per_gb)), 1.0)}
+    if (sd := _log_sd(durations[keep])) is not None and keep.sum() > 2:
+        out["full_sigma"] = sd
+    return out
+
+
+def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float]:
+    young = features[features["mixed"] == 0] if len(features) else features
+    out: dict[str, float] = {}
+    if young.empty:
+        return out
+    survivor = _median((young["copied_bytes"] / young["allocation_rate"]).to_numpy(dtype=float))
+    if survivor is not None:
+        out["survivor_s"] = survivor
+    promoted = (young["promoted_bytes"].clip(lower=0) / young["copied_bytes"]).to_numpy(dtype=float)
+    if (share := _median(promoted)) is not None:
+        out["promotion_fraction"] = min(share, 0.9)
+    eden = young["eden_bytes"].to_numpy(dtype=float)
+    eden = eden[np.isfinite(eden)]
+    free_running = np.median(young["duration_ms"]) < base.goal_share * base.pause_goal_ms / 2
+    if len(eden) >= 6 and free_running:  # eden grew at G1's own pace, not held by the pause goal
+        # (a start the moments step refines: the rate it gives)
+        first, last = np.median(eden[:3]), np.median(eden[-3:])
+        out["young_growth"] = float(np.clip((last / first) ** (1.0 / (len(eden) - 3)) - 1.0, 0.01, 1.0))
+    return out
+
+
+def _eden_regime(features: pd.DataFrame, params: G1Params, heap_bytes: float) -> str | None:
+    """What set eden in this log: ``goal_share`` (the pause goal), ``young_growth`` (G1 growing it freely
+    while pauses stay far under the goal) or ``None`` (it sat at its minimum)."""
+    young = features[features["mixed"] == 0]
+    eden = young["eden_bytes"].to_numpy(dtype=float)
+    at_min = np.mean(eden <= 1.15 * params.new_size_min * heap_bytes) if len(eden) else 1.0
+    if at_min >= 0.7:
+        return None
+    free_running = np.median(young["duration_ms"]) < params.goal_share * params.pause_goal_ms / 2
+    return "young_growth" if free_running else "goal_share"
+
+
+def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None, base: G1Params | None = None,
+           *, match_moments: bool = True) -> G1Fit:
+    """Fit :class:`G1Params` to a G1 log's pause table.
+
+    Parameters
+    ----------
+    frame
+        ``read_gc_log(...).frame`` (or the part of it to calibrate from).
+    live
+        The live heap the log ran with (static part and upsert map).
+    update_rate
+        Upsert updates per second of existing keys while the log was written; ``None`` when unknown:
+        then the rate that explains the log (at the default ``rs_coarsen_updates``) is fitted and
+        returned in :attr:`G1Fit.update_rate`.
+    base
+        Defaults for what the log cannot show (:class:`G1Params` defaults when ``None``).
+    match_moments
+        Finish with :func:`workbench.jvm.moments.match_young_moments` (the model driven like the log
+        then gives the log's young-pause median and 95th percentile).
+
+    Raises
+    ------
+    InputError
+        When the log has fewer than three young collections with heap sizes.
+    """
+    base = base or G1Params()
+    features = young_features(frame, update_rate or 0.0)
+    if len(features) < 3 or features["eden_bytes"].isna().all():
+        raise InputError("gc log", f"needs at least 3 G1 young collections with their region details "
+                                   f"(-Xlog:gc*), found {len(features)}")
+    figures: dict[str, Any] = {**_workload_figures(features, base), **_cycle_figures(frame, live.total),
+                               **_full_figures(frame, base)}
+    phased = _phase_fit(features, live, replace(base, **figures), update_rate)
+    if phased is not None:
+        (params, residual_sd), update_rate = phased, update_rate or 0.0
+    else:
+        params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
+    params = replace(params, pause_sigma=residual_sd)
+    fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
+    knob = _eden_regime(features, base, float(np.nanmax(_column(frame, "heap_total_bytes"))))
+    fitted |= {knob} if match_moments and knob else set()
+    rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
+    if match_moments:
+        ordered = _sorted(frame)
+        span_ms = float(ordered["uptime_s"].iloc[-1] - ordered["uptime_s"].iloc[0]) * 1000.0
+        drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
+        young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
+        params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
+                                     rate_knob=_eden_regime(features, params, drive.heap_bytes))
+    defaulted = tuple(f.name for f in fields(G1Params)
+                      if f.name not in fitted and getattr(params, f.name) == getattr(base, f.name))
+    return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)
