@@ -14,8 +14,6 @@ import os
 from pathlib import Path
 from typing import Final
 
-from workbench.distributions import Lognormal
-
 # -- paths (cookiecutter-data-science layout; overridable through the environment) -----------------
 PROJECT_DIR: Final = Path(os.environ.get("WORKBENCH_HOME", Path.cwd()))
 DATA_DIR: Final = PROJECT_DIR / "data"
@@ -82,30 +80,30 @@ REPLICATIONS: Final = 3
 #: Which engine runs a scenario: ``auto`` uses the compiled engine wherever it reproduces the SimPy engine
 #: exactly (no adaptive selection, no broker result cache) and SimPy otherwise.
 ENGINE: Final = "auto"
+#: Per-query records a run keeps: ``all`` columns, or ``latency`` only (counts summed into ``windows``).
+RECORDS: Final = "all"
 SEED: Final = 20_261_122
 #: Confidence level of every interval the workbench reports.
 CONFIDENCE: Final = 0.95
 
 # -- GC ---------------------------------------------------------------------------------------------
 GC_COLLECTOR: Final = "none"
-#: Bytes allocated per second per server (anchors §7: young interval = eden / allocation rate).
-GC_ALLOCATION_RATE: Final = 200 * 1024**2
-#: Eden as a share of the heap; G1 keeps it between 5% and 60% (anchors §7).
-GC_EDEN_FRACTION: Final = 0.25
-#: Share of eden that survives a young collection and is promoted (generational hypothesis: small).
-GC_SURVIVAL_FRACTION: Final = 0.02
-#: Long-lived heap (caches, segment metadata, upsert PK maps), bytes.
+#: ``None``: allocation follows the query work each server receives (``GC_BYTES_PER_DOC`` per document
+#: scanned plus ``GC_BYTES_PER_REQUEST`` per request); a number is a constant rate, bytes/s.
+GC_ALLOCATION_RATE: Final = None
+#: Garbage per document a segment scans, bytes. Pinot reads a column in blocks of 10 000 documents
+#: into arrays it mostly reuses; what survives a block is a few bytes a document (values copied into
+#: the block's result, boxed group keys). 2 B/doc makes a core scanning 100M docs/s (10 ns/doc)
+#: allocate ~200 MB/s, the rate the probe's query garbage had (docs/gc.md); calibrate from a GC log.
+GC_BYTES_PER_DOC: Final = 2.0
+#: Garbage per server request beside the scan, bytes: the deserialised request, the plan (operators per
+#: segment), the result DataTable and its serialisation. Tens of KiB for a plan over a few segments.
+GC_BYTES_PER_REQUEST: Final = 64 * 1024
+#: Long-lived heap besides upsert maps (segment metadata, dictionaries on heap, caches), bytes.
 GC_LIVE_HEAP: Final = 2 * 1024**3
-#: G1 young pause: lognormal, median in the 20-50 ms range, p99 ~ 150 ms (anchors §7 defaults).
-GC_YOUNG_PAUSE_MS: Final = Lognormal(40.0, 0.6)
 GC_MIXED_COUNT: Final = 8   # G1MixedGCCountTarget
-GC_MIXED_FACTOR: Final = 1.5
 GC_IHOP: Final = 0.45   # InitiatingHeapOccupancyPercent
 GC_RESERVE: Final = 0.10   # G1ReservePercent
-#: Full GC compaction speed: pause = live bytes / rate; ~1 GB/s gives seconds at tens of GB (anchors §7).
-GC_FULL_RATE: Final = 1024**3
-#: ZGC pause (anchors §7: ~0.05-1.7 ms); three per cycle (mark start, mark end, relocate start).
-GC_ZGC_PAUSE_MS: Final = Lognormal(0.5, 0.5)
 
 # -- workload generation ----------------------------------------------------------------------------
 GENERATE_EVENTS: Final = 200_000

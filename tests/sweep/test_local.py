@@ -51,7 +51,7 @@ def test_output_layout_and_combined_columns(tmp_path: Path) -> None:
         "combined.parquet", "failures.json", "point-000", "point-001", "sweep.json"]  # no temporary files
     assert {p.name for p in (out / "point-000").iterdir()} == {
         "queries.parquet", "servers.parquet", "gc_pauses.parquet", "windows.parquet", "failures.parquet",
-        "summary.json"}
+        "heap.parquet", "summary.json"}
     summary = json.loads((out / "point-001" / "summary.json").read_text())
     assert summary["overrides"] == {"cluster.servers": 3, "cluster.gc": {"collector": "none"}}
     assert summary["seed"] == 3

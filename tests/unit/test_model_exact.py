@@ -29,6 +29,7 @@ import pytest
 import simpy
 
 from workbench.scenario import load_scenario
+from workbench.sim.gc import ServerHeap
 from workbench.sim.layout import build_layout
 from workbench.sim.model import ClusterModel, Window
 from workbench.sim.pauses import PauseSchedule
@@ -51,7 +52,9 @@ def run(crashes: PauseSchedule | None = None) -> ClusterModel:
     assert [len(r) for r in layout.replicas] == [1, 1] and {r[0] for r in layout.replicas} == {0, 1}
     streams = Streams.spawn(np.random.SeedSequence(0), 2)
     plan = build_plan(SCENARIO, layout, streams, horizon_ms=100.0, at_ms=(0.0, 5.0, 30.0))
-    plan = dataclasses.replace(plan, pauses=(PauseSchedule.from_intervals([(12.0, 20.0)]), PauseSchedule.empty()),
+    heaps = (ServerHeap(PauseSchedule.from_intervals([(12.0, 20.0)]), 0.0, 0.0),
+             ServerHeap(PauseSchedule.empty(), 0.0, 0.0))
+    plan = dataclasses.replace(plan, heaps=heaps,
                                crashes=(PauseSchedule.empty(), crashes or PauseSchedule.empty()))
     model = ClusterModel(env, streams, build_cluster(SCENARIO, layout, env, streams, plan), plan, Window(0.0, 100.0))
     model.run()

@@ -16,6 +16,8 @@ import pandas as pd
 from scipy import stats as st
 
 from workbench import defaults as D
+from workbench.analysis.slo import check_slo
+from workbench.sim.records import ERROR_CODES
 
 if TYPE_CHECKING:
     from workbench.sim.records import Result
@@ -82,24 +84,41 @@ def _littles_law(result: Result) -> dict[str, float]:
 
 
 def _errors(result: Result) -> dict[str, Any]:
-    """Shares of the servers' requests answered 240 and 250, and of queries by the codes they carried."""
-    servers, q = result.servers, result.queries
+    """Shares of the servers' requests answered 240 and 250, and of queries by the codes they carried.
+
+    Counted from ``windows`` (not ``queries``), so a ``records: latency`` run summarises the same."""
+    servers, w = result.servers, result.windows
     requests = float(servers["requests"].sum()) if len(servers) else 0.0
+    queries = float(w["queries"].sum())
 
     def share(column: str) -> float:
         return float(servers[column].sum()) / requests if requests and column in servers else 0.0
 
-    codes = q["error_codes"].fillna("") if "error_codes" in q else pd.Series([], dtype="string")
-    by_code: dict[str, float] = {}
-    if len(codes):
-        exploded = codes[codes != ""].str.split(",").explode()
-        by_code = {str(c): float(n) / len(codes) for c, n in exploded.value_counts().sort_index().items()}
+    by_code = {str(c): float(w[f"code_{c}"].sum()) / queries for c in ERROR_CODES if queries and w[f"code_{c}"].sum()}
     return {
         "scheduling_timeout_share": share("scheduling_timeouts"),
         "execution_timeout_share": share("execution_timeouts"),
-        "query_error_share": float((codes != "").mean()) if len(codes) else 0.0,
+        "query_error_share": float(w["errored"].sum()) / queries if queries else 0.0,
         "by_code": by_code,
     }
+
+
+def _heap(result: Result) -> dict[str, Any]:
+    """Live and peak heap over servers, out-of-memory runs, and the most upsert keys a server held."""
+    servers, p = result.servers, result.parameters
+    return {
+        "live_max": float(servers["live_heap"].max()) if len(servers) else 0.0,
+        "peak_max": float(servers["peak_heap"].max()) if len(servers) else 0.0,
+        "oom_servers": int(servers["oom_at_s"].notna().sum()) if len(servers) else 0,
+        "upsert_keys_max": int(p.get("upsert_keys", 0)),
+        "upsert_keys_from": p.get("upsert_keys_from", "none"),
+        "at_s": p.get("heap_at_s"),
+    }
+
+
+#: Per-query means the summary reports, each from its ``windows`` count.
+_RATES = (("partial_rate", "partial"), ("gc_delayed_rate", "gc_delayed"),
+          ("servers_queried_mean", "servers_queried"), ("segments_queried_mean", "segments_queried"))
 
 
 def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]:
@@ -111,24 +130,26 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
         for label, pct in PERCENTILES
     }
     mean, lo, hi = _mean_latency_ci(q, conf)
-    window = float(result.windows["window_s"].sum())
-    return {
-        "queries": len(q),
+    w = result.windows
+    window = float(w["window_s"].sum())
+    n = int(w["queries"].sum())
+    out: dict[str, Any] = {
+        "queries": n,
         "replications": int(result.windows["replication"].nunique()),
         "confidence": conf,
         "latency_ms": {"mean": {"value": mean, "ci_low": lo, "ci_high": hi}, **latency},
-        "throughput_qps": len(q) / window if window else float("nan"),
+        "throughput_qps": n / window if window else float("nan"),
         "utilisation": {
             "mean": float(result.servers["utilisation"].mean()),
             "max": float(result.servers["utilisation"].max()),
         },
-        "partial_rate": float(q["partial"].mean()) if len(q) else float("nan"),
-        "gc_delayed_rate": float(q["gc_delayed"].mean()) if len(q) else float("nan"),
-        "servers_queried_mean": float(q["servers_queried"].mean()) if len(q) else float("nan"),
-        "segments_queried_mean": float(q["segments_queried"].mean()) if len(q) else float("nan"),
+        **{name: float(w[column].sum()) / n if n else float("nan") for name, column in _RATES},
         "gc_pauses": len(result.gc_pauses),
-        "cache_hit_rate": float((q["cache_hit"].fillna("") != "").mean()) if len(q) and "cache_hit" in q else 0.0,
+        "cache_hit_rate": float(w["cache_hits"].sum()) / n if n else 0.0,
         "errors": _errors(result),
         "engine": {"name": result.parameters.get("engine", "simpy"), "why": result.parameters.get("engine_reason", "")},
         "littles_law": _littles_law(result),
+        "heap": _heap(result),
     }
+    out["slo"] = check_slo(out, (result.parameters.get("scenario") or {}).get("slo") or {})
+    return out

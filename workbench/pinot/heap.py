@@ -65,6 +65,7 @@ __all__ = [
     "pinot_estimate",
     "pinot_estimate_for_table",
     "pinot_estimate_json",
+    "schema_types",
     "string_bytes",
     "upsert_bytes_per_key",
 ]
@@ -329,7 +330,7 @@ def pinot_estimate(primary_key_types: Sequence[str], cardinality: int,
     return out
 
 
-def _schema_types(schema: Mapping[str, Any]) -> dict[str, str]:
+def schema_types(schema: Mapping[str, Any]) -> dict[str, str]:
     """Column name -> data type from a Pinot schema JSON (all field-spec lists and the legacy time spec)."""
     types: dict[str, str] = {}
     for section in ("dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs", "complexFieldSpecs"):
@@ -352,7 +353,7 @@ def _comparison_columns(upsert: Mapping[str, Any]) -> list[str] | None:
 def pinot_estimate_for_table(table_config: Any, schema: Mapping[str, Any], cardinality: int,
                              primary_key_size: int = -1, num_partitions: int = -1) -> dict[str, Any]:
     """:func:`pinot_estimate` from a :class:`~workbench.pinot.table_config.TableConfig` and schema JSON."""
-    types = _schema_types(schema)
+    types = schema_types(schema)
     pk_columns = list(schema.get("primaryKeyColumns") or ())
     missing = [c for c in pk_columns if c not in types]
     if not pk_columns or missing:

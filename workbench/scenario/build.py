@@ -104,7 +104,13 @@ def _convert(tp: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
         args = [a for a in get_args(tp) if a is not type(None)]
         if value is None:
             return None
-        return _convert(args[0], value, path, meta)
+        words = [w for a in args if get_origin(a) is Literal for w in get_args(a)]
+        if value in words:  # ``float | Literal["peak"]``: the word, else the other type
+            return value
+        others = [a for a in args if get_origin(a) is not Literal]
+        if not others:
+            raise ScenarioError(path, f"must be one of {', '.join(map(str, words))}, got {value!r}")
+        return _convert(others[0], value, path, meta)
     if meta.get("kind") == "distribution":
         return _to_distribution(value, path)
     if origin is Literal:

@@ -157,43 +157,86 @@ class NetworkSpec:
 
 @dataclass(frozen=True)
 class GCSpec:
-    """Stop-the-world pauses per server (see :mod:`workbench.sim.gc` for each collector's model).
+    """Stop-the-world pauses per server (``docs/gc.md``; :mod:`workbench.sim.gc` runs them).
 
-    ``fixed``: the time from the end of one pause to the start of the next is drawn from
-    ``interval_s`` (seconds), then the pause lasts ``pause_ms`` (milliseconds).
-    ``g1``: young pauses every eden / allocation rate; promotion fills the old generation until
-    ``ihop`` of the heap starts a marking cycle followed by ``mixed_count`` mixed pauses; when live
-    heap leaves no room (above ``1 - reserve`` of the heap) a full GC stops the server for
-    live bytes / ``full_gc_rate``. ``live_heap`` is the long-lived data (include upsert metadata).
-    ``zgc``: sub-millisecond pauses (``pause_ms``) a few times per collection cycle.
+    ``fixed``: the time from the end of one pause to the start of the next is drawn from ``interval_s``
+    (seconds), then the pause lasts ``pause_ms`` (milliseconds).
+    ``g1``: JDK 17 G1 as fitted to real logs (:class:`~workbench.jvm.G1Heap`): young collections when eden
+    fills, pauses that grow with what survives and with the upsert map the remembered sets scan,
+    concurrent cycles (remark, cleanup) above ``ihop``, mixed collections, full GCs on evacuation
+    failure, and out-of-memory reported. ``zgc``: generational ZGC (sub-millisecond pauses, allocation
+    stalls on a tight heap, and the cores its concurrent threads take).
+
+    Allocation: ``allocation_rate`` (bytes/s) when given; otherwise each request a server receives
+    allocates ``bytes_per_request`` plus ``bytes_per_doc`` per document it scans. Live heap:
+    ``live_heap`` plus the upsert metadata the server holds. For an upsert table with data, that comes
+    from replaying the data through Pinot's upsert manager under the table's TTLs
+    (:mod:`workbench.sim.memory`), at the moment ``heap_at`` of the data's span (``peak``: where the
+    largest server's heap peaks); ``upsert_keys`` (keys per server) and ``update_rate`` (updates of
+    existing keys per second per server, the remembered-set work in G1's pauses) override it, as a
+    GC-log calibration does. The other keys are the fitted G1 and ZGC parameters (``workbench import
+    gc-log`` writes them for a user's own log).
     """
 
     collector: Literal["none", "fixed", "g1", "zgc"] = D.GC_COLLECTOR
     interval_s: Distribution | None = _f(None, kind="distribution")
     pause_ms: Distribution | None = _f(None, kind="distribution")
-    allocation_rate: float = _f(D.GC_ALLOCATION_RATE, kind="size", gt=0)
-    eden_fraction: float = _f(D.GC_EDEN_FRACTION, gt=0, max=0.6)
-    survival_fraction: float = _f(D.GC_SURVIVAL_FRACTION, min=0, max=1)
-    live_heap: float = _f(D.GC_LIVE_HEAP, kind="size", min=0)
-    young_pause_ms: Distribution = _f(lambda: D.GC_YOUNG_PAUSE_MS, kind="distribution")
-    mixed_count: int = _f(D.GC_MIXED_COUNT, min=1)
-    mixed_factor: float = _f(D.GC_MIXED_FACTOR, gt=0)
+    allocation_rate: float | None = _f(D.GC_ALLOCATION_RATE, kind="size", gt=0)
+    bytes_per_doc: float = _f(D.GC_BYTES_PER_DOC, min=0)
+    bytes_per_request: float = _f(float(D.GC_BYTES_PER_REQUEST), kind="size", min=0)
+    live_heap: float = _f(float(D.GC_LIVE_HEAP), kind="size", min=0)
+    upsert_keys: int | None = _f(None, min=0)
+    update_rate: float | None = _f(None, min=0)
+    heap_at: float | Literal["peak"] = _f("peak", kind="duration", min=0)
+    # -- G1 (workbench.jvm.G1Params) --
+    young_base_ms: float = _f(D.G1_YOUNG_BASE_MS, min=0)
+    copy_rate: float = _f(D.G1_COPY_RATE, kind="size", gt=0)
+    rs_scan_ms_per_gb: float = _f(D.G1_RS_SCAN_MS_PER_GB, min=0)
+    rs_map_exponent: float = _f(D.G1_RS_MAP_EXPONENT, min=0)
+    rs_coarsen_updates: float = _f(D.G1_RS_COARSEN_UPDATES, gt=0)
+    pause_sigma: float | None = _f(None, min=0)
+    survivor_s: float = _f(D.G1_SURVIVOR_S, min=0)
+    promotion_fraction: float = _f(D.G1_PROMOTION_FRACTION, min=0, max=1)
+    mixed_live_ratio: float = _f(D.G1_MIXED_LIVE_RATIO, min=0)
+    full_base_ms: float = _f(D.G1_FULL_BASE_MS, min=0)
+    full_ms_per_gb: float = _f(D.G1_FULL_MS_PER_GB, min=0)
+    full_sigma: float = _f(D.G1_FULL_SIGMA, min=0)
+    remark_ms: float = _f(D.G1_REMARK_MS, min=0)
+    cleanup_ms: float = _f(D.G1_CLEANUP_MS, min=0)
+    concurrent_sigma: float = _f(D.G1_CONCURRENT_SIGMA, min=0)
+    mark_rate: float = _f(D.G1_MARK_RATE, kind="size", gt=0)
+    rebuild_rate: float = _f(D.G1_REBUILD_RATE, kind="size", gt=0)
     ihop: float = _f(D.GC_IHOP, gt=0, max=1)
     reserve: float = _f(D.GC_RESERVE, min=0, max=0.5)
-    full_gc_rate: float = _f(D.GC_FULL_RATE, kind="size", gt=0)
-    #: Upsert primary keys each server hosts; their JVM objects (``workbench.pinot.heap``) are added
-    #: to ``live_heap``, so a bigger PK map means more mixed and then full collections.
-    upsert_keys: int = _f(0, min=0)
+    new_size_min: float = _f(D.G1_NEW_SIZE_MIN, gt=0, max=1)
+    new_size_max: float = _f(D.G1_NEW_SIZE_MAX, gt=0, max=1)
+    pause_goal_ms: float = _f(D.G1_PAUSE_GOAL_MS, gt=0)
+    goal_share: float = _f(D.G1_GOAL_SHARE, gt=0, max=1)
+    young_growth: float = _f(D.G1_YOUNG_GROWTH, min=0)
+    mixed_count: int = _f(D.GC_MIXED_COUNT, min=1)
+    heap_waste: float = _f(D.G1_HEAP_WASTE, min=0, max=1)
+    # -- ZGC (workbench.jvm.ZGCParams; pause_ms is its median pause, pause_sigma its spread) --
+    cycle_base_ms: float = _f(D.ZGC_CYCLE_BASE_MS, min=0)
+    sweep_rate: float = _f(D.ZGC_SWEEP_RATE, kind="size", gt=0)
+    trigger_share: float = _f(D.ZGC_TRIGGER_SHARE, gt=0, max=1)
+    threads_share: float = _f(D.ZGC_THREADS_SHARE, gt=0, max=1)
+    retained_share: float = _f(D.ZGC_RETAINED_SHARE, min=0, max=0.9)
 
     def check(self, path: str) -> None:
         if self.collector == "fixed":
             for name in ("interval_s", "pause_ms"):
                 if getattr(self, name) is None:
                     raise ScenarioError(f"{path}.{name}", "is required when collector is fixed")
+            if self.upsert_keys:
+                raise ScenarioError(f"{path}.upsert_keys", "the fixed collector replays logged pauses and cannot "
+                                                           "follow a key count; use collector: g1 (workbench import "
+                                                           "gc-log fits one to your log)")
         elif self.interval_s is not None:
             raise ScenarioError(f"{path}.collector", "interval_s needs collector: fixed")
         elif self.pause_ms is not None and self.collector != "zgc":
             raise ScenarioError(f"{path}.collector", "pause_ms needs collector: fixed or zgc")
+        if self.new_size_min > self.new_size_max:
+            raise ScenarioError(f"{path}.new_size_min", f"must not exceed new_size_max ({self.new_size_max:g})")
 
 
 @dataclass(frozen=True)
@@ -315,6 +358,9 @@ class SimulationSpec:
     #: ``simpy`` (the reference semantics), ``fast`` (the compiled engine: identical records, error where it
     #: cannot be exact) or ``auto`` (fast wherever it is exact, SimPy otherwise).
     engine: Literal["auto", "simpy", "fast"] = D.ENGINE
+    #: ``all``: every per-query column; ``latency``: only each query's latency (the rest is summed per
+    #: replication into ``windows``), for runs of millions of queries.
+    records: Literal["all", "latency"] = D.RECORDS
 
     def check(self, path: str) -> None:
         if self.warmup_s >= self.duration_s:

@@ -1,135 +1,187 @@
-"""Garbage-collector pause processes, one schedule per server.
+"""Each server's garbage collection over a replication: its pauses, and what its heap did.
 
-Each collector is a function ``(gc spec, server spec, rng, horizon_ms) -> PauseSchedule`` in
-:data:`COLLECTORS`. Pause schedules are drawn up front from the server's own random stream, so the
-same seed gives the same pauses whatever else changes (common random numbers across configurations).
+The collectors are the models of :mod:`workbench.jvm` (``docs/gc.md``), chosen by ``cluster.gc.collector``
+in :data:`COLLECTORS`:
 
-The G1-like model follows the engineering relations of ``anchors.md`` §7:
+* ``none``: no pauses; ``fixed``: alternate a drawn run time and a drawn pause (validation, log replay);
+* ``g1``: G1 fitted to real JDK 17 logs, driven by the server's allocation. By default a request
+  allocates ``bytes_per_request`` plus ``bytes_per_doc`` per document it scans, charged when it is
+  delivered (or when a pause in progress ends: a stopped JVM allocates nothing), so GC follows the load
+  each server receives; ``allocation_rate`` makes it a constant rate instead;
+* ``zgc``: generational ZGC at the server's average allocation rate; its concurrent threads take a
+  share of the cores, which the engines charge by stretching the server's work.
 
-* young collections every ``eden / allocation_rate`` seconds (eden = ``eden_fraction`` x heap), each a
-  pause drawn from ``young_pause_ms``; ``survival_fraction`` of eden is promoted to the old generation;
-* when old occupancy passes ``ihop`` x heap a concurrent mark runs and the next ``mixed_count`` young
-  pauses are mixed (``mixed_factor`` times longer), bringing the old generation back to live data;
-* when the live heap leaves no room to collect into (old occupancy above ``(1 - reserve)`` x heap),
-  evacuation fails and a full GC stops the server for ``live / full_gc_rate``.
-
-So a larger live heap (for instance a bigger upsert primary-key map) gives more frequent mixed cycles,
-then full GCs: the effect the upsert sizing question is about.
+Allocation is charged when requests arrive, not while they run: over a young-collection interval
+(seconds) the difference is a few milliseconds of work, and it keeps every server's pauses a function of
+the timing-free plan, which both engines share. Draws come from the server's own GC stream, so the same
+seed gives the same pauses for the same load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
-from workbench import defaults as D
-from workbench.pinot.table_config import TableConfig
-from workbench.scenario.schema import GCSpec, ServerSpec
+from workbench.jvm import G1Heap, G1Params, Pause, ZGCParams, g1_pauses_at_constant_rate
+from workbench.jvm import zgc_pauses_at_constant_rate as zgc_schedule
+from workbench.scenario.schema import GCSpec
+from workbench.sim.memory import ServerMemory
 from workbench.sim.pauses import PauseSchedule
 
-__all__ = ["COLLECTORS", "effective_gc", "g1_pauses", "pause_schedule"]
+__all__ = ["COLLECTORS", "Allocation", "ServerHeap", "server_gc"]
 
 _BATCH = 256
-Collector = Callable[[GCSpec, ServerSpec, np.random.Generator, float], PauseSchedule]
 
 
-def _none(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
-    return PauseSchedule.empty()
+@dataclass(frozen=True)
+class Allocation:
+    """What one server allocates over the run: per delivered request, its time (ms) and bytes."""
+
+    times_ms: np.ndarray
+    bytes: np.ndarray
+
+    @property
+    def total_bytes(self) -> float:
+        """Everything the server allocates over the run, bytes."""
+        return float(self.bytes.sum())
 
 
-def _fixed(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
+@dataclass(frozen=True)
+class ServerHeap:
+    """One server's GC over a replication: pauses (with kinds), live and peak heap, out-of-memory, CPU share."""
+
+    pauses: PauseSchedule
+    live_bytes: float
+    peak_bytes: float
+    oom_at_ms: float | None = None
+    cpu_share: float = 0.0
+
+
+def g1_params(gc: GCSpec) -> G1Params:
+    """The G1 parameters a ``cluster.gc`` section sets (its keys are :class:`G1Params`' fields)."""
+    values = {f.name: getattr(gc, f.name) for f in fields(G1Params) if f.name != "pause_sigma"}
+    if gc.pause_sigma is not None:
+        values["pause_sigma"] = gc.pause_sigma
+    return G1Params(**values)
+
+
+def zgc_params(gc: GCSpec) -> ZGCParams:
+    """The ZGC parameters a ``cluster.gc`` section sets (``pause_ms``' mean is the median pause)."""
+    values: dict[str, Any] = {f.name: getattr(gc, f.name) for f in fields(ZGCParams)
+                              if f.name not in ("pause_ms", "pause_sigma")}
+    if gc.pause_ms is not None:
+        values["pause_ms"] = gc.pause_ms.mean
+    if gc.pause_sigma is not None:
+        values["pause_sigma"] = gc.pause_sigma
+    return ZGCParams(**values)
+
+
+def _schedule(pauses: list[Pause], horizon_ms: float) -> PauseSchedule:
+    """Pauses as a schedule: sorted; back-to-back pauses stay apart (a start a rounding error before the last
+    end moves to it); a pause that really overlaps another (a ZGC pause inside a stall) merges into it, named
+    by the longer of the two."""
+    merged: list[list[Any]] = []
+    for p in sorted((p for p in pauses if p.start_ms < horizon_ms and p.duration_ms > 0), key=lambda p: p.start_ms):
+        start, end = p.start_ms, p.end_ms
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            if start >= last[1] - 1e-9 * max(1.0, abs(last[1])):
+                start = last[1]
+            else:
+                if p.duration_ms > last[3]:
+                    last[2], last[3] = p.kind, p.duration_ms
+                last[1] = max(last[1], end)
+                continue
+        merged.append([start, max(start, end), p.kind, p.duration_ms])
+    return PauseSchedule.from_intervals([(m[0], m[1]) for m in merged], [m[2] for m in merged])
+
+
+def _none(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generator, horizon_ms: float,
+          load: Allocation | None, cores: int) -> ServerHeap:
+    return ServerHeap(PauseSchedule.empty(), mem.live.total, mem.live.total)
+
+
+def _fixed(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generator, horizon_ms: float,
+           load: Allocation | None, cores: int) -> ServerHeap:
     """Alternating run and pause: draw the gap (s) from the end of the last pause, then the pause (ms)."""
-    assert spec.interval_s is not None and spec.pause_ms is not None
-    intervals: list[tuple[float, float]] = []
+    assert gc.interval_s is not None and gc.pause_ms is not None
+    pauses: list[Pause] = []
     t = 0.0
     while t < horizon_ms:
-        gaps = spec.interval_s.sample(rng, _BATCH) * 1000.0
-        pauses = spec.pause_ms.sample(rng, _BATCH)
-        for gap, pause in zip(gaps, pauses, strict=True):
+        gaps = gc.interval_s.sample(rng, _BATCH) * 1000.0
+        lengths = gc.pause_ms.sample(rng, _BATCH)
+        for gap, length in zip(gaps, lengths, strict=True):
             start = t + gap
             if start >= horizon_ms:
-                return PauseSchedule.from_intervals(intervals)
-            intervals.append((start, start + pause))
-            t = start + pause
-    return PauseSchedule.from_intervals(intervals)
+                return ServerHeap(_schedule(pauses, horizon_ms), mem.live.total, mem.live.total)
+            pauses.append(Pause(start, float(length), "young"))
+            t = start + length
+    return ServerHeap(_schedule(pauses, horizon_ms), mem.live.total, mem.live.total)
 
 
-def g1_pauses(spec: GCSpec, heap: float, rng: np.random.Generator,
-              horizon_ms: float) -> list[tuple[float, float, str]]:
-    """G1-like pauses ``(start_ms, end_ms, kind)`` with kind young, mixed or full (see module doc)."""
-    eden = spec.eden_fraction * heap
-    young_gap_ms = eden / spec.allocation_rate * 1000.0
-    live = spec.live_heap
-    old = live
-    mixed_left = 0
-    out: list[tuple[float, float, str]] = []
-    # start at a random phase of the first young cycle so servers are not synchronised
-    t = float(rng.uniform(0.0, young_gap_ms))
-    while t < horizon_ms:
-        old += spec.survival_fraction * eden
-        if old > (1.0 - spec.reserve) * heap:
-            pause, kind = max(live, old) / spec.full_gc_rate * 1000.0, "full"
-            old, mixed_left = live, 0
-        elif mixed_left > 0:
-            pause, kind = float(spec.young_pause_ms.sample(rng, 1)[0]) * spec.mixed_factor, "mixed"
-            old -= (old - live) / mixed_left
-            mixed_left -= 1
+def _g1_driven(heap: G1Heap, load: Allocation, horizon_ms: float) -> list[Pause]:
+    """G1 driven by the server's deliveries: allocation charged in delivery order (after a pause in
+    progress), one call per collection (between collections only the eden fill matters)."""
+    heap.eden_used = float(heap.rng.uniform(0.0, heap.eden_target))  # servers are not synchronised
+    cum = np.cumsum(load.bytes)
+    times, n = load.times_ms, len(load.bytes)
+    pauses: list[Pause] = []
+    base, last_end = 0.0, 0.0
+    while not heap.oom:
+        j = int(np.searchsorted(cum, base + heap.eden_free_bytes, side="left"))
+        fill_at = max(float(times[j]), last_end) if j < n else np.inf
+        due = heap.next_event_ms()
+        if due is not None and due < fill_at and due < horizon_ms:
+            step = heap.advance(due)
+        elif j < n and fill_at < horizon_ms:
+            step = heap.allocate(fill_at, float(cum[j]) - base)
+            base = float(cum[j])
         else:
-            pause, kind = float(spec.young_pause_ms.sample(rng, 1)[0]), "young"
-            if old > spec.ihop * heap:
-                mixed_left = spec.mixed_count
-        out.append((t, t + pause, kind))
-        t += pause + young_gap_ms * float(rng.lognormal(0.0, 0.1))
-    return out
+            break
+        if step:
+            pauses.extend(step)
+            last_end = max(last_end, step[-1].end_ms)
+    return pauses
 
 
-def _g1(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
-    return PauseSchedule.from_intervals((s, e) for s, e, _ in g1_pauses(spec, server.heap, rng, horizon_ms))
+def _g1(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generator, horizon_ms: float,
+        load: Allocation | None, cores: int) -> ServerHeap:
+    params = g1_params(gc)
+    if gc.allocation_rate is not None or load is None:
+        rate = gc.allocation_rate if gc.allocation_rate is not None else 0.0
+        if rate <= 0:
+            return ServerHeap(PauseSchedule.empty(), mem.live.total, mem.live.total)
+        pauses, heap = g1_pauses_at_constant_rate(params, heap_bytes, mem.live, rate, horizon_ms, rng,
+                                                  update_rate=mem.update_rate)
+    else:
+        heap = G1Heap(params, heap_bytes, mem.live, rng, update_rate=mem.update_rate)
+        pauses = _g1_driven(heap, load, horizon_ms)
+    return ServerHeap(_schedule(pauses, horizon_ms), heap.live_bytes, heap.peak_bytes, heap.oom_at_ms)
 
 
-def _zgc(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
-    """ZGC-like: a collection cycle when the free heap has been allocated, with three tiny pauses."""
-    pause = spec.pause_ms or D.GC_ZGC_PAUSE_MS
-    free = max(server.heap - spec.live_heap, 0.1 * server.heap)
-    cycle_ms = 0.5 * free / spec.allocation_rate * 1000.0
-    intervals: list[tuple[float, float]] = []
-    t = float(rng.uniform(0.0, cycle_ms))
-    while t < horizon_ms:
-        for offset in (0.0, 0.3, 0.6):  # mark start, mark end, relocate start spread over the cycle
-            start = t + offset * cycle_ms
-            if intervals and start < intervals[-1][1]:
-                start = intervals[-1][1]
-            intervals.append((start, start + float(pause.sample(rng, 1)[0])))
-        t += cycle_ms
-    return PauseSchedule.from_intervals(i for i in intervals if i[0] < horizon_ms)
+def _zgc(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generator, horizon_ms: float,
+         load: Allocation | None, cores: int) -> ServerHeap:
+    rate = gc.allocation_rate if gc.allocation_rate is not None else (
+        load.total_bytes / (horizon_ms / 1000.0) if load is not None and horizon_ms > 0 else 0.0)
+    if rate <= 0:
+        return ServerHeap(PauseSchedule.empty(), mem.live.total, mem.live.total)
+    pauses, cycle = zgc_schedule(zgc_params(gc), heap_bytes, mem.live, rate, horizon_ms, rng, cores=cores)
+    oom_at = 0.0 if cycle.oom else None
+    peak = mem.live.total if cycle.oom else min(heap_bytes, mem.live.total + rate * cycle.period_ms / 1000.0)
+    share = 0.0 if cycle.oom else cycle.cpu_share
+    return ServerHeap(_schedule(pauses, horizon_ms), mem.live.total, peak, oom_at, share)
 
 
+Collector = Callable[[GCSpec, float, ServerMemory, np.random.Generator, float, "Allocation | None", int], ServerHeap]
+#: ``cluster.gc.collector`` -> the model that draws a server's pauses.
 COLLECTORS: Mapping[str, Collector] = {"none": _none, "fixed": _fixed, "g1": _g1, "zgc": _zgc}
 
 
-def pause_schedule(spec: GCSpec, server: ServerSpec, rng: np.random.Generator, horizon_ms: float) -> PauseSchedule:
-    """The pauses of one server over ``[0, horizon_ms)`` for the configured collector."""
-    return COLLECTORS[spec.collector](spec, server, rng, horizon_ms)
-
-
-def effective_gc(gc: GCSpec, table: TableConfig, schema: Mapping[str, Any] | None) -> GCSpec:
-    """The GC spec with the upsert metadata's heap added to the live heap.
-
-    Bytes per key come from the JVM object-layout model of :mod:`workbench.pinot.heap`, for the
-    schema's primary-key types (``LONG`` when no schema is given), the table's
-    ``upsertConfig.hashFunction`` and a LONG comparison column.
-    """
-    if gc.upsert_keys == 0:
-        return gc
-    from workbench.pinot.heap import upsert_bytes_per_key
-
-    schema = schema or {}
-    types = {f.get("name"): f.get("dataType", "LONG") for key in ("dimensionFieldSpecs", "metricFieldSpecs",
-             "dateTimeFieldSpecs") for f in schema.get(key) or ()}
-    pk_types = tuple(str(types.get(c, "LONG")) for c in schema.get("primaryKeyColumns") or ()) or ("LONG",)
-    hash_function = str((table.upsert_config or {}).get("hashFunction", "NONE"))
-    per_key = upsert_bytes_per_key(pk_types, hash_function, num_keys=gc.upsert_keys)
-    return replace(gc, live_heap=gc.live_heap + per_key * gc.upsert_keys)
+def server_gc(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generator, horizon_ms: float,
+              load: Allocation | None, cores: int) -> ServerHeap:
+    """One server's GC over ``[0, horizon_ms)``: ``load`` is what it allocates (``None``: not known, as with
+    adaptive routing; then only a constant ``allocation_rate`` drives it)."""
+    return COLLECTORS[gc.collector](gc, heap_bytes, mem, rng, horizon_ms, load, cores)

@@ -3,7 +3,8 @@
 The layout is the ideal state the broker routes from, built with the real replica-group instance
 assignment and segment assignment of :mod:`workbench.pinot.assignment`: OFFLINE segments by the
 table's strategy, REALTIME sealed segments on the COMPLETED (else CONSUMING) instance partitions,
-consuming segments by stream partition. Synthetic layouts make ``servers x segments_per_server /
+consuming segments by stream partition, and every segment of an upsert or dedup table on its stream
+partition's consuming servers. Synthetic layouts make ``servers x segments_per_server /
 replication`` equal segments; generated layouts read the segments Spark built.
 """
 
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 from workbench.errors import InputError, TableConfigError
 from workbench.pinot.assignment import (
     Instance,
+    InstancePartitions,
     assign_consuming_segment,
     assign_segments,
     instance_partitions_for,
@@ -45,6 +47,8 @@ class Layout:
     replicas: tuple[tuple[int, ...], ...]
     #: Segment metadata as the broker's pruners read it (generated or imported segments only).
     metadata: Mapping[str, SegmentMetadata] | None = None
+    #: Each segment's stream partition (0 for synthetic segments).
+    partitions: np.ndarray | None = None
 
     @property
     def num_servers(self) -> int:
@@ -71,6 +75,8 @@ def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str
             strategy = segment_assignment_strategy(table, "OFFLINE", ip)
             return assign_segments(names, ip, strategy=strategy, replication=replication)
         consuming_ip = instance_partitions_for(table, "CONSUMING", instances)
+        if table.is_upsert or table.is_dedup:
+            return _strict(names, consuming, partitions, consuming_ip, replication)
         has_completed = "COMPLETED" in table.instance_assignment_config_map
         completed_ip = instance_partitions_for(table, "COMPLETED", instances) if has_completed else consuming_ip
         strategy = segment_assignment_strategy(table, "COMPLETED", completed_ip)
@@ -83,6 +89,16 @@ def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str
         return {n: ideal[n] for n in names}
     except TableConfigError as exc:
         raise InputError(f"table.{exc.where}", exc.problem) from None
+
+
+def _strict(names: tuple[str, ...], consuming: np.ndarray, partitions: np.ndarray, ip: InstancePartitions,
+            replication: int) -> dict[str, dict[str, str]]:
+    """Upsert and dedup tables (Pinot's ``StrictRealtimeSegmentAssignment``): every segment of a stream
+    partition, sealed or consuming, stays on the servers consuming that partition, because each server's
+    primary-key map must see every segment of the partitions it serves."""
+    return {name: dict.fromkeys(assign_consuming_segment(int(p), ip, replication),
+                                "CONSUMING" if c else "ONLINE")
+            for name, c, p in zip(names, consuming, partitions, strict=True)}
 
 
 def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
@@ -110,4 +126,4 @@ def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
     ideal = assign_layout(table, servers, names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, docs, consuming, ideal, replicas, metadata)
+    return Layout(servers, names, docs, consuming, ideal, replicas, metadata, np.asarray(partitions, dtype=np.int64))

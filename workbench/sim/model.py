@@ -33,7 +33,7 @@ from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
 from workbench.sim.plan import Plan
 from workbench.sim.planner import QueryPlan, result_rows
-from workbench.sim.records import QueryRecords
+from workbench.sim.records import QueryRecords, failure_rows, pause_rows, server_row
 from workbench.sim.server import PinotServer, Request, Response
 from workbench.sim.service import ServiceModel
 from workbench.sim.streams import Buffered, Streams
@@ -145,8 +145,9 @@ class ClusterModel:
         for r in range(int(plan.query_requests[q]), int(plan.query_requests[q + 1])):
             pos = plan.request_position[plan.request_segments[r]:plan.request_segments[r + 1]]
             server = int(plan.server[r])
-            request = self._request(q, server, segments[pos], work[pos], float(plan.prepare[r]),
-                                    float(plan.merge[r]), arrival)
+            scale = plan.cpu_scale[server]
+            request = self._request(q, server, segments[pos], work[pos] * scale, float(plan.prepare[r] * scale),
+                                    float(plan.merge[r] * scale), arrival)
             out.append((server, request, float(plan.out_delay[r]), float(plan.back_delay[r]), int(plan.rows[r])))
         return out, int(plan.unavailable[q])
 
@@ -161,9 +162,11 @@ class ClusterModel:
         out = []
         for server, segs in routing:
             pos = np.array([position[s] for s in segs], dtype=np.int64)
+            scale = plan.cpu_scale[server]
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
-            seg_work = work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)
-            request = self._request(q, server, segments[pos], seg_work, service.per_request_ms, merge, arrival)
+            seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale
+            request = self._request(q, server, segments[pos], seg_work, float(service.per_request_ms * scale),
+                                    float(merge * scale), arrival)
             rows = result_rows(query.query, float(docs[pos].sum()))
             out.append((server, request, self._latency.next(), self._latency.next(), rows))
         return out, unavailable
@@ -286,26 +289,21 @@ class ClusterModel:
     def server_rows(self, replication: int) -> list[dict[str, Any]]:
         """One ``servers`` row per server (columns in :data:`~workbench.sim.records.SERVER_COLUMNS`)."""
         horizon = self.window.horizon_ms
-        rows = []
+        rows: list[dict[str, Any]] = []
         for s, cache in zip(self.servers, self.cluster.segment_caches, strict=True):
             s.advance(horizon, [])  # core time up to the horizon (responses after the run are not wanted)
             m = s.meters
-            rows.append({"replication": replication, "server": s.name, "requests": m.requests,
-                         "scheduling_timeouts": m.scheduling_timeouts, "execution_timeouts": m.execution_timeouts,
-                         "busy_ms": s.busy_ms, "cores": s.cores, "utilisation": s.busy_ms / (s.cores * horizon),
-                         "failed_requests": m.failed, "segment_cache_hits": cache.hits,
-                         "paused_ms": s.pauses.overlap(0.0, horizon)})
+            rows.append(server_row(replication, s.name, m.requests, m.scheduling_timeouts, m.execution_timeouts,
+                                   s.busy_ms, s.cores, horizon, m.failed, cache.hits, self.plan.heaps[len(rows)]))
         return rows
 
     def pause_rows(self, replication: int) -> list[dict[str, Any]]:
         """One ``gc_pauses`` row per pause of every server."""
-        return [{"replication": replication, "server": s.name, "start_s": start / 1000.0, "duration_ms": end - start}
-                for s in self.servers for start, end in s.pauses.intervals()]
+        return pause_rows(self.layout.servers, self.plan.pauses, replication)
 
     def failure_rows(self, replication: int) -> list[dict[str, Any]]:
         """One ``failures`` row per crash of every server (down and up times, s)."""
-        return [{"replication": replication, "server": s.name, "down_s": down / 1000.0, "up_s": up / 1000.0}
-                for s in self.servers for down, up in s.crashes.intervals()]
+        return failure_rows(self.layout.servers, self.plan.crashes, replication)
 
     def window_row(self, replication: int) -> dict[str, Any]:
         """The ``windows`` row: the measured window (s) and the time-average queries in flight."""

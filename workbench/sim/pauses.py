@@ -19,7 +19,7 @@ starts at ``t`` finishes when?" That answer is exact: run time is wall time minu
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +37,8 @@ class PauseSchedule:
     run_at_start: np.ndarray
     #: Total paused time before pause ``i``.
     paused_before: np.ndarray
+    #: What each pause was (``young``, ``mixed``, ``full``, ``remark``, ``cleanup``, ``zgc``, ``stall``).
+    kinds: tuple[str, ...] = ()
     # Python-list mirrors: scalar look-ups with bisect are ~10x cheaper than numpy calls.
     _s: list[float] = field(init=False, repr=False, compare=False)
     _e: list[float] = field(init=False, repr=False, compare=False)
@@ -51,15 +53,19 @@ class PauseSchedule:
         object.__setattr__(self, "_total", float((self.ends - self.starts).sum()))
 
     @classmethod
-    def from_intervals(cls, intervals: Iterable[tuple[float, float]]) -> PauseSchedule:
-        """Build from ``(start, end)`` pairs, which must be sorted and disjoint."""
+    def from_intervals(cls, intervals: Iterable[tuple[float, float]], kinds: Sequence[str] | None = None
+                       ) -> PauseSchedule:
+        """Build from ``(start, end)`` pairs, which must be sorted and disjoint (``kinds``: one per pause)."""
         pairs = np.asarray(list(intervals), dtype=float).reshape(-1, 2)
         starts, ends = pairs[:, 0].copy(), pairs[:, 1].copy()
         if np.any(ends < starts) or np.any(starts[1:] < ends[:-1]):
             raise ValueError("pause intervals must be sorted, disjoint and have end >= start")
         durations = ends - starts
         paused_before = np.concatenate(([0.0], np.cumsum(durations)[:-1])) if len(durations) else durations
-        return cls(starts, ends, starts - paused_before, paused_before)
+        labels = tuple(kinds) if kinds is not None else ("young",) * len(starts)
+        if len(labels) != len(starts):
+            raise ValueError(f"{len(labels)} kinds for {len(starts)} pauses")
+        return cls(starts, ends, starts - paused_before, paused_before, labels)
 
     @classmethod
     def empty(cls) -> PauseSchedule:

@@ -18,6 +18,7 @@ messages are sent.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,8 +30,9 @@ import pandas as pd
 from workbench.pinot.execution_config import query_timeout_ms
 from workbench.scenario import Scenario
 from workbench.sim.failures import crash_schedule
-from workbench.sim.gc import effective_gc, pause_schedule
+from workbench.sim.gc import Allocation, ServerHeap, server_gc
 from workbench.sim.layout import Layout
+from workbench.sim.memory import Memory, server_memory
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan, result_rows
 from workbench.sim.router import Router
@@ -73,8 +75,12 @@ class Plan:
     back_delay: np.ndarray
     rows: np.ndarray
     plans: tuple[QueryPlan, ...]
-    pauses: tuple[PauseSchedule, ...]
+    heaps: tuple[ServerHeap, ...]
     crashes: tuple[PauseSchedule, ...]
+    #: Per server: its work is stretched by this (the share of cores ZGC's concurrent threads take).
+    cpu_scale: np.ndarray
+    #: Documents each run of a query's segment scans (parallel to ``segment`` and ``work``).
+    docs: np.ndarray
     churn_ms: np.ndarray
     churn_segment: np.ndarray
     churn_event: tuple[str, ...]
@@ -82,6 +88,11 @@ class Plan:
     @property
     def num_queries(self) -> int:
         return len(self.arrival_ms)
+
+    @property
+    def pauses(self) -> tuple[PauseSchedule, ...]:
+        """Each server's stop-the-world pauses."""
+        return tuple(h.pauses for h in self.heaps)
 
     def query_work(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """Segment indices and their work for one query (its kept segments, in plan order)."""
@@ -198,8 +209,10 @@ def _queries(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float, 
     return _Queries(times, np.zeros(len(times), dtype=np.int32), plans)
 
 
-def _segment_costs(service: ServiceModel, plan: QueryPlan, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """A plan's kept segments (layout indices, plan order) and the cost model's mean time of each."""
+def _segment_costs(service: ServiceModel, plan: QueryPlan, layout: Layout
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A plan's kept segments (layout indices, plan order), the cost model's mean time of each, and the
+    documents each scans."""
     if plan.segments is None:
         segments = np.arange(len(layout.segments), dtype=np.int32)
         docs = np.asarray(layout.docs, dtype=float)
@@ -207,7 +220,7 @@ def _segment_costs(service: ServiceModel, plan: QueryPlan, layout: Layout) -> tu
         segments = np.asarray(plan.segments, dtype=np.int32)
         docs = np.asarray(plan.docs_scanned, dtype=float)
     means = service.per_segment_ms + docs * (service.ns_per_doc * 1e-6) if service.draw is None else docs * 0.0
-    return segments, means
+    return segments, means, docs
 
 
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -218,16 +231,17 @@ def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _work(queries: _Queries, service: ServiceModel, layout: Layout, rng: np.random.Generator
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every query's kept segments and the work of each run, drawn in query order."""
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every query's kept segments, the documents each scans and the work of each run, drawn in query order."""
     per_plan = [_segment_costs(service, p, layout) for p in queries.plans]
-    plan_n = np.array([len(segs) for segs, _ in per_plan], dtype=np.int64)
+    plan_n = np.array([len(segs) for segs, _, _ in per_plan], dtype=np.int64)
     plan_start = np.concatenate(([0], np.cumsum(plan_n)))[:-1]
-    plan_seg = np.concatenate([segs for segs, _ in per_plan]).astype(np.int32)
-    plan_mean = np.concatenate([means for _, means in per_plan]).astype(float)
+    plan_seg = np.concatenate([segs for segs, _, _ in per_plan]).astype(np.int32)
+    plan_mean = np.concatenate([means for _, means, _ in per_plan]).astype(float)
+    plan_docs = np.concatenate([docs for _, _, docs in per_plan]).astype(float)
     offsets, row, local = expand(plan_n[queries.plan_index])
     idx = plan_start[queries.plan_index[row]] + local
-    segment, means = plan_seg[idx], plan_mean[idx]
+    segment, means, docs = plan_seg[idx], plan_mean[idx], plan_docs[idx]
     total = int(offsets[-1])
     if service.draw is not None:
         work = service.draw.sample(rng, total) if total else np.empty(0)
@@ -236,7 +250,7 @@ def _work(queries: _Queries, service: ServiceModel, layout: Layout, rng: np.rand
         work = means * rng.lognormal(-sigma * sigma / 2.0, sigma, total)
     else:
         work = means
-    return offsets, segment, np.asarray(work, dtype=float)
+    return offsets, segment, docs, np.asarray(work, dtype=float)
 
 
 def _health_events(crashes: Sequence[PauseSchedule]) -> list[tuple[float, int, bool]]:
@@ -301,17 +315,19 @@ def _route(sc: Scenario, layout: Layout, queries: _Queries, crashes: Sequence[Pa
 
 def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: float,
                replay: pd.DataFrame | None = None, planner: Planner | None = None,
-               at_ms: Sequence[float] | None = None) -> Plan:
-    """Draw one replication's plan from ``streams`` (see the module docstring for the order)."""
+               at_ms: Sequence[float] | None = None, memory: Memory | None = None) -> Plan:
+    """Draw one replication's plan from ``streams`` (see the module docstring for the order).
+
+    ``memory``: each server's long-lived heap (:func:`~workbench.sim.memory.server_memory`, computed once
+    per run); by default the scenario's own, without a workload directory."""
     spec = sc.cluster
-    gc, fail = effective_gc(spec.gc, sc.table, sc.schema), spec.failures
+    fail = spec.failures
     mtbf = None if fail.mtbf_s is None else fail.mtbf_s * 1000.0
     mttr = None if fail.mttr_s is None else fail.mttr_s * 1000.0
-    pauses = tuple(pause_schedule(gc, spec.server, streams.gc[i], horizon_ms) for i in range(layout.num_servers))
     crashes = tuple(crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms) for i in range(layout.num_servers))
     queries = _queries(sc, layout, streams, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
-    query_segments, segment, work = _work(queries, service, layout, streams.service)
+    query_segments, segment, docs, work = _work(queries, service, layout, streams.service)
     base = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in sc.workload.query_options.items()}
     per_plan = [query_options(p, base) for p in queries.plans]
     table_timeout = sc.table.query_timeout_ms
@@ -327,17 +343,59 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     common: dict[str, Any] = dict(
         arrival_ms=queries.arrival_ms, plan_index=pi, broker=(np.arange(len(pi)) % spec.brokers).astype(np.int32),
         timeout_ms=timeout[pi], group_by=group_by[pi], secondary=secondary[pi], execution_threads=threads[pi],
-        query_segments=query_segments, segment=segment, work=work, plans=tuple(queries.plans),
-        pauses=pauses, crashes=crashes, churn_ms=np.array([c[0] for c in churn], dtype=float),
+        query_segments=query_segments, segment=segment, work=work, docs=docs, plans=tuple(queries.plans),
+        heaps=(), crashes=crashes, cpu_scale=np.ones(layout.num_servers),
+        churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
     if spec.broker.adaptive_selection:
         empty = np.empty(0)
-        return Plan(routed=False, unavailable=np.zeros(len(pi), dtype=np.int32),
+        plan = Plan(routed=False, unavailable=np.zeros(len(pi), dtype=np.int32),
                     query_requests=np.zeros(len(pi) + 1, dtype=np.int64), server=empty.astype(np.int32),
                     request_segments=np.zeros(1, dtype=np.int64), request_position=empty.astype(np.int64),
                     prepare=empty, merge=empty, out_delay=empty, back_delay=empty, rows=empty.astype(np.int64),
                     **common)
-    return _with_requests(common, _route(sc, layout, queries, crashes), queries, service, layout, streams.network, sc)
+    else:
+        plan = _with_requests(common, _route(sc, layout, queries, crashes), queries, service, layout,
+                              streams.network, sc)
+    return _with_heaps(plan, sc, layout, streams, horizon_ms, memory or server_memory(sc, layout, None))
+
+
+def _loads(sc: Scenario, layout: Layout, plan: Plan) -> list[Allocation]:
+    """What each server allocates: per request delivered to it, ``bytes_per_request`` plus ``bytes_per_doc``
+    per document it scans, at its delivery (in delivery order). With live (adaptive) routing the requests
+    are not known in advance: each query's allocation is then spread evenly over the servers."""
+    gc, n = sc.cluster.gc, layout.num_servers
+    if not plan.routed:
+        counts = np.diff(plan.query_segments)
+        per_query = (gc.bytes_per_request * np.minimum(counts, n)
+                     + gc.bytes_per_doc * np.add.reduceat(plan.docs, plan.query_segments[:-1]) * (counts > 0)) / n \
+            if len(plan.docs) else np.zeros(plan.num_queries)
+        return [Allocation(plan.arrival_ms, np.asarray(per_query, dtype=float)) for _ in range(n)]
+    req_query = plan.request_query
+    flat = plan.query_segments[req_query][np.repeat(np.arange(len(req_query)), np.diff(plan.request_segments))] \
+        + plan.request_position
+    docs = np.bincount(np.repeat(np.arange(len(req_query)), np.diff(plan.request_segments)), weights=plan.docs[flat],
+                       minlength=len(req_query))
+    delivered = plan.arrival_ms[req_query] + plan.out_delay
+    allocated = gc.bytes_per_request + gc.bytes_per_doc * docs
+    loads = []
+    for s in range(n):
+        mine = np.flatnonzero(plan.server == s)
+        mine = mine[np.argsort(delivered[mine], kind="stable")]
+        loads.append(Allocation(delivered[mine], allocated[mine]))
+    return loads
+
+
+def _with_heaps(plan: Plan, sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float,
+                memory: Memory) -> Plan:
+    """Each server's GC over the run (from its own GC stream) and the CPU its concurrent threads take."""
+    gc = sc.cluster.gc
+    driven = gc.collector in ("g1", "zgc") and gc.allocation_rate is None
+    loads: list[Allocation | None] = list(_loads(sc, layout, plan)) if driven else [None] * layout.num_servers
+    heaps = tuple(server_gc(gc, sc.cluster.server.heap, memory.servers[i], streams.gc[i], horizon_ms, loads[i],
+                            sc.cluster.server.cores) for i in range(layout.num_servers))
+    scale = np.array([1.0 / (1.0 - min(h.cpu_share, 0.9)) for h in heaps])
+    return dataclasses.replace(plan, heaps=heaps, cpu_scale=scale)
 
 
 def _with_requests(common: dict[str, Any], routes: _Routes, queries: _Queries, service: ServiceModel,

@@ -8,23 +8,30 @@ the column lists below and against the frames a run produces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "ERROR_CODES",
     "FAILURE_COLUMNS",
     "GC_PAUSE_COLUMNS",
+    "HEAP_COLUMNS",
+    "LATENCY_COLUMNS",
     "QUERY_COLUMNS",
     "RUN_TABLES",
     "SERVER_COLUMNS",
     "WINDOW_COLUMNS",
     "QueryRecords",
     "Result",
+    "failure_rows",
     "frame",
+    "pause_rows",
+    "server_row",
+    "window_counts",
 ]
 
 QUERY_COLUMNS = (
@@ -33,11 +40,16 @@ QUERY_COLUMNS = (
 )
 SERVER_COLUMNS = (
     "replication", "server", "requests", "scheduling_timeouts", "execution_timeouts", "busy_ms", "cores",
-    "utilisation", "failed_requests", "segment_cache_hits", "paused_ms",
+    "utilisation", "failed_requests", "segment_cache_hits", "paused_ms", "live_heap", "peak_heap", "oom_at_s",
 )
-GC_PAUSE_COLUMNS = ("replication", "server", "start_s", "duration_ms")
-WINDOW_COLUMNS = ("replication", "window_s", "mean_in_flight")
+GC_PAUSE_COLUMNS = ("replication", "server", "start_s", "duration_ms", "kind")
+#: QueryErrorCodes the engines report, each counted per replication in ``windows``.
+ERROR_CODES = (211, 240, 250, 305, 425, 427)
+WINDOW_COLUMNS = ("replication", "window_s", "mean_in_flight", "queries", "partial", "gc_delayed", "cache_hits",
+                  "servers_queried", "segments_queried", "errored", *(f"code_{c}" for c in ERROR_CODES))
 FAILURE_COLUMNS = ("replication", "server", "down_s", "up_s")
+#: Each server's upsert heap over the data's span (a replayed upsert table only; see workbench.sim.memory).
+HEAP_COLUMNS = ("server", "time_s", "upsert_keys", "map_bytes", "bitmap_bytes", "update_rate", "live_heap")
 #: Each table of a run (and of its run directory, as ``NAME.parquet``) with its columns, in order.
 RUN_TABLES: Mapping[str, tuple[str, ...]] = {
     "queries": QUERY_COLUMNS,
@@ -45,7 +57,67 @@ RUN_TABLES: Mapping[str, tuple[str, ...]] = {
     "gc_pauses": GC_PAUSE_COLUMNS,
     "windows": WINDOW_COLUMNS,
     "failures": FAILURE_COLUMNS,
+    "heap": HEAP_COLUMNS,
 }
+
+
+class _Heap(Protocol):
+    @property
+    def live_bytes(self) -> float: ...
+
+    @property
+    def peak_bytes(self) -> float: ...
+
+    @property
+    def oom_at_ms(self) -> float | None: ...
+
+    @property
+    def pauses(self) -> Any: ...
+
+
+def server_row(replication: int, name: str, requests: int, scheduling_timeouts: int, execution_timeouts: int,
+               busy_ms: float, cores: int, horizon_ms: float, failed: int, cache_hits: int,
+               heap: _Heap) -> dict[str, Any]:
+    """One ``servers`` row (both engines build it here, so the columns cannot drift apart)."""
+    return {"replication": replication, "server": name, "requests": int(requests),
+            "scheduling_timeouts": int(scheduling_timeouts), "execution_timeouts": int(execution_timeouts),
+            "busy_ms": float(busy_ms), "cores": cores, "utilisation": float(busy_ms) / (cores * horizon_ms),
+            "failed_requests": int(failed), "segment_cache_hits": int(cache_hits),
+            "paused_ms": heap.pauses.overlap(0.0, horizon_ms), "live_heap": float(heap.live_bytes),
+            "peak_heap": float(heap.peak_bytes),
+            "oom_at_s": float("nan") if heap.oom_at_ms is None else heap.oom_at_ms / 1000.0}
+
+
+def pause_rows(servers: Sequence[str], pauses: Sequence[Any], replication: int) -> list[dict[str, Any]]:
+    """One ``gc_pauses`` row per pause of every server (``pauses``: each server's schedule)."""
+    return [{"replication": replication, "server": name, "start_s": start / 1000.0, "duration_ms": end - start,
+             "kind": kind}
+            for name, p in zip(servers, pauses, strict=True)
+            for (start, end), kind in zip(p.intervals(), p.kinds, strict=True)]
+
+
+def failure_rows(servers: Sequence[str], crashes: Sequence[Any], replication: int) -> list[dict[str, Any]]:
+    """One ``failures`` row per crash of every server (down and up times, s)."""
+    return [{"replication": replication, "server": name, "down_s": down / 1000.0, "up_s": up / 1000.0}
+            for name, c in zip(servers, crashes, strict=True) for down, up in c.intervals()]
+
+
+def window_counts(queries: pd.DataFrame) -> dict[str, Any]:
+    """What a replication's ``queries`` add up to (the ``windows`` row's counts): kept beside the latencies
+    when a large run drops the other per-query columns (``simulation.records: latency``)."""
+    codes = queries["error_codes"].fillna("").astype(str)
+    carried = codes[codes != ""].str.split(",").explode().astype(int).value_counts()
+    counts = {f"code_{c}": int(carried.get(c, 0)) for c in ERROR_CODES}
+    return {"queries": len(queries), "partial": int(queries["partial"].sum()),
+            "gc_delayed": int(queries["gc_delayed"].sum()),
+            "cache_hits": int((queries["cache_hit"].fillna("") != "").sum()),
+            "servers_queried": int(queries["servers_queried"].sum()),
+            "segments_queried": int(queries["segments_queried"].sum()), "errored": int((codes != "").sum()),
+            **counts}
+
+
+#: The ``queries`` columns a ``latency`` run keeps (the rest is summed into ``windows``).
+LATENCY_COLUMNS = ("replication", "query_id", "latency_ms")
 
 
 def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -113,6 +185,8 @@ class Result:
     #: Per replication: measured window (s) and time-average queries in flight.
     windows: pd.DataFrame
     failures: pd.DataFrame = field(default_factory=lambda: _empty("failures"))
+    #: Each server's upsert heap over the data's span (empty unless keys came from a replay).
+    heap: pd.DataFrame = field(default_factory=lambda: _empty("heap"))
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def tables(self) -> dict[str, pd.DataFrame]:

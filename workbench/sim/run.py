@@ -22,10 +22,20 @@ from workbench.sim.broker import make_brokers
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.fast.engine import coverage, run_fast
 from workbench.sim.layout import Layout, build_layout
+from workbench.sim.memory import server_memory
 from workbench.sim.model import Cluster, ClusterModel, Window
 from workbench.sim.plan import Plan, build_plan
 from workbench.sim.planner import Planner, default_schema
-from workbench.sim.records import FAILURE_COLUMNS, GC_PAUSE_COLUMNS, SERVER_COLUMNS, WINDOW_COLUMNS, Result, frame
+from workbench.sim.records import (
+    FAILURE_COLUMNS,
+    GC_PAUSE_COLUMNS,
+    LATENCY_COLUMNS,
+    SERVER_COLUMNS,
+    WINDOW_COLUMNS,
+    Result,
+    frame,
+    window_counts,
+)
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
@@ -109,26 +119,29 @@ def simulate(
     planner = _planner(sc, layout, replay)
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
+    memory = server_memory(sc, layout, data)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
         streams = Streams.spawn(child, layout.num_servers)
-        plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner)
+        plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
+                          memory=memory)
         if engine == "fast":
             run = run_fast(sc, layout, plan, window, rep)
-            queries.append(run.queries)
+            frame_, window_row = run.queries, run.window
             servers += run.servers
             pauses += run.pauses
             failures += run.failures
-            windows.append(run.window)
         else:
             env = simpy.Environment()
             model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, window)
             model.run()
-            queries.append(model.records.frame(rep))
+            frame_, window_row = model.records.frame(rep), model.window_row(rep)
             servers += model.server_rows(rep)
             pauses += model.pause_rows(rep)
             failures += model.failure_rows(rep)
-            windows.append(model.window_row(rep))
+        windows.append({**window_row, **window_counts(frame_)})
+        queries.append(frame_ if sc.simulation.records == "all" else frame_[list(LATENCY_COLUMNS)])
+        del plan
         if progress is not None:
             progress(rep + 1, sc.simulation.replications)
     return Result(
@@ -137,5 +150,8 @@ def simulate(
         gc_pauses=frame(pauses, GC_PAUSE_COLUMNS),
         windows=frame(windows, WINDOW_COLUMNS),
         failures=frame(failures, FAILURE_COLUMNS),
-        parameters={"scenario": sc.to_dict(), "seed": base_seed, "engine": engine, "engine_reason": reason},
+        heap=memory.timeline,
+        parameters={"scenario": sc.to_dict(), "seed": base_seed, "engine": engine, "engine_reason": reason,
+                    "heap_at_s": memory.at_s, "upsert_keys_from": memory.source,
+                    "upsert_keys": max((m.live.upsert_keys for m in memory.servers), default=0)},
     )

@@ -90,6 +90,9 @@ class HeapSample:
         Summed over the partition's segments.
     duplicate_keys
         Queryable docs beyond the first per key (None when not counted).
+    updated_keys
+        Records of the segment just committed that took over an existing key's location (0 at
+        ``upkeep``): the updates of old map entries that a collector's remembered sets track.
     """
 
     time: float
@@ -103,6 +106,7 @@ class HeapSample:
     valid_docs: int
     queryable_docs: int
     duplicate_keys: int | None
+    updated_keys: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +150,7 @@ def _bitmaps(segments: list[SegmentState], has_delete_column: bool) -> int:
 
 
 def _sample(manager: PartitionUpsertMetadataManager, model: UpsertHeapModel, time: float, segment: str,
-            phase: str, count_duplicates: bool) -> HeapSample:
+            phase: str, count_duplicates: bool, updated: int = 0) -> HeapSample:
     segments = [manager.segment(n) for n in manager.segment_names()]
     has_del = manager.settings.has_delete_column
     keys = manager.num_primary_keys()
@@ -158,7 +162,7 @@ def _sample(manager: PartitionUpsertMetadataManager, model: UpsertHeapModel, tim
         map_bytes=map_bytes, bitmap_bytes=bitmap, total_bytes=map_bytes + bitmap,
         valid_docs=sum(s.num_valid() for s in segments),
         queryable_docs=sum(int(np.count_nonzero(_queryable_mask(s, has_del))) for s in segments),
-        duplicate_keys=_duplicates(segments, has_del) if count_duplicates else None)
+        duplicate_keys=_duplicates(segments, has_del) if count_duplicates else None, updated_keys=updated)
 
 
 def _default_model(manager: PartitionUpsertMetadataManager) -> UpsertHeapModel:
@@ -166,11 +170,15 @@ def _default_model(manager: PartitionUpsertMetadataManager) -> UpsertHeapModel:
     return UpsertHeapModel(entry_layout(s.primary_key_types, s.hash_function, "LONG"))
 
 
-def _consume(manager: PartitionUpsertMetadataManager, seg: StreamSegment, batch_size: int) -> None:
+def _consume(manager: PartitionUpsertMetadataManager, seg: StreamSegment, batch_size: int) -> int:
+    """Consume the segment's records in batches; returns how many replaced an existing key's location."""
     keys, values = seg.primary_keys, seg.comparison_values
+    replaced = 0
     for lo in range(0, len(keys), batch_size):
         deletes = None if seg.is_delete is None else seg.is_delete[lo:lo + batch_size]
-        manager.add_records(seg.name, keys[lo:lo + batch_size], values[lo:lo + batch_size], deletes)
+        replaced += manager.add_records(seg.name, keys[lo:lo + batch_size], values[lo:lo + batch_size],
+                                        deletes).replaced
+    return replaced
 
 
 def replay_partition(stream: Iterable[StreamSegment], manager: PartitionUpsertMetadataManager,
@@ -201,12 +209,12 @@ def replay_partition(stream: Iterable[StreamSegment], manager: PartitionUpsertMe
         manager.start_new_consuming_segment(seg.name)
         if samples:
             samples.append(_sample(manager, model, samples[-1].time, seg.name, "upkeep", count_duplicates))
-        _consume(manager, seg, batch_size)
+        updated = _consume(manager, seg, batch_size)
         manager.seal_consuming_segment(seg.name)
         time = float(seg.commit_time if seg.commit_time is not None else manager.segment(seg.name).max_value)
         committed.append((time, seg.name))
         committed = _apply_retention(manager, committed, time, retention)
-        samples.append(_sample(manager, model, time, seg.name, "commit", count_duplicates))
+        samples.append(_sample(manager, model, time, seg.name, "commit", count_duplicates, updated))
     return samples
 
 

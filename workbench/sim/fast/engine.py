@@ -13,7 +13,6 @@ rounding: the SimPy engine is the reference, and a disagreement is a bug here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +28,7 @@ from workbench.sim.layout import Layout
 from workbench.sim.model import Window
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.plan import Plan, expand
-from workbench.sim.records import QUERY_COLUMNS
+from workbench.sim.records import QUERY_COLUMNS, failure_rows, pause_rows, server_row
 from workbench.sim.server import ExecutionModel
 
 __all__ = ["FastRun", "coverage", "run_fast"]
@@ -136,7 +135,8 @@ def _requests(plan: Plan, work: np.ndarray) -> _Requests:
             arrival[mine] = np.where(inside, ends[np.maximum(i, 0)], t)
     positions = plan.request_position + np.repeat(plan.query_segments[req_query],
                                                   np.diff(plan.request_segments))
-    return _Requests(req_query, arrival, delivered, plan.request_segments, work[positions])
+    seg_scale = np.repeat(plan.cpu_scale[plan.server], np.diff(plan.request_segments))
+    return _Requests(req_query, arrival, delivered, plan.request_segments, work[positions] * seg_scale)
 
 
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int) -> FastRun:
@@ -160,20 +160,16 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         seg_work = req.seg_work[req.seg_start[mine][row] + local]
         ps, pe, pr, pp, ptotal = _schedule_arrays(plan.pauses[s])
         crashes = plan.crashes[s]
-        out = simulate_server(req.arrival[mine], req.delivered[mine], timeout[mine], plan.prepare[mine],
-                              plan.merge[mine], group_by[mine], secondary[mine], option[mine], seg_start,
+        scale = plan.cpu_scale[s]
+        out = simulate_server(req.arrival[mine], req.delivered[mine], timeout[mine], plan.prepare[mine] * scale,
+                              plan.merge[mine] * scale, group_by[mine], secondary[mine], option[mine], seg_start,
                               np.ascontiguousarray(seg_work, dtype=float), cfg, limits, ps, pe, pr, pp, ptotal,
                               np.ascontiguousarray(crashes.starts, dtype=float),
                               np.ascontiguousarray(crashes.ends, dtype=float), window.horizon_ms)
         resp_at[mine], code[mine], paused[mine], wait[mine], responded[mine] = out[:5]
         meters, busy = out[5], out[6]
-        horizon = window.horizon_ms
-        rows.append({"replication": replication, "server": layout.servers[s], "requests": int(meters[0]),
-                     "scheduling_timeouts": int(meters[1]), "execution_timeouts": int(meters[2]),
-                     "busy_ms": float(busy), "cores": sc.cluster.server.cores,
-                     "utilisation": float(busy) / (sc.cluster.server.cores * horizon),
-                     "failed_requests": int(meters[4]), "segment_cache_hits": int(hits[s]),
-                     "paused_ms": plan.pauses[s].overlap(0.0, horizon)})
+        rows.append(server_row(replication, layout.servers[s], meters[0], meters[1], meters[2], busy,
+                               sc.cluster.server.cores, window.horizon_ms, meters[4], hits[s], plan.heaps[s]))
     pause_offset = np.concatenate(([0], np.cumsum([len(p) for p in plan.pauses]))).astype(np.int64)
     pause_start = np.concatenate([p.starts for p in plan.pauses]) if plan.pauses else np.empty(0)
     pause_end = np.concatenate([p.ends for p in plan.pauses]) if plan.pauses else np.empty(0)
@@ -185,8 +181,8 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         np.ascontiguousarray(pause_start, dtype=float), np.ascontiguousarray(pause_end, dtype=float), pause_offset,
         broker.overhead_ms, broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
     return FastRun(_queries(plan, window, reply, mask, delayed, qwait, replication), rows,
-                   _pause_rows(layout.servers, plan.pauses, replication),
-                   _failure_rows(layout.servers, plan.crashes, replication), _window(plan, window, reply, replication))
+                   pause_rows(layout.servers, plan.pauses, replication),
+                   failure_rows(layout.servers, plan.crashes, replication), _window(plan, window, reply, replication))
 
 
 def _queries(plan: Plan, window: Window, reply: np.ndarray, mask: np.ndarray, delayed: np.ndarray,
@@ -211,16 +207,6 @@ def _queries(plan: Plan, window: Window, reply: np.ndarray, mask: np.ndarray, de
         "cache_hit": pd.Series([""] * len(keep), dtype="string"),
         "error_codes": pd.Series(_CODE_TEXT[mask[keep]], dtype="string"),
     }, columns=list(QUERY_COLUMNS))
-
-
-def _pause_rows(servers: Sequence[str], pauses: Sequence[PauseSchedule], replication: int) -> list[dict[str, Any]]:
-    return [{"replication": replication, "server": name, "start_s": start / 1000.0, "duration_ms": end - start}
-            for name, p in zip(servers, pauses, strict=True) for start, end in p.intervals()]
-
-
-def _failure_rows(servers: Sequence[str], crashes: Sequence[PauseSchedule], replication: int) -> list[dict[str, Any]]:
-    return [{"replication": replication, "server": name, "down_s": down / 1000.0, "up_s": up / 1000.0}
-            for name, c in zip(servers, crashes, strict=True) for down, up in c.intervals()]
 
 
 def _window(plan: Plan, window: Window, reply: np.ndarray, replication: int) -> dict[str, Any]:
