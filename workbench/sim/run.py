@@ -9,6 +9,7 @@ replication's SimPy environment.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import simpy
 
 from workbench.errors import ScenarioError
 from workbench.scenario import Scenario, load_scenario
+from workbench.scenario.limits import check_work
 from workbench.sim.broker import make_brokers
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.failures import crash_schedule
@@ -29,8 +31,9 @@ from workbench.sim.records import FAILURE_COLUMNS, GC_PAUSE_COLUMNS, SERVER_COLU
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
+from workbench.workload.directory import read_replay_queries
 
-__all__ = ["build_cluster", "simulate"]
+__all__ = ["build_cluster", "check_run", "simulate"]
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -58,11 +61,10 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     if sc.workload.arrival.process != "replay":
         return None
-    path = None if data is None else Path(data) / "queries.parquet"
-    if path is None or not path.is_file():
+    if data is None or not (Path(data) / "queries.parquet").is_file():
         raise ScenarioError("workload.arrival.process",
                             "replay needs a workload directory with queries.parquet (simulate --data DIR)")
-    return pd.read_parquet(path, columns=["arrival_s", "sql"]).sort_values("arrival_s", kind="stable")
+    return read_replay_queries(data)
 
 
 def _arrivals(sc: Scenario, layout: Layout, data: Path | None) -> Arrivals:
@@ -74,6 +76,30 @@ def _arrivals(sc: Scenario, layout: Layout, data: Path | None) -> Arrivals:
         planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table),
                           layout.metadata)
     return Arrivals(sc.workload.arrival.qps, replay, planner, sc.workload.churn)
+
+
+def _data_dir(sc: Scenario, data: Path | None) -> Path | None:
+    return sc.base_dir / sc.workload.data if data is None and sc.workload.data is not None else data
+
+
+def check_run(sc: Scenario, data: Path | None = None) -> None:
+    """Build everything :func:`simulate` builds before its first event, then drop it.
+
+    ``validate`` and a sweep's pre-validation call this, so they reject exactly what a run would:
+    Pinot's assignment of the segments (replicas or replica groups the servers cannot hold), the
+    workload directory's tables and the parts' own checks. The cluster is built over a 1 ms
+    horizon, so GC and crash schedules cost nothing.
+    """
+    data = _data_dir(sc, data)
+    layout = build_layout(sc, data)
+    check_work(float(len(layout.segments)), sc.limits, "segments", "workload.data", "segments")
+    replay = _replay_queries(sc, data)
+    if replay is not None:
+        check_work(float(len(replay)) * sc.simulation.replications, sc.limits, "simulated_queries",
+                   "workload.arrival.process", "replayed queries (the log's queries x replications)")
+    probe = replace(sc, simulation=replace(sc.simulation, duration_s=0.001, warmup_s=0.0))
+    streams = Streams.spawn(np.random.SeedSequence(0), layout.num_servers)
+    build_cluster(probe, layout, simpy.Environment(), streams)
 
 
 def simulate(
@@ -101,8 +127,7 @@ def simulate(
         Called with (replications done, replications) after each replication (the CLI's progress bar).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    if data is None and sc.workload.data is not None:
-        data = sc.base_dir / sc.workload.data
+    data = _data_dir(sc, data)
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, data)
     arrivals = _arrivals(sc, layout, data)

@@ -78,7 +78,7 @@ class Importer:
     kind
         Registry name, as the command line spells it.
     read
-        ``read(path, lenient)`` -> :class:`ImportResult`.
+        ``read(path, lenient, max_bytes=None)`` -> :class:`ImportResult`.
     table
         File name of the Parquet table written from the result's frame.
     description
@@ -91,7 +91,7 @@ class Importer:
     """
 
     kind: str
-    read: Callable[[Path, bool], ImportResult]
+    read: Callable[..., ImportResult]
     table: str
     description: str
     derive: Callable[[pd.DataFrame], dict[str, Any] | None] | None = None
@@ -164,7 +164,7 @@ def _write(importer: Importer, result: ImportResult, directory: Path, lenient: b
 
 
 def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bool = False,
-                overwrite: bool = False) -> ImportResult:
+                overwrite: bool = False, max_bytes: int | None = None) -> ImportResult:
     """Read ``path`` as ``kind`` and write the result to ``out_dir`` atomically.
 
     ``out_dir`` receives the kind's Parquet table (``segments.parquet``, ``queries.parquet``,
@@ -185,6 +185,8 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
         Skip malformed records and report them instead of stopping at the first.
     overwrite
         Replace an existing ``out_dir`` (only once the new output is complete).
+    max_bytes
+        Largest input read, after decompression (default ``WORKBENCH_MAX_INPUT_SIZE`` or 2 GiB).
 
     Returns
     -------
@@ -197,8 +199,8 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
         Unknown kind, an existing ``out_dir`` without ``overwrite``, or bad input (``file:line``).
     """
     importer = get_importer(kind)
-    with atomic_dir(Path(out_dir), overwrite=overwrite) as tmp:
-        result = importer.read(Path(path), lenient)
+    with atomic_dir(Path(out_dir), overwrite=overwrite) as tmp:  # checks out_dir before reading anything
+        result = importer.read(Path(path), lenient, max_bytes=max_bytes)
         _write(importer, result, tmp, lenient)
     return result
 
