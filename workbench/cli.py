@@ -81,10 +81,19 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from workbench.api import run_scenario
 
-    with tqdm(desc="replications", unit="replication", disable=args.quiet) as bar:
+    bars: list[Any] = []  # made at the first replication, so bad input prints no empty bar first
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(desc="replications", unit="replication", disable=args.quiet))
+        _tick(bars[0], done, total)
+
+    try:
         document = run_scenario(args.scenario, args.out, seed=args.seed, data=args.data,
-                                overwrite=args.overwrite,
-                                progress=lambda done, total: _tick(bar, done, total))
+                                overwrite=args.overwrite, progress=progress)
+    finally:
+        for bar in bars:
+            bar.close()
     s = document["summary"]
     _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")
     return 0

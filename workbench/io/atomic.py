@@ -123,8 +123,10 @@ def check_output(path: str | Path, *, overwrite: bool = False, kind: str = "dire
     parent = _nearest_existing(target.parent)
     if not parent.is_dir():
         raise InputError(str(target), f"cannot be created: {parent} is a file, not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(str(target), f"cannot be created: {parent} is not writable")
+    try:  # a real probe: permission bits say nothing to root, or about read-only mounts and /proc
+        os.rmdir(tempfile.mkdtemp(prefix=_owner_prefix(target), suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise InputError(str(target), f"cannot be created: {parent} is not writable ({exc.strerror})") from None
 
 
 @contextmanager

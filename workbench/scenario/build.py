@@ -43,8 +43,8 @@ def _describe(value: Any) -> str:
 
 def _bounds_text(meta: Mapping[str, Any], noun: str) -> str:
     lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
-    if gt == 0 or (lo == 1 and noun == "integer" and hi is None):
-        return f"a positive {noun}"
+    if gt == 0 or (lo == 1 and noun == "integer"):
+        return f"a positive {noun}" + (f" of at most {hi}" if hi is not None else "")
     if lo == 0 and hi is None:
         return f"a non-negative {noun}"
     if lo is not None and hi is not None:

@@ -20,41 +20,21 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from workbench import defaults as D
 from workbench.errors import InputError
+from workbench.io.tables import read_parquet
 from workbench.pinot.segment import check_segment_name
 
-__all__ = ["QUERIES_FILE", "SEGMENTS_FILE", "read_parquet", "read_replay_queries", "read_segments"]
+__all__ = ["QUERIES_FILE", "SEGMENTS_FILE", "read_replay_queries", "read_segments"]
 
 _LOG = logging.getLogger(__name__)
 SEGMENTS_FILE = "segments.parquet"
 QUERIES_FILE = "queries.parquet"
-
-
-def read_parquet(path: str | Path, columns: Sequence[str] | None = None, *, what: str = "table") -> pd.DataFrame:
-    """A Parquet file as a frame; a missing, corrupt or foreign file (or a missing column) is an InputError."""
-    source = Path(path)
-    if not source.is_file():
-        raise InputError(str(source), f"is missing; the {what} should be there")
-    try:
-        schema = pq.read_schema(source)
-        missing = [c for c in columns or () if c not in schema.names]
-        if missing:
-            raise InputError(str(source), f"has no column {', '.join(map(repr, missing))}; is it a workbench {what}? "
-                                          f"(columns: {', '.join(schema.names[:12])})")
-        table = pq.read_table(source, columns=list(columns) if columns is not None else None)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(str(source), f"is not a readable Parquet file ({str(exc).splitlines()[0][:160]})") from None
-    frame: pd.DataFrame = table.to_pandas()
-    return frame
 
 
 def _bad_row(path: Path, frame: pd.DataFrame, mask: Any, column: str, problem: str) -> InputError:
@@ -152,7 +132,7 @@ def read_replay_queries(data: str | Path) -> pd.DataFrame:
         time that is not a finite number of seconds >= 0.
     """
     path = Path(data) / QUERIES_FILE
-    frame = read_parquet(path, ["arrival_s", "sql"], what="queries table")
+    frame = read_parquet(path, columns=["arrival_s", "sql"], what="queries table")
     if frame.empty:
         raise InputError(str(path), "holds no queries to replay")
     arrival = pd.to_numeric(frame["arrival_s"], errors="coerce")

@@ -118,7 +118,7 @@ def read_text(path: Path, *, strict_utf8: bool = False, max_bytes: int | None = 
     Decompression is streamed and stops at ``max_bytes`` (default: the input limit of
     :mod:`workbench.io.reading`), so a gzip bomb is refused, not inflated.
     """
-    return read_input(path, what="file to import", strict_utf8=strict_utf8, limit=max_bytes,
+    return read_input(path, what="input", strict_utf8=strict_utf8, limit=max_bytes,
                       how="--max-input-size SIZE (or WORKBENCH_MAX_INPUT_SIZE)")
 
 
