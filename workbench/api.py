@@ -43,7 +43,10 @@ def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str
     else:
         path = Path(source)
         data = read_document(path, "workload spec", ScenarioError)
-        if not isinstance(data, dict) or "workload" not in data:
+        if not isinstance(data, dict):
+            raise ScenarioError(str(path), "a workload spec must be a mapping of generate keys (events, keys, ...) "
+                                           f"or a scenario with workload.generate, got {type(data).__name__}")
+        if "workload" not in data:
             spec = build_section(GenerateSpec, data, "")
             # a bare spec has no limits section: it is held to the default limits
             check_limits(ClusterSpec(), WorkloadSpec(generate=spec), SimulationSpec(), LimitsSpec())

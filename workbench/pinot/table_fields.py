@@ -54,23 +54,36 @@ _TIME_UNITS = ("NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS", "MINUTE
 _NOT_IN_NAMES = ("/", "\\", "\x00")
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _show(value: Any) -> str:
+    """A value as the user wrote it (the config is kept frozen: mapping proxies and tuples)."""
+    return repr(_plain(value))
+
+
 def _fail(where: str, problem: str) -> TableConfigError:
     return TableConfigError(where, problem)
 
 
 def _object(value: Any, where: str) -> None:
     if not isinstance(value, Mapping):
-        raise _fail(where, f"must be a JSON object, got {value!r}")
+        raise _fail(where, f"must be a JSON object, got {_show(value)}")
 
 
 def _string(value: Any, where: str) -> None:
     if not isinstance(value, str):
-        raise _fail(where, f"must be a string, got {value!r}")
+        raise _fail(where, f"must be a string, got {_show(value)}")
 
 
 def _boolean(value: Any, where: str) -> None:
     if not isinstance(value, bool):
-        raise _fail(where, f"must be true or false (a JSON boolean, unquoted), got {value!r}")
+        raise _fail(where, f"must be true or false (a JSON boolean, unquoted), got {_show(value)}")
 
 
 def _integer(minimum: int) -> Check:
@@ -81,9 +94,9 @@ def _integer(minimum: int) -> Check:
                 raise ValueError
             number = int(value.strip()) if isinstance(value, str) else int(value)
         except (TypeError, ValueError, OverflowError):
-            raise _fail(where, f"must be an integer, got {value!r}") from None
+            raise _fail(where, f"must be an integer, got {_show(value)}") from None
         if number < minimum:
-            raise _fail(where, f"must be at least {minimum}, got {value!r}")
+            raise _fail(where, f"must be at least {minimum}, got {_show(value)}")
     return check
 
 
@@ -95,12 +108,12 @@ def _number(minimum: float, *, strictly: bool = False, note: str = "") -> Check:
                 raise ValueError
             number = float(value)
         except (TypeError, ValueError):
-            raise _fail(where, f"must be a number, got {value!r}") from None
+            raise _fail(where, f"must be a number, got {_show(value)}") from None
         if not math.isfinite(number):
-            raise _fail(where, f"must be a finite number, got {value!r}")
+            raise _fail(where, f"must be a finite number, got {_show(value)}")
         if number < minimum or (strictly and number == minimum):
             bound = f"greater than {minimum:g}" if strictly else f"at least {minimum:g}"
-            raise _fail(where, f"must be {bound}{note}, got {value!r}")
+            raise _fail(where, f"must be {bound}{note}, got {_show(value)}")
     return check
 
 
@@ -109,14 +122,14 @@ def _one_of(allowed: tuple[str, ...], *, ignore_case: bool = True, note: str = "
         text = value.upper() if ignore_case and isinstance(value, str) else value
         choices = tuple(a.upper() for a in allowed) if ignore_case else allowed
         if not isinstance(value, str) or text not in choices:
-            raise _fail(where, f"must be one of {', '.join(allowed)}{note}, got {value!r}")
+            raise _fail(where, f"must be one of {', '.join(allowed)}{note}, got {_show(value)}")
     return check
 
 
 def _list_of(item: Check, example: str) -> Check:
     def check(value: Any, where: str) -> None:
         if not isinstance(value, list | tuple):
-            raise _fail(where, f"must be a list, e.g. {example}, got {value!r}")
+            raise _fail(where, f"must be a list, e.g. {example}, got {_show(value)}")
         for index, entry in enumerate(value):
             item(entry, f"{where}[{index}]")
     return check
@@ -131,10 +144,10 @@ def _strings(value: Any, where: str) -> None:
 
 def _table_name(value: Any, where: str) -> None:
     if not isinstance(value, str) or not value.strip():
-        raise _fail(where, f"must be the table's name (a non-empty string, e.g. \"events\"), got {value!r}")
+        raise _fail(where, f"must be the table's name (a non-empty string, e.g. \"events\"), got {_show(value)}")
     if any(c in value for c in _NOT_IN_NAMES) or value != value.strip():
         raise _fail(where, f"must not contain '/', '\\\\', NUL or surrounding spaces (it names segments and "
-                           f"their directories), got {value!r}")
+                           f"their directories), got {_show(value)}")
 
 
 def _selector(value: Any, where: str) -> None:
@@ -161,7 +174,8 @@ def _partition_entry(value: Any, where: str) -> None:
     name = value.get("functionName")
     if not isinstance(name, str) or name.lower() not in partition_function_names():
         names = ", ".join(partition_function_names())
-        raise _fail(f"{where}.functionName", f"must be a Pinot partition function ({names}; any case), got {name!r}")
+        raise _fail(f"{where}.functionName",
+                    f"must be a Pinot partition function ({names}; any case), got {_show(name)}")
     _integer(1)(value.get("numPartitions"), f"{where}.numPartitions")
     config = value.get("functionConfig")
     if config is not None:

@@ -86,7 +86,8 @@ def check_query_options(options: Mapping[str, Any], path: str) -> None:
     """Pinot query options as strings, and the values of those the model reads, checked up front."""
     for key, value in options.items():
         if isinstance(value, Mapping | list | tuple) or value is None:
-            raise ScenarioError(f"{path}.{key}", f"a query option is one string, number or boolean, got {value!r}")
+            raise ScenarioError(f"{path}.{key}", "a query option is one string, number or boolean, got "
+                                                 f"{type(value).__name__.replace('mappingproxy', 'mapping')}")
     text = _properties(options)
     try:
         parse_routing_options(text)
