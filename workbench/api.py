@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError, ScenarioError
-from workbench.io import atomic_dir, check_output, read_document, write_json_atomic
+from workbench.io import atomic_dir, check_output, read_document, redact, write_json_atomic
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario, build_section, load_scenario
 from workbench.scenario.limits import check_limits
@@ -90,8 +90,9 @@ def write_run(result: Result, out: str | Path, *, overwrite: bool = False,
     stats = dict(summary) if summary is not None else summarise(result)
     raw = {"scenario": result.parameters.get("scenario", {}), "seed": result.parameters.get("seed"),
            "overrides": result.parameters.get("overrides", {}), "summary": stats}
-    # return exactly what the file holds (tuples as lists, keys as strings), as a resumed sweep reads it
-    document: dict[str, Any] = json.loads(json.dumps(raw, sort_keys=True, default=str))
+    # return exactly what the file holds (tuples as lists, keys as strings, credentials redacted), as a
+    # resumed sweep reads it
+    document: dict[str, Any] = json.loads(json.dumps(redact(raw), sort_keys=True, default=str))
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         for name, table in result.tables().items():
             table.to_parquet(tmp / f"{name}.parquet", index=False)
