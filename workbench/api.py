@@ -152,11 +152,14 @@ def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data:
     ``workbench validate`` and a sweep's pre-validation call this, so they accept exactly what
     :func:`run_scenario` accepts: limits, Pinot's assignment of the segments to the servers (replicas
     or replica groups the servers cannot hold), the workload directory's tables and every part's checks.
+    A scenario that generates its data (``workload.generate``) may be checked before ``workbench
+    generate`` has written it (``make demo`` validates first).
     """
     from workbench.sim.run import check_run
 
     sc = _resolve(scenario, overrides, base_dir)
-    check_run(sc, Path(data) if data is not None else None)
+    check_run(sc, Path(data) if data is not None else None,
+              data_to_come=data is None and sc.workload.generate is not None)
     return sc
 
 

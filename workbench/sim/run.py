@@ -82,18 +82,21 @@ def _data_dir(sc: Scenario, data: Path | None) -> Path | None:
     return sc.base_dir / sc.workload.data if data is None and sc.workload.data is not None else data
 
 
-def check_run(sc: Scenario, data: Path | None = None) -> None:
+def check_run(sc: Scenario, data: Path | None = None, *, data_to_come: bool = False) -> None:
     """Build everything :func:`simulate` builds before its first event, then drop it.
 
     ``validate`` and a sweep's pre-validation call this, so they reject exactly what a run would:
     Pinot's assignment of the segments (replicas or replica groups the servers cannot hold), the
     workload directory's tables and the parts' own checks. The cluster is built over a 1 ms
-    horizon, so GC and crash schedules cost nothing.
+    horizon, so GC and crash schedules cost nothing. ``data_to_come``: a workload directory that does
+    not exist yet (``workbench generate`` will write it) is not an error; the rest is checked without it.
     """
     data = _data_dir(sc, data)
+    if data_to_come and data is not None and not Path(data).exists():
+        data = None
     layout = build_layout(sc, data)
     check_work(float(len(layout.segments)), sc.limits, "segments", "workload.data", "segments")
-    replay = _replay_queries(sc, data)
+    replay = _replay_queries(sc, data) if data is not None or not data_to_come else None
     if replay is not None:
         check_work(float(len(replay)) * sc.simulation.replications, sc.limits, "simulated_queries",
                    "workload.arrival.process", "replayed queries (the log's queries x replications)")
