@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from workbench.errors import ScenarioError
+from workbench.errors import InputError, ScenarioError
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.limits import check_work
 from workbench.sim.broker import make_brokers
@@ -67,14 +67,29 @@ def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     return read_replay_queries(data)
 
 
+def _plan_all(planner: Planner, replay: pd.DataFrame, horizon_s: float, data: Path) -> None:
+    """Plan, before the run, every query the run will plan (those inside the horizon, in arrival
+    order, so plans get the keys they would get lazily): SQL the model cannot read is one error naming
+    the row, not an exception inside the event loop."""
+    for row, (arrival_s, sql) in enumerate(zip(replay["arrival_s"], replay["sql"], strict=True)):
+        if float(arrival_s) >= horizon_s:
+            return
+        try:
+            planner.plan(str(sql))
+        except InputError as exc:
+            raise InputError(str(Path(data) / "queries.parquet"),
+                             f"sql (row {row}) cannot be planned: {exc}") from None
+
+
 def _arrivals(sc: Scenario, layout: Layout, data: Path | None) -> Arrivals:
     """Poisson arrivals, or the log's queries with one planner shared by every replication (plans are
-    deterministic, so each distinct SQL text is parsed and pruned once per run)."""
+    deterministic, so each distinct SQL text is parsed and pruned once per run, up front)."""
     replay = _replay_queries(sc, data)
     planner = None
-    if replay is not None:
+    if replay is not None and data is not None:
         planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table),
                           layout.metadata)
+        _plan_all(planner, replay, sc.simulation.duration_s, data)
     return Arrivals(sc.workload.arrival.qps, replay, planner, sc.workload.churn)
 
 
@@ -96,7 +111,7 @@ def check_run(sc: Scenario, data: Path | None = None, *, data_to_come: bool = Fa
         data = None
     layout = build_layout(sc, data)
     check_work(float(len(layout.segments)), sc.limits, "segments", "workload.data", "segments")
-    replay = _replay_queries(sc, data) if data is not None or not data_to_come else None
+    replay = _arrivals(sc, layout, data).replay if data is not None or not data_to_come else None
     if replay is not None:
         check_work(float(len(replay)) * sc.simulation.replications, sc.limits, "simulated_queries",
                    "workload.arrival.process", "replayed queries (the log's queries x replications)")
