@@ -378,6 +378,8 @@ seg_file("name-duplicate", [SEGMENT, SEGMENT], ["name-duplicate.json:", "already
 seg_file("time-backwards", {"t_0": merged(SEGMENT, {"startTimeMillis": 100, "endTimeMillis": 10})},
          ["time-backwards.json:2", "ends before it starts"])
 seg_file("not-a-record", {"t_0": 5}, ["not-a-record.json:2", "not a segment metadata record"])
+seg_file("record-duplicate-key", '{"t_0": {"segmentName": "t_0", "totalDocs": 1,\n  "totalDocs": 2}}',
+         ["record-duplicate-key.json:2", "duplicate key 'totalDocs'"])
 seg_file("empty-object", {}, ["empty-object.json", "holds no segment records"])
 seg_file("lenient-all-bad", {"t_0": merged(SEGMENT, {"totalDocs": -1}), "t_1": merged(SEGMENT, {"totalDocs": "x"})},
          ["lenient-all-bad.json", "none of its 2 records could be read"], lenient=True)

@@ -157,9 +157,9 @@ def test_ctrl_c_stops_promptly_and_says_what_was_kept(reference: tuple[Path, dic
 
 
 def test_sigterm_during_simulate_leaves_no_output(tmp_path: Path) -> None:
-    scenario = tmp_path / "long.yaml"  # ten minutes of simulated time: it is still running when terminated
+    scenario = tmp_path / "long.yaml"  # an hour of simulated time: it is still running when terminated
     text = (ROOT / "scenarios" / "synthetic.yaml").read_text()
-    scenario.write_text(text.replace("duration_s: 60", "duration_s: 600"))
+    scenario.write_text(text.replace("duration_s: 60", "duration_s: 3600"))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "simulate", str(scenario), "--out",
                              str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -196,13 +196,19 @@ class _Duplicate(Exception):
         self.key = key
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(key)
-        out[key] = value
-    return out
+class _Objects:
+    """An ``object_pairs_hook`` that notes duplicated keys and the object they were found in."""
+
+    def __init__(self) -> None:
+        self.duplicates: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                self.duplicates.append((key, out))
+            out[key] = value
+        return out
 
 
 def _not_a_number(name: str) -> Any:
@@ -237,14 +243,23 @@ def _json_depth_ok(text: str, limit: int) -> int | None:
     return None
 
 
-def load_json(text: str, source: str, error: ErrorType = InputError) -> Any:
-    """Parse JSON strictly: duplicate keys, NaN/Infinity and nesting past the limit are errors."""
+def load_json(text: str, source: str, error: ErrorType = InputError, *, top_level_duplicates: bool = False) -> Any:
+    """Parse JSON strictly: duplicate keys, NaN/Infinity and nesting past the limit are errors.
+
+    ``top_level_duplicates`` lets the outermost object repeat a key, for callers that walk its
+    entries themselves and report a repeat with its line (the segments importer: a segment listed twice).
+    """
     limit = reading_limit("nesting_depth")
     if (deep := _json_depth_ok(text, limit)) is not None:
         raise error(f"{source}:{deep}", f"nests deeper than {limit} levels; raise with "
                                         f"{_raise_with('nesting_depth')}")
+    objects = _Objects()
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_not_a_number)
+        data = json.loads(text, object_pairs_hook=objects, parse_constant=_not_a_number)
+        for key, found_in in objects.duplicates:
+            if not (top_level_duplicates and found_in is data):
+                raise _Duplicate(key)
+        return data
     except RecursionError:
         raise error(source, "nests too deeply to be read") from None
     except _Duplicate as exc:

@@ -33,10 +33,11 @@ def line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def load_json(text: str, source: str, error: type[InputError] = InputError) -> Any:
+def load_json(text: str, source: str, error: type[InputError] = InputError, *,
+              top_level_duplicates: bool = False) -> Any:
     """Parse a whole document strictly (:func:`workbench.io.reading.load_json`: duplicate keys, NaN and
     deep nesting are errors), reporting a problem as ``error`` at ``source:line``."""
-    return strict_load_json(text, source, error)
+    return strict_load_json(text, source, error, top_level_duplicates=top_level_duplicates)
 
 
 def _skip(text: str, index: int) -> int:

@@ -310,7 +310,7 @@ def _stem(path: Path) -> str:
 
 
 def _document_records(text: str, source: Path) -> Iterator[tuple[int, str | None, Any]]:
-    data = load_json(text, str(source))
+    data = load_json(text, str(source), top_level_duplicates=True)  # a segment listed twice: reported per record
     if _is_record(data):
         yield 1, _stem(source), data
     elif isinstance(data, Mapping | list):
