@@ -17,16 +17,38 @@ from matplotlib.figure import Figure
 from workbench.analysis import plots
 from workbench.errors import InputError
 from workbench.io import atomic_file
+from workbench.io.tables import read_json_file, read_parquet, require_keys
 
-__all__ = ["build_run_report"]
+__all__ = ["SUMMARY_KEYS", "build_run_report", "load_summary"]
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+#: What the report reads from ``summary.json`` ("/"-separated: percentile names hold dots).
+SUMMARY_KEYS = (
+    *(f"summary/latency_ms/{p}/{v}" for p in ("mean", "p50", "p95", "p99", "p99.9") for v in ("value", "ci_low",
+                                                                                             "ci_high")),
+    "summary/throughput_qps", "summary/queries", "summary/replications", "summary/utilisation/mean",
+    "summary/utilisation/max", "summary/partial_rate", "summary/gc_delayed_rate", "summary/servers_queried_mean",
+    "summary/segments_queried_mean", "summary/littles_law/L_measured", "summary/littles_law/lambda_W",
+    "summary/confidence",
+)
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's ``summary.json``, checked to hold what the reports read."""
     summary_path = run_dir / "summary.json"
     if not summary_path.is_file():
         raise InputError(str(run_dir), "is not a run directory (no summary.json); run `workbench simulate` first")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    return summary, pd.read_parquet(run_dir / "queries.parquet"), pd.read_parquet(run_dir / "servers.parquet")
+    summary = read_json_file(summary_path, "run summary")
+    require_keys(summary, SUMMARY_KEYS, str(summary_path))
+    if not isinstance(summary.get("scenario", {}), dict):
+        raise InputError(str(summary_path), "its `scenario` is not an object")
+    return dict(summary)
+
+
+def _load_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    summary = load_summary(run_dir)
+    return (summary, read_parquet(run_dir / "queries.parquet", ["latency_ms"], what="queries records"),
+            read_parquet(run_dir / "servers.parquet", ["server", "utilisation"], what="server records"))
 
 
 def _fmt_ci(entry: dict[str, float]) -> str:

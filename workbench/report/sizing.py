@@ -23,7 +23,10 @@ from workbench.analysis import plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
 from workbench.errors import InputError
 from workbench.io import atomic_file
+from workbench.io.tables import read_json_file, read_parquet
+from workbench.report.run_report import load_summary
 from workbench.scenario import Scenario, load_scenario
+from workbench.workload.directory import read_segments
 
 __all__ = ["SECTIONS", "SizingData", "build_sizing_report", "load_sizing_data", "recommend"]
 
@@ -63,14 +66,14 @@ def load_sizing_data(sweep_dir: str | Path) -> SizingData:
     table = root / "combined.parquet"
     if not table.is_file():
         raise InputError(str(root), "is not a sweep directory (no combined.parquet); run `workbench sweep` first")
-    combined = pd.read_parquet(table)
+    combined = read_parquet(table, ["point"], what="combined sweep table")
     if "status" in combined:
         combined = combined[combined["status"] == "ok"].reset_index(drop=True)
-    if combined.empty:
+    if combined.empty or "latency_ms.p99.value" not in combined:
         raise InputError(str(table), "has no successful points to report on")
     dirs = {str(p): root / str(p) for p in combined["point"]}
-    scenarios = [json.loads((dirs[str(p)] / "summary.json").read_text())["scenario"] for p in combined["point"]]
-    loaded = [load_scenario(s) for s in scenarios]
+    scenarios = [load_summary(dirs[str(p)]).get("scenario", {}) for p in combined["point"]]
+    loaded = [_point_scenario(s, dirs[str(p)]) for s, p in zip(scenarios, combined["point"], strict=True)]
     combined["config"] = _labels(combined)
     combined["cost"] = [sc.cluster.servers * sc.cluster.server.cores for sc in loaded]
     slo = loaded[0].slo.p99_ms
@@ -83,10 +86,19 @@ def load_sizing_data(sweep_dir: str | Path) -> SizingData:
     base_scenario = None
     manifest = root / "sweep.json"
     if manifest.is_file():
-        base_file = json.loads(manifest.read_text(encoding="utf-8")).get("base")
-        if base_file and Path(base_file).is_file():
+        recorded = read_json_file(manifest, "sweep manifest")
+        base_file = recorded.get("base") if isinstance(recorded, dict) else None
+        if isinstance(base_file, str) and Path(base_file).is_file():
             base_scenario = load_scenario(base_file)
     return SizingData(combined, dirs, slo, loaded[0].name, scenarios[0], base_scenario)
+
+
+def _point_scenario(scenario: Mapping[str, Any], point: Path) -> Scenario:
+    """The scenario a point recorded in its ``summary.json``, revalidated (it names the point when bad)."""
+    try:
+        return load_scenario(scenario)
+    except InputError as exc:
+        raise InputError(str(point / "summary.json"), f"records a scenario that no longer validates: {exc}") from None
 
 
 def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
@@ -157,7 +169,7 @@ def _best_point(d: SizingData) -> Path:
 
 
 def _fanout(d: SizingData) -> list[Figure]:
-    q = pd.read_parquet(_best_point(d) / "queries.parquet")
+    q = read_parquet(_best_point(d) / "queries.parquet", what="queries records")
     fig = plots.fanout_histogram(q, "Fan-out of the recommended configuration")
     return [_read(fig, f"a query touches {q['servers_queried'].mean():.1f} servers and "
                        f"{q['segments_queried'].mean():.1f} segments on average "
@@ -166,11 +178,11 @@ def _fanout(d: SizingData) -> list[Figure]:
 
 def _gc(d: SizingData) -> list[Figure]:
     point = _best_point(d)
-    pauses = pd.read_parquet(point / "gc_pauses.parquet")
+    pauses = read_parquet(point / "gc_pauses.parquet", ["replication"], what="GC pause records")
     if pauses.empty:
         return []
     pauses = pauses[pauses["replication"] == pauses["replication"].min()]
-    q = pd.read_parquet(point / "queries.parquet")
+    q = read_parquet(point / "queries.parquet", what="queries records")
     fig = plots.gc_timeline(pauses, "GC pauses of the recommended configuration (first replication)")
     return [_read(fig, f"{len(pauses)} pauses, median {pauses['duration_ms'].median():.0f} ms, longest "
                        f"{pauses['duration_ms'].max():.0f} ms; {q['gc_delayed'].mean():.1%} of queries met one.")]
@@ -192,7 +204,8 @@ def _cache(d: SizingData) -> list[Figure]:
     data = _workload_dir(d)
     if data is None or not (data / "queries.parquet").is_file():
         return []
-    queries = pd.read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"]).head(_CACHE_TRACE_REQUESTS)
+    queries = read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"], what="queries table").head(
+        _CACHE_TRACE_REQUESTS)
     trace = broker_trace(queries)
     distinct = int(trace.groupby("key")["size_bytes"].first().sum())
     sizes = sorted({max(1024, int(distinct * f)) for f in (0.01, 0.05, 0.2, 0.5, 1.0)})
@@ -232,7 +245,7 @@ def _provisioning(d: SizingData) -> list[Figure]:
     sc, data = d.base_scenario, _workload_dir(d)
     if sc is None or data is None or sc.table.table_type != "REALTIME" or sc.workload.generate is None:
         return []
-    segments = pd.read_parquet(data / "segments.parquet")
+    segments = read_segments(data)
     sealed = segments[segments["status"] == "DONE"]
     if sealed.empty or "size_bytes" not in sealed:
         return []
