@@ -194,9 +194,9 @@ def calibrate(
     """
     from workbench.calibrate import CalibrateOptions
     from workbench.calibrate import calibrate as run
-    from workbench.defaults import REPLICATIONS, SEED, SERVER_CORES
+    from workbench.defaults import REPLICATIONS, SEED
 
-    options = CalibrateOptions(servers=servers, server_cores=server_cores or SERVER_CORES, lenient=lenient,
+    options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
                                seed=SEED if seed is None else seed)
     return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite)

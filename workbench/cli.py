@@ -172,18 +172,19 @@ def _parser() -> argparse.ArgumentParser:
                                    "logs), fit the service cost to the log, and write one directory: scenario.yaml "
                                    "(every value says where it came from), a replayable workload, calibration.json "
                                    "and backtest.json (observed against predicted percentiles). See docs/calibrate.md.")
-    c.add_argument("--table-config", required=True, help="table config JSON (GET /tables/{table})")
-    c.add_argument("--schema", required=True, help="schema JSON (GET /schemas/{schema})")
-    c.add_argument("--segments", required=True, help="segment metadata JSON (GET /segments/{table}/metadata)")
-    c.add_argument("--query-log", required=True, help="the broker's querylog.log")
+    c.add_argument("--table-config", required=True, metavar="F", help="table config JSON (GET /tables/{table})")
+    c.add_argument("--schema", required=True, metavar="F", help="schema JSON (GET /schemas/{schema})")
+    c.add_argument("--segments", required=True, metavar="F",
+                   help="segment metadata JSON (GET /segments/{table}/metadata)")
+    c.add_argument("--query-log", required=True, metavar="F", help="the broker's querylog.log")
     c.add_argument("--gc-log", action="append", metavar="F", help="a server's GC log (-Xlog:gc*); repeat per server")
-    c.add_argument("--out", required=True, help="output directory (written atomically)")
-    c.add_argument("--servers", type=int, help="server count (default: the servers the log names)")
-    c.add_argument("--server-cores", type=int, help="cores per server (default 8; no input carries it)")
+    c.add_argument("--out", required=True, metavar="DIR", help="output directory (written atomically)")
+    c.add_argument("--servers", type=int, metavar="N", help="server count (default: the servers the log names)")
+    c.add_argument("--server-cores", type=int, metavar="N", help="cores per server (default 8; no input carries it)")
     c.add_argument("--backtest-queries", type=int, default=20_000, metavar="N",
                    help="replay the log's first N queries in the back-test (0: none; default 20000)")
-    c.add_argument("--replications", type=int, help="back-test replications (default 3)")
-    c.add_argument("--seed", type=int, help="seed of every random stream")
+    c.add_argument("--replications", type=int, metavar="N", help="back-test replications (default 3)")
+    c.add_argument("--seed", type=int, metavar="N", help="seed of every random stream")
     c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")
     c.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     c.set_defaults(handler=_calibrate)

@@ -29,7 +29,7 @@ QUERIES = 8000
 def calibrated(tmp_path_factory: pytest.TempPathFactory) -> CalibrationResult:
     root = tmp_path_factory.mktemp("calibrate")
     paths = cluster.write_cluster(root / "in", cluster.queries(QUERIES, qps=4.0, seed=11))
-    options = CalibrateOptions(server_cores=8, backtest_queries=QUERIES, replications=3, bootstrap=400, seed=5)
+    options = CalibrateOptions(backtest_queries=QUERIES, replications=3, bootstrap=400, seed=5)  # 8 cores: default
     return calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], root / "out",
                      options=options)
 

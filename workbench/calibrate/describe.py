@@ -62,7 +62,8 @@ def describe_calibration(result: CalibrationResult) -> str:
     dropped = "; ".join(f"{n:,} {why}" for why, n in result.dropped.items() if n) or "none"
     lines = [f"calibrated {result.table} from {result.queries:,} logged queries "
              f"({result.fit.queries:,} fitted; left out: {dropped})",
-             f"cluster: {s.servers} servers ({s.servers_source}); {s.replication} replicas",
+             f"cluster: {s.servers} servers ({s.servers_source}); {s.replication} "
+             f"replica{'s' if s.replication != 1 else ''}",
              *_parameters(result), _quality(result.fit.quality)]
     if result.backtest is not None:
         lines += _backtest(result.backtest)

@@ -90,7 +90,7 @@ def _threads(query: Query) -> int | None:
 def _shape(sql: str, lookup_columns: frozenset[str]) -> SqlShape:
     try:
         query = parse_query(sql)
-    except InputError as exc:
+    except (InputError, ValueError) as exc:  # ValueError: a literal the query model refuses (1e999)
         return SqlShape(None, "unparsed", False, 1.0, None, str(exc))
     return SqlShape(query, classify(query, lookup_columns), bool(query.group_by), _row_cap(query), _threads(query))
 

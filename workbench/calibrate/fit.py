@@ -59,7 +59,8 @@ _HOLD_FIRST = ("service.merge_ms_per_segment", "cluster.broker.reduce_ms_per_row
 #: Variance of ``timeMs`` from the broker's millisecond clock alone: a difference of two readings
 #: errs by uniform minus uniform on (-1, 1) ms, whose variance is 1/6 ms^2.
 CLOCK_VARIANCE = 1.0 / 6.0
-#: A column whose variance is inflated more than this by the others is not identifiable.
+#: Columns whose (unit-scaled) Gram matrix has an eigenvalue below 1 / this are not identifiable: some
+#: parameter's variance would be inflated more than this by the others.
 _INFLATION_LIMIT = 1e4
 
 
@@ -155,28 +156,35 @@ def design(features: LogFeatures, g: np.ndarray, network_ms: float) -> tuple[np.
     return x, 2.0 * network_ms * scattered
 
 
-def _inflation(x: np.ndarray) -> np.ndarray:
-    """How much each column's variance is inflated by the others (uncentred; inf when singular)."""
+def _collinear(x: np.ndarray) -> np.ndarray | None:
+    """Weights of the columns in their most nearly dependent combination, or ``None`` when none is.
+
+    Columns are scaled to unit length; a smallest eigenvalue of their Gram matrix below
+    ``1 / _INFLATION_LIMIT`` means some combination of them is (nearly) zero: the log cannot tell those
+    columns' parameters apart. A column that is all zeros is that combination by itself.
+    """
     norms = np.sqrt((x * x).sum(axis=0))
     if np.any(norms == 0):
-        return np.where(norms == 0, np.inf, 1.0)
+        zero: np.ndarray = (norms == 0).astype(float)
+        return zero
     scaled = x / norms
-    try:
-        return np.asarray(np.diag(np.linalg.inv(scaled.T @ scaled)))
-    except np.linalg.LinAlgError:
-        return np.full(x.shape[1], np.inf)
+    values, vectors = np.linalg.eigh(scaled.T @ scaled)
+    if values[0] >= 1.0 / _INFLATION_LIMIT:
+        return None
+    weights: np.ndarray = vectors[:, 0]
+    return weights
 
 
 def _identifiable(x: np.ndarray, free: list[str]) -> tuple[list[str], list[str]]:
-    """The free parameters the columns can tell apart, and those that had to be held."""
+    """The free parameters the columns can tell apart, and those that had to be held: while some
+    combination of columns is nearly zero, the least important parameter in it is held."""
     held = []
     while free:
-        cols = [_KEYS.index(k) for k in free]
-        infl = _inflation(x[:, cols])
-        bad = [k for k, v in zip(free, infl, strict=True) if not v < _INFLATION_LIMIT]
-        if not bad:
+        weights = _collinear(x[:, [_KEYS.index(k) for k in free]])
+        if weights is None:
             break
-        drop = min(bad, key=_HOLD_FIRST.index)
+        involved = [k for k, w in zip(free, weights, strict=True) if abs(w) > 0.1]
+        drop = min(involved, key=_HOLD_FIRST.index)
         free.remove(drop)
         held.append(drop)
     return free, held
@@ -349,8 +357,12 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
     cov = _bootstrap(r.x[:, cols], r.target, r.weights, blocks, opts.bootstrap, np.random.default_rng([opts.seed, 2]))
     keys = list(state.free)
     if var.se is not None:
-        cov = _joint(cov, _slopes(f, state, sigma, opts), _sigma_gradient(f, state, r.g, var, opts), var.se)
+        slopes, gradient = _slopes(f, state, sigma, opts), _sigma_gradient(f, state, r.g, var, opts)
+        cov = _joint(cov, slopes, gradient, var.se)
         keys.append(VARIABILITY_KEY)
+        if float(gradient @ slopes) > 0.9:
+            notes.append("service.variability: the log barely tells the spread from the mean costs (they trade "
+                         "for each other); their standard errors are lower bounds")
     ses = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(keys) else np.zeros(0)
     se_of = dict(zip(keys, ses.tolist(), strict=True))
     if "cluster.broker.overhead_ms" not in state.free and opts.overhead[1] is not None:
@@ -404,7 +416,9 @@ def _joint(cov: np.ndarray, slopes: np.ndarray, gradient: np.ndarray, se: float)
     ``dbeta = (I + k b s') e + k b d`` with ``k = 1 / (1 - s'b)``, whose covariance this is.
     """
     b, s = slopes, gradient
-    k = 1.0 / (1.0 - float(s @ b))
+    # a feedback gain s'b near 1 means costs and sigma can trade for each other almost freely; the
+    # linearisation then breaks down, and the gain is capped (k <= 10) rather than let it diverge
+    k = 1.0 / max(0.1, 1.0 - float(s @ b))
     a = np.eye(len(b)) + k * np.outer(b, s)
     v = se * se
     p = len(b)

@@ -15,19 +15,18 @@ table's segments would give confident nonsense:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from workbench.calibrate.log_reader import LogRead, read_log, table_of_log_name
 from workbench.errors import InputError
 from workbench.pinot.table_config import TableConfig
-from workbench.workload.importers import read_gc_log, read_query_log, read_schema, read_segments, read_table_config
+from workbench.workload.importers import read_gc_log, read_schema, read_segments, read_table_config
 
-__all__ = ["COUNTERS", "CalibrationInputs", "read_inputs", "table_of_log_name", "table_of_segment"]
+__all__ = ["COUNTERS", "CalibrationInputs", "read_inputs", "table_of_segment"]
 
 #: Log columns the fit needs, with the entry that carries each.
 COUNTERS = {"num_docs_scanned": "docs=", "num_segments_queried": "segments(queried/...)",
@@ -39,19 +38,6 @@ _VERSIONS = ("every Pinot broker writes them on each query line: the 0.x release
              "servers=a/b, ..., query=...'); export the broker's querylog.log as written, without a custom layout")
 #: Tolerance of the size checks: a segment list exported a little before or after the log.
 _GROWTH = 1.25
-_TYPED = re.compile(r"^(?P<raw>.+)_(?P<type>OFFLINE|REALTIME)$")
-
-
-def table_of_log_name(name: str) -> str | None:
-    """The raw table name of a log's ``table=`` value (``None`` for a multi-stage ``[a, b]`` set).
-
-    >>> table_of_log_name("events_OFFLINE"), table_of_log_name("events"), table_of_log_name("[a, b]")
-    ('events', 'events', None)
-    """
-    if name.startswith("["):
-        return None
-    match = _TYPED.match(name)
-    return match["raw"] if match else name
 
 
 def table_of_segment(name: str, zk_metadata: str | None) -> str | None:
@@ -80,7 +66,8 @@ class CalibrationInputs:
     """The imported files of one table, checked against each other.
 
     ``queries`` are this table's logged queries in arrival order (``arrival_s`` from the first of them,
-    ``query_id`` renumbered); ``segments`` this table type's segments; ``dropped`` counts the log lines
+    ``query_id`` renumbered; :mod:`~workbench.calibrate.log_reader`'s columns); ``hosts`` the servers
+    their ``serverStats`` name; ``segments`` this table type's segments; ``dropped`` counts the log lines
     left out and why; ``gc`` holds each GC log's pauses by path.
     """
 
@@ -89,6 +76,7 @@ class CalibrationInputs:
     segments: pd.DataFrame
     queries: pd.DataFrame
     sources: dict[str, list[str]]
+    hosts: frozenset[str] = frozenset()
     dropped: dict[str, int] = field(default_factory=dict)
     gc: dict[str, pd.DataFrame] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
@@ -117,16 +105,17 @@ def _check_fields(queries: pd.DataFrame, path: Path) -> None:
                                     f"service cost on {', '.join(COUNTERS.values())} and {_VERSIONS}")
 
 
-def _this_table(queries: pd.DataFrame, table: TableConfig, log: Path, segments_path: Path) -> tuple[pd.DataFrame, int]:
-    names = queries["table"].astype(str)
-    raw = names.map(table_of_log_name)
-    mine = (raw.str.lower() == table.table_name.lower()).fillna(False).to_numpy(dtype=bool)
-    if not mine.any():
-        seen = ", ".join(sorted(set(names))[:8])
-        raise InputError(f"{log} and {segments_path}", f"the query log has no queries of table {table.table_name} "
-                                                       f"(it has {seen}): the log and the segment list are not of "
-                                                       "the same table")
-    return queries[mine].reset_index(drop=True), int((~mine).sum())
+def _this_table(log: LogRead, table: TableConfig, path: Path, segments_path: Path) -> dict[str, int]:
+    """How many queries of other tables (and of the multi-stage engine) the log held; none of this table
+    is an error naming both files."""
+    if log.frame.empty:
+        seen = ", ".join(sorted(log.tables)[:8])
+        raise InputError(f"{path} and {segments_path}", f"the query log has no queries of table {table.table_name} "
+                                                        f"(it has {seen}): the log and the segment list are not of "
+                                                        "the same table")
+    multi = sum(n for name, n in log.tables.items() if table_of_log_name(name) is None)
+    others = sum(log.tables.values()) - len(log.frame) - multi
+    return {"other tables": others, "multi-stage (several tables)": multi}
 
 
 def _check_segments(segments: pd.DataFrame, queries: pd.DataFrame, table: TableConfig, seg_path: Path,
@@ -153,15 +142,6 @@ def _check_segments(segments: pd.DataFrame, queries: pd.DataFrame, table: TableC
                                                   "(or the list is of another time); export both together")
 
 
-def _rebased(queries: pd.DataFrame) -> pd.DataFrame:
-    out = queries.sort_values(["arrival_s", "source_line"], kind="mergesort").reset_index(drop=True)
-    start = float(out["arrival_s"].iloc[0])
-    out["arrival_s"] = np.round(out["arrival_s"].to_numpy(dtype=float) - start, 6)
-    out["logged_s"] = np.round(out["logged_s"].to_numpy(dtype=float) - start, 6)
-    out["query_id"] = np.arange(len(out), dtype=np.int64)
-    return out
-
-
 def read_inputs(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
                 gc_logs: tuple[str | Path, ...] = (), *, lenient: bool = False) -> CalibrationInputs:
     """Import every file and check they are one table's (see the module text for the checks).
@@ -175,13 +155,14 @@ def read_inputs(table_config: str | Path, schema: str | Path, segments: str | Pa
     seg = read_segments(seg_path, lenient)
     table = _choose_config(Path(table_config), seg.frame, seg_path)
     schema_doc = dict(read_schema(Path(schema)).documents["schema.json"])
-    log = read_query_log(log_path, lenient)
+    log = read_log(log_path, table.table_name, lenient=lenient)
+    dropped = _this_table(log, table, log_path, seg_path)
     _check_fields(log.frame, log_path)
-    queries, other_tables = _this_table(log.frame, table, log_path, seg_path)
+    queries = log.frame
     _check_segments(seg.frame, queries, table, seg_path, log_path)
     gc = {str(p): read_gc_log(Path(p), lenient).frame for p in gc_logs}
     sources = {"table_config": [str(table_config)], "schema": [str(schema)], "segments": [str(seg_path)],
                "query_log": [str(log_path)], "gc_logs": [str(p) for p in gc_logs]}
-    counts = {"query_log": dict(log.counts), "segments": dict(seg.counts)}
-    return CalibrationInputs(table, schema_doc, seg.frame, _rebased(queries), sources,
-                             {"other tables": other_tables}, gc, counts)
+    counts = {"query_log": log.counts, "segments": dict(seg.counts)}
+    return CalibrationInputs(table, schema_doc, seg.frame, queries, sources, log.hosts,
+                             {k: v for k, v in dropped.items() if v}, gc, counts)

@@ -28,7 +28,7 @@ import yaml
 
 from workbench import defaults as D
 from workbench.calibrate.backtest import backtest
-from workbench.calibrate.features import log_features, lookup_columns, server_stats, sql_shapes
+from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.scenario_file import Entry, render_scenario
@@ -47,18 +47,24 @@ __all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
 class CalibrateOptions:
     """What the files cannot say, and how much work the fit and back-test may do.
 
-    ``servers`` overrides the count read from the log; ``server_cores`` is each server's ``c`` (not in
-    any input: Pinot sizes its threads from it); ``backtest_queries`` caps the replayed window (0: no
-    back-test); ``bootstrap`` is the number of block-bootstrap resamples behind the standard errors.
+    ``servers`` overrides the count read from the log; ``server_cores`` is each server's ``c`` (in no
+    input: Pinot sizes its threads from it; ``None`` takes the workbench default and marks it so);
+    ``backtest_queries`` caps the replayed window (0: no back-test); ``bootstrap`` is the number of
+    block-bootstrap resamples behind the standard errors.
     """
 
     servers: int | None = None
-    server_cores: int = D.SERVER_CORES
+    server_cores: int | None = None
     lenient: bool = False
     backtest_queries: int = 20_000
     replications: int = D.REPLICATIONS
     bootstrap: int = 500
     seed: int = D.SEED
+
+    @property
+    def cores(self) -> int:
+        """The cores per server the fit uses: the given ones, else the workbench default."""
+        return self.server_cores if self.server_cores is not None else D.SERVER_CORES
 
 
 @dataclass(frozen=True)
@@ -147,8 +153,8 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("schema", "schema.json", "your schema"),
         Entry("cluster.servers", shape.servers, f"from {shape.servers_source}"),
         Entry("cluster.brokers", 1, "DEFAULT: one broker's log; give one log per broker to model several"),
-        Entry("cluster.server.cores", options.server_cores,
-              "from --server-cores" if options.server_cores != D.SERVER_CORES else
+        Entry("cluster.server.cores", options.cores,
+              "from --server-cores" if options.server_cores is not None else
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
         Entry("cluster.network.latency_ms", D.NETWORK_LATENCY_MS,
               "DEFAULT (workbench/defaults.py): the log cannot tell it from service.per_request_ms; measure RTT/2"),
@@ -181,7 +187,9 @@ def _header(inputs: CalibrationInputs) -> list[str]:
             "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
 
 
-def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, list[str], np.ndarray, dict[str, int]]:
+def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlShape], np.ndarray, dict[str, int]]:
+    """The queries the model can replay (their SQL parses), each distinct SQL's shape, which are fitted,
+    and how many were left out for what."""
     shapes = sql_shapes(inputs.queries["sql"].astype(str), lookup_columns(inputs.table, inputs.schema))
     ok = np.array([shapes[s].query is not None for s in inputs.queries["sql"].astype(str)], dtype=bool)
     if not ok.any():
@@ -189,13 +197,12 @@ def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, list[str], np.
         raise InputError(inputs.sources["query_log"][0], f"none of its {len(ok):,} queries of table "
                                                          f"{inputs.table.table_name} can be replayed: {first}")
     replay = inputs.queries[ok].reset_index(drop=True)
-    kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
     mask, dropped = _fit_mask(replay, np.ones(len(replay), dtype=bool))
     if not mask.any():
         raise InputError(inputs.sources["query_log"][0], f"no query of table {inputs.table.table_name} can be "
                                                          f"fitted ({', '.join(dropped)})")
     fit_dropped = {"SQL the model cannot parse (not replayed)": int((~ok).sum()), **dropped}
-    return replay, kinds, mask, {k: v for k, v in fit_dropped.items() if v}
+    return replay, shapes, mask, {k: v for k, v in fit_dropped.items() if v}
 
 
 def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
@@ -211,18 +218,16 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     """
     opts = options or CalibrateOptions()
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
-    replay, kinds, mask, dropped = _replayable(inputs)
+    replay, shapes, mask, dropped = _replayable(inputs)
+    kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
     fit_rows = replay[mask].reset_index(drop=True)
-    config = ServerQueryConfig.from_properties({}, cores=opts.server_cores)
-    shapes = sql_shapes(fit_rows["sql"].astype(str), lookup_columns(inputs.table, inputs.schema))
+    config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
     fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed))
-    slowest, _ = server_stats(fit_rows)
-    refined = _overhead(fit, features, slowest)
+    refined = _overhead(fit, features, fit_rows["slowest_response_ms"].to_numpy(dtype=float))
     if refined is not None:
         fit = refit_overhead(fit, *refined)
-    _, hosts = server_stats(replay)
-    shape = infer_shape(replay, hosts, inputs.table, opts.servers)
+    shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     segs, seg_note = _consuming_docs(inputs.segments)
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
@@ -241,7 +246,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
             write_json_atomic(tmp / "gc_calibration.json", gc_docs)
         calibration = {"table": inputs.table.table_name_with_type, "queries": len(replay), "fit": fit.to_dict(),
                        "shape": vars(shape), "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
-                       "server_cores": opts.server_cores, "sources": inputs.sources, "import_counts": inputs.counts}
+                       "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / "calibration.json", calibration)
         report = None
         if opts.backtest_queries > 0:
