@@ -11,6 +11,25 @@ from __future__ import annotations
 from workbench.calibrate.describe import describe_calibration
 from workbench.calibrate.fit import Parameter, ServiceFit, fit_service
 from workbench.calibrate.pipeline import CalibrateOptions, CalibrationResult, calibrate
+from workbench.calibrate.uncertainty import (
+    ParameterDistribution,
+    RobustAnswer,
+    propagate,
+    robust_answer,
+    robustness_table,
+)
 
-__all__ = ["CalibrateOptions", "CalibrationResult", "Parameter", "ServiceFit", "calibrate", "describe_calibration",
-           "fit_service"]
+__all__ = [
+    "CalibrateOptions",
+    "CalibrationResult",
+    "Parameter",
+    "ParameterDistribution",
+    "RobustAnswer",
+    "ServiceFit",
+    "calibrate",
+    "describe_calibration",
+    "fit_service",
+    "propagate",
+    "robust_answer",
+    "robustness_table",
+]

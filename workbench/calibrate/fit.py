@@ -234,9 +234,9 @@ def _bootstrap(x: np.ndarray, target: np.ndarray, weights: np.ndarray, blocks: S
     xty = np.stack([(x[b] * weights[b, None]).T @ target[b] for b in blocks])
     estimates = []
     for _ in range(resamples):
-        weights = np.bincount(rng.integers(0, len(blocks), len(blocks)), minlength=len(blocks)).astype(float)
+        counts = np.bincount(rng.integers(0, len(blocks), len(blocks)), minlength=len(blocks)).astype(float)
         try:
-            estimates.append(np.linalg.solve(np.tensordot(weights, xtx, 1), np.tensordot(weights, xty, 1)))
+            estimates.append(np.linalg.solve(np.tensordot(counts, xtx, 1), np.tensordot(counts, xty, 1)))
         except np.linalg.LinAlgError:
             continue
     return np.atleast_2d(np.cov(np.array(estimates), rowvar=False)) if len(estimates) > 1 else np.zeros((p, p))
@@ -339,49 +339,61 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
         raise ValueError("no queries to fit")
     state, notes = _start(f, opts)
     blocks = _blocks(len(f))
-    sigma, var = 0.0, VariabilityFit(0.0, None, 0.0, 0.0)
-    for _ in range(opts.max_rounds):
-        r = _round(f, state, sigma, opts)
-        residuals = f.time_ms - predict(f, state.values, r.g, opts.network_ms)
-        var = fit_variability(residuals, _mu(f, state.values), f.shape_id, f.shapes, blocks=blocks,
-                              seed=opts.seed, bootstrap=0)
-        settled = abs(var.sigma - sigma) < 0.002
-        sigma = var.sigma
-        if settled:
-            break
+    sigma = _alternate(f, state, opts, blocks)
     r = _round(f, state, sigma, opts)
     predicted = predict(f, state.values, r.g, opts.network_ms)
     var = fit_variability(f.time_ms - predicted, _mu(f, state.values), f.shape_id, f.shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200))
-    cols = [_KEYS.index(k) for k in state.free]
-    cov = _bootstrap(r.x[:, cols], r.target, r.weights, blocks, opts.bootstrap, np.random.default_rng([opts.seed, 2]))
-    keys = list(state.free)
-    if var.se is not None:
-        slopes, gradient = _slopes(f, state, sigma, opts), _sigma_gradient(f, state, r.g, var, opts)
-        cov = _joint(cov, slopes, gradient, var.se)
-        keys.append(VARIABILITY_KEY)
-        if float(gradient @ slopes) > 0.9:
-            notes.append("service.variability: the log barely tells the spread from the mean costs (they trade "
-                         "for each other); their standard errors are lower bounds")
-    ses = np.sqrt(np.clip(np.diag(cov), 0, None)) if len(keys) else np.zeros(0)
-    se_of = dict(zip(keys, ses.tolist(), strict=True))
+    keys, cov, gain = _covariance(f, state, r, var, opts, blocks)
+    se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
     if "cluster.broker.overhead_ms" not in state.free and opts.overhead[1] is not None:
         se_of["cluster.broker.overhead_ms"] = opts.overhead[1]
     params = tuple(Parameter(k, state.values[k], unit, state.sources[k], se_of.get(k))
                    for k, unit, _ in FIT_PARAMETERS)
     notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative); the log barely sees it"
               for k in state.free if state.values[k] == 0.0]
-    quality = _quality(f.time_ms, predicted, f.kind)
-    quality["entries"] = _entries_check(r, f, cols)
+    if gain > 0.9:
+        notes.append("service.variability: the log barely tells the spread from the mean costs (they trade for "
+                     "each other); their standard errors are lower bounds")
     if var.note:
         notes.append(f"service.variability: {var.note}")
     if var.se is not None:
         var = replace(var, se=se_of[VARIABILITY_KEY])
+    quality = _quality(f.time_ms, predicted, f.kind)
+    quality["entries"] = _entries_check(r, f, [_KEYS.index(k) for k in state.free])
     return ServiceFit(params, tuple(keys), cov, var, quality, len(f), tuple(notes))
 
 
+def _alternate(f: LogFeatures, state: _State, options: FitOptions, blocks: Sequence[np.ndarray]) -> float:
+    """Fit the costs at ``sigma``, then ``sigma`` at those costs, until ``sigma`` settles; returns it."""
+    sigma = 0.0
+    for _ in range(options.max_rounds):
+        r = _round(f, state, sigma, options)
+        residuals = f.time_ms - predict(f, state.values, r.g, options.network_ms)
+        fitted = fit_variability(residuals, _mu(f, state.values), f.shape_id, f.shapes, blocks=blocks,
+                                 seed=options.seed, bootstrap=0).sigma
+        settled = abs(fitted - sigma) < 0.002
+        sigma = fitted
+        if settled:
+            break
+    return sigma
+
+
+def _covariance(f: LogFeatures, state: _State, r: _Round, var: VariabilityFit, options: FitOptions,
+                blocks: Sequence[np.ndarray]) -> tuple[list[str], np.ndarray, float]:
+    """The fitted keys (``sigma`` last when it has a standard error), their covariance, and the feedback
+    gain between the costs and ``sigma``."""
+    cols = [_KEYS.index(k) for k in state.free]
+    rng = np.random.default_rng([options.seed, 2])
+    cov = _bootstrap(r.x[:, cols], r.target, r.weights, blocks, options.bootstrap, rng)
+    if var.se is None:
+        return list(state.free), cov, 0.0
+    slopes, gradient = _slopes(f, state, var.sigma, options), _sigma_gradient(f, state, r.g, var, options)
+    return [*state.free, VARIABILITY_KEY], _joint(cov, slopes, gradient, var.se), float(gradient @ slopes)
+
+
 def _slopes(f: LogFeatures, state: _State, sigma: float, options: FitOptions) -> np.ndarray:
-    """How each fitted cost moves with ``sigma`` (a central difference; the weights are kept)."""
+    """How each fitted cost moves with ``sigma`` (a central difference of two weighted fits)."""
     step = min(0.02, sigma / 2)
     fits = []
     for s in (sigma + step, sigma - step):

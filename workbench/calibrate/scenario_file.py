@@ -57,12 +57,9 @@ def _emit(tree: Mapping[str, Any], notes: Mapping[str, str], prefix: str, indent
 def render_scenario(header: Sequence[str], entries: Sequence[Entry]) -> str:
     """The scenario's YAML text: a comment header, then the entries nested by their dotted keys.
 
-    >>> print(render_scenario(["hello"], [Entry("cluster.servers", 6, "from the log"), Entry("name", "x")]))
-    # hello
-    cluster:
-      servers: 6                            # from the log
-    name: x
-    <BLANKLINE>
+    >>> text = render_scenario(["hello"], [Entry("cluster.servers", 6, "from the log"), Entry("name", "x")])
+    >>> [[part.strip() for part in line.split("#")] for line in text.splitlines()]
+    [['', 'hello'], ['cluster:'], ['servers: 6', 'from the log'], ['name: x']]
     """
     tree: dict[str, Any] = {}
     for entry in entries:
