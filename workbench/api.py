@@ -4,7 +4,8 @@
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary;
 - :func:`report`: the PDF of a run directory or a sweep directory;
-- :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported.
+- :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
+- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files.
 
 Each validates its input once, checks that its output can be written before any work starts, and
 writes that output atomically.
@@ -13,9 +14,9 @@ writes that output atomically.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ScenarioError
 from workbench.io import atomic_dir, check_output, read_document, redact, write_json_atomic
@@ -25,7 +26,10 @@ from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
 from workbench.sim.records import Result
 
-__all__ = ["SUMMARY_FILE", "check_scenario", "generate", "import_input", "load_generate_spec", "report",
+if TYPE_CHECKING:
+    from workbench.calibrate import CalibrationResult
+
+__all__ = ["SUMMARY_FILE", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec", "report",
            "run_scenario", "write_run"]
 
 #: The run directory's headline file: scenario, seed, overrides and the summary statistics.
@@ -202,3 +206,38 @@ def import_input(kind: str, path: str | Path, out: str | Path, *, lenient: bool 
     result = import_file(kind, path, out, lenient=lenient, overwrite=overwrite, options=options,
                          max_bytes=max_input_bytes)
     return result, describe(result)
+
+
+def calibrate(
+    table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path, out: str | Path, *,
+    gc_logs: Sequence[str | Path] = (), servers: int | None = None, server_cores: int | None = None,
+    backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
+    lenient: bool = False, overwrite: bool = False,
+) -> CalibrationResult:
+    """Calibrate a scenario from a cluster's own files into ``out`` (``docs/calibrate.md``).
+
+    Imports the table config, schema, segment metadata (controller JSON), broker query log and GC logs;
+    fits the service cost to the log (with standard errors and ``service.variability``); writes one
+    replayable workload directory, ``scenario.yaml`` (every value commented with where it came from),
+    ``calibration.json`` and, unless ``backtest_queries`` is 0, ``backtest.json`` (the log's first
+    ``backtest_queries`` queries replayed through the calibrated model, percentiles compared).
+
+    Parameters
+    ----------
+    servers
+        Server count, when the log's ``serverStats`` should not decide it.
+    server_cores
+        Cores per server (default ``workbench/defaults.py``); no input carries it.
+    replications, seed
+        Back-test replications and the seed of every random stream (defaults from ``workbench/defaults.py``).
+    lenient
+        Skip malformed log lines (counted in ``calibration.json``) instead of stopping at the first.
+    """
+    from workbench.calibrate import CalibrateOptions
+    from workbench.calibrate import calibrate as run
+    from workbench.defaults import REPLICATIONS, SEED
+
+    options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
+                               backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
+                               seed=SEED if seed is None else seed)
+    return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite)

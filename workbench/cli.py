@@ -127,6 +127,18 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    from workbench.api import calibrate
+    from workbench.calibrate import describe_calibration
+
+    result = calibrate(args.table_config, args.schema, args.segments, args.query_log, args.out,
+                       gc_logs=args.gc_log or (), servers=args.servers, server_cores=args.server_cores,
+                       backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
+                       lenient=args.lenient, overwrite=args.overwrite)
+    _say(describe_calibration(result))
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from workbench.api import report
 
@@ -207,6 +219,28 @@ def _parser() -> argparse.ArgumentParser:
     g1.add_argument("--update-rate", type=float, metavar="R",
                     help="upsert updates of existing keys per second while logging (default: inferred)")
     i.set_defaults(handler=_import)
+
+    c = sub.add_parser("calibrate", help="fit the model to your cluster's files and back-test it",
+                       description="Import your table config, schema, segment metadata, broker query log (and GC "
+                                   "logs), fit the service cost to the log, and write one directory: scenario.yaml "
+                                   "(every value says where it came from), a replayable workload, calibration.json "
+                                   "and backtest.json (observed against predicted percentiles). See docs/calibrate.md.")
+    c.add_argument("--table-config", required=True, metavar="F", help="table config JSON (GET /tables/{table})")
+    c.add_argument("--schema", required=True, metavar="F", help="schema JSON (GET /schemas/{schema})")
+    c.add_argument("--segments", required=True, metavar="F",
+                   help="segment metadata JSON (GET /segments/{table}/metadata)")
+    c.add_argument("--query-log", required=True, metavar="F", help="the broker's querylog.log")
+    c.add_argument("--gc-log", action="append", metavar="F", help="a server's GC log (-Xlog:gc*); repeat per server")
+    c.add_argument("--out", required=True, metavar="DIR", help="output directory (written atomically)")
+    c.add_argument("--servers", type=int, metavar="N", help="server count (default: the servers the log names)")
+    c.add_argument("--server-cores", type=int, metavar="N", help="cores per server (default 8; no input carries it)")
+    c.add_argument("--backtest-queries", type=int, default=20_000, metavar="N",
+                   help="replay the log's first N queries in the back-test (0: none; default 20000)")
+    c.add_argument("--replications", type=int, metavar="N", help="back-test replications (default 3)")
+    c.add_argument("--seed", type=int, metavar="N", help="seed of every random stream")
+    c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    c.set_defaults(handler=_calibrate)
 
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "
