@@ -64,14 +64,30 @@ def _consuming(frame: pd.DataFrame) -> pd.Series:
     return frame["status"] == "IN_PROGRESS"
 
 
+def _half_full(frame: pd.DataFrame, docs: pd.Series, unknown: pd.Series) -> list[int]:
+    """A consuming segment of unknown size, at a random moment, is on average half as full as the
+    segments its partition sealed (flushing by rows or time fills it evenly): half their median, or of
+    every sealed segment's when its partition has none yet (0 when none is sealed)."""
+    sealed = docs[~_consuming(frame) & (docs >= 0)]
+    overall = float(sealed.median()) if len(sealed) else 0.0
+    if "partition" not in frame:
+        return [round(overall / 2)] * int(unknown.sum())
+    by_partition = sealed.groupby(frame.loc[sealed.index, "partition"]).median()
+    return [round(float(by_partition.get(p, overall)) / 2) for p in frame.loc[unknown, "partition"]]
+
+
 def _check_docs(path: Path, frame: pd.DataFrame) -> None:
     docs = pd.to_numeric(frame["total_docs"], errors="coerce")
     unknown = (docs == -1) & _consuming(frame)
     if unknown.any():
+        fill = _half_full(frame, docs, unknown)
         _LOG.warning("%s: %d consuming segment(s) have no doc count (ZK records none while a segment consumes); "
-                     "they are read as empty", path, int(unknown.sum()))
-        frame.loc[unknown, "total_docs"] = 0
-        docs = docs.where(~unknown, 0)
+                     "each is taken as half of its partition's median sealed segment (%s docs)", path,
+                     int(unknown.sum()), ", ".join(f"{v:g}" for v in sorted(set(fill))))
+        fill_docs = pd.Series([int(v) for v in fill], index=frame.index[unknown], dtype="int64")
+        frame.loc[unknown, "total_docs"] = fill_docs
+        docs = docs.astype("float64")
+        docs[unknown] = fill_docs.astype("float64")
     bad = docs.isna() | (docs < 0)
     if bad.any():
         raise _bad_row(path, frame, bad, "total_docs", "every segment needs its number of documents (0 or more)")
@@ -102,8 +118,9 @@ def _check_zk(path: Path, frame: pd.DataFrame) -> None:
 def read_segments(data: str | Path) -> pd.DataFrame:
     """The segments table of a workload directory, every row checked (names, doc counts, ZK metadata).
 
-    A consuming segment (``IN_PROGRESS``) imported from ZK has no doc count yet (-1); it is read as
-    empty, with a warning. Any other missing or negative count is an error.
+    A consuming segment (``IN_PROGRESS``) imported from ZK has no doc count yet (-1); it is taken as
+    half its partition's median sealed segment, with a warning. Any other missing or negative count is
+    an error.
 
     Raises
     ------

@@ -195,7 +195,7 @@ def _queries(plan: Plan, window: Window, reply: np.ndarray, mask: np.ndarray, de
     pruned = np.array([p.pruned for p in plan.plans], dtype=np.int32)[plan.plan_index[keep]]
     return pd.DataFrame({
         "replication": np.full(len(keep), replication, dtype=np.int32),
-        "query_id": np.arange(len(keep), dtype=np.int64),
+        "query_id": keep.astype(np.int64),
         "arrival_s": plan.arrival_ms[keep] / 1000.0,
         "latency_ms": reply[keep] - plan.arrival_ms[keep],
         "servers_queried": n_req.astype(np.int32),
