@@ -182,7 +182,7 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
     """Upsert heap per server by TTL: where it ends, whether it still grows, when it passes G1's IHOP.
 
     ``timeline`` is :func:`workbench.analysis.upsert_day.heap_timeline` rows for one or more ``ttl_h``
-    (``hour``, ``live_bytes``, ``pinot_estimate_bytes``); ``gc`` optionally one row per ``ttl_h`` with
+    (``hour``, ``live_bytes``, ``map_bytes``, ``pinot_estimate_bytes``); ``gc`` optionally one row per ``ttl_h`` with
     ``young_p99_ms``, ``full`` and ``oom`` at the end of the horizon. A TTL *levels* the heap when the
     last day added under 1% of it; it *grows* otherwise.
     """
@@ -202,7 +202,8 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
                 + ("and level" if levels else f"and still growing by {_gib(growth)} a day"))
         text += (f", past G1's IHOP ({_gib(ihop * heap_bytes)}) from hour {ihop_hour:g}" if ihop_hour is not None
                  else ", under G1's IHOP")
-        entry: dict[str, Any] = {"end_live_bytes": float(end["live_bytes"]), "growth_last_day_bytes": growth,
+        entry: dict[str, Any] = {"end_live_bytes": float(end["live_bytes"]), "end_map_bytes": float(end["map_bytes"]),
+                                 "growth_last_day_bytes": growth,
                                  "claim": "levels" if levels else "grows", "ihop_hour": ihop_hour,
                                  "pinot_estimate_bytes": float(end["pinot_estimate_bytes"])}
         if gc is not None and (gc["ttl_h"] == ttl).any():

@@ -24,7 +24,12 @@ Columns added (``combined``):
 ``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
 ``robust``                ``meets_slo`` and, when the point carries the calibration's model
                           interval (``latency_ms.p99.model_high``), that too is under the SLO
+``at_load``               the point runs at the load the report sizes for: every point, unless
+                          the sweep varies ``workload.arrival.qps`` (then the highest)
 ========================  ====================================================================
+
+A sizing answers "which shape for *this* load"; a sweep that varies the query rate mixes loads, so
+the report sizes for the highest one it simulated and says so.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from workbench.report.options import ReportOptions, parse_report_options
 from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, load_scenario
 
-__all__ = ["SizingData", "layout_of", "load_sizing_data", "recommend", "size_text"]
+__all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text"]
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,18 @@ def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Ser
     return meets, meets
 
 
+#: The swept key that changes the load rather than the shape.
+LOAD_KEY = "param.workload.arrival.qps"
+
+
+def _at_load(combined: pd.DataFrame) -> pd.Series:
+    if LOAD_KEY not in combined or combined[LOAD_KEY].nunique() < 2:
+        return pd.Series(True, index=combined.index)
+    load = pd.to_numeric(combined[LOAD_KEY], errors="coerce")
+    highest: pd.Series = load == load.max()
+    return highest
+
+
 def _manifest(root: Path) -> dict[str, Any]:
     path = root / "sweep.json"
     if not path.is_file():
@@ -212,6 +229,7 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     combined = _shape_columns(combined, loaded, prices, opts)
     slo = loaded[0].slo.p99_ms
     combined["meets_slo"], combined["robust"] = _meets(combined, slo)
+    combined["at_load"] = _at_load(combined)
     base_scenario = load_scenario(base_file) if base_file and Path(base_file).is_file() else None
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
@@ -226,6 +244,8 @@ def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | Non
     configurations that meet the SLO across it too (``robust``) are candidates.
     """
     ok = combined[combined["robust"] if "robust" in combined else combined["meets_slo"]]
+    if "at_load" in ok:
+        ok = ok[ok["at_load"]]
     money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
     keys = ["monthly_cost" if money else "cost", "latency_ms.p99.value"]
     ordered = ok.sort_values(keys, kind="stable")

@@ -98,7 +98,8 @@ def _workload_dir(d: SizingData) -> Path | None:
 
 def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     """The load of the sweep: the recommended (else first) point's throughput, the workload's data."""
-    row = best if best is not None else d.combined.iloc[0]
+    at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+    row = best if best is not None else at_load.iloc[0]
     sc = d.scenarios[str(row["point"])]
     facts: dict[str, Any] = {"qps": float(row["throughput_qps"]), "process": sc.workload.arrival.process,
                              "upsert_keys_per_server": int(sc.cluster.gc.upsert_keys)}
@@ -136,7 +137,7 @@ def calibration_of(d: SizingData) -> Calibration:
 def _candidates(d: SizingData) -> pd.DataFrame:
     """Configurations that meet the SLO, cheapest first (the order :func:`recommend` uses)."""
     c = d.combined
-    ok = c[c["robust"] if "robust" in c else c["meets_slo"]]
+    ok = c[(c["robust"] if "robust" in c else c["meets_slo"]) & c.get("at_load", True)]
     money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
     return ok.sort_values(["monthly_cost" if money else "cost", "latency_ms.p99.value"], kind="stable")
 
@@ -147,6 +148,7 @@ def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
         return None
     c = d.combined
     column = "monthly_cost" if "monthly_cost" in c and c["monthly_cost"].notna().all() else "cost"
+    c = c[c["at_load"]] if "at_load" in c else c
     cheaper = c[c[column] < best[column]].sort_values([column, "latency_ms.p99.value"], ascending=[False, True])
     return cheaper.iloc[0] if len(cheaper) else None
 
@@ -189,6 +191,13 @@ def find(d: SizingData) -> Findings:
     room = headroom(d, best) if best is not None else None
     ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
     warnings = warnings_for(best, ctx) if best is not None else []
+    if d.slo_p99_ms is None:
+        warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
+                        "recommendation is only the cheapest shape simulated.")
+    if "at_load" in d.combined and not d.combined["at_load"].all():
+        warnings.append(f"The sweep varies the query rate: the report sizes for the highest simulated, "
+                        f"{float(d.combined.loc[d.combined['at_load'], 'throughput_qps'].mean()):,.0f} queries/s, "
+                        "and leaves the other loads out of the recommendation.")
     if whatifs is not None:
         failing = whatifs[~whatifs["meets_slo"]]
         if len(failing):

@@ -73,15 +73,17 @@ class Page:
     def _width(self, artist: Text) -> float:
         return float(artist.get_window_extent(self._renderer).width) / float(self.fig.bbox.width)
 
-    def _chars(self, size: float, width: float) -> int:
-        """Characters per line of ``width`` (figure fraction) at ``size`` points (DejaVu Sans ~0.5 em)."""
+    def _chars(self, size: float, width: float, bold: bool = False) -> int:
+        """Characters per line of ``width`` (figure fraction) at ``size`` points (DejaVu Sans: ~0.5 em a
+        character, ~0.58 em in bold)."""
         inches = width * float(self.fig.get_figwidth())
-        return max(20, int(inches * 72.0 / (size * 0.5)))
+        return max(20, int(inches * 72.0 / (size * (0.58 if bold else 0.5))))
 
     def _text(self, text: str, *, x: float | None = None, size: float = 9.5, width: float | None = None,
               gap: float = 0.004, **style: object) -> Text:
         left = self.left if x is None else x
-        wrapped = "\n".join(textwrap.fill(part, self._chars(size, width or (self.right - left)))
+        bold = style.get("weight") == "bold"
+        wrapped = "\n".join(textwrap.fill(part, self._chars(size, width or (self.right - left), bold))
                             for part in text.split("\n"))
         artist = self.fig.text(left, self.y, wrapped, fontsize=size, va="top", ha="left",
                                color=style.pop("color", _INK), linespacing=1.35, **style)  # type: ignore[arg-type]

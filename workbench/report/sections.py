@@ -97,11 +97,12 @@ def layouts(d: SizingData, f: Findings) -> list[Figure]:
 def whatifs(d: SizingData, f: Findings) -> list[Figure]:
     """The what-ifs of the recommendation, then its p99 as the load grows."""
     pages = []
-    if f.whatifs is not None and len(f.whatifs) > 1:
-        fig = sizing_plots.whatif_bars(f.whatifs, d.slo_p99_ms)
+    simulated = f.whatifs[f.whatifs["latency_ms.p99.value"].notna()] if f.whatifs is not None else None
+    if simulated is not None and len(simulated) > 1:
+        fig = sizing_plots.whatif_bars(simulated, d.slo_p99_ms)
         parts = [f"{r['label']}: p99 {ms(r)}{'' if r['meets_slo'] else ' (breaks the SLO)'}"
-                 for _, r in f.whatifs.iterrows()]
-        notes = "; ".join(f"{r['label']} is modelled as {r['note']}" for _, r in f.whatifs.iloc[1:].iterrows())
+                 for _, r in simulated.iterrows()]
+        notes = "; ".join(f"{r['label']} is modelled as {r['note']}" for _, r in simulated.iloc[1:].iterrows())
         pages.append(plot_page(fig, "; ".join(parts) + f". ({notes}.)"))
     room = f.headroom
     if room is not None and len(room.runs) > 1:

@@ -89,10 +89,20 @@ def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
     rows = []
     for _, r in f.whatifs.iterrows():
         verdict = "–" if slo is None else ("meets" if r["meets_slo"] else "BREAKS")
+        p99 = ms(r) if r["latency_ms.p99.value"] == r["latency_ms.p99.value"] else "not simulated"
         rows.append({"case": str(r["label"]), "how it is modelled": str(r["note"]),
-                     "queries/s": round(float(r.get("throughput_qps", math.nan)), 1), "p99 [95% interval]": ms(r),
-                     "SLO": verdict, "busy": f"{float(r.get('utilisation.mean', math.nan)):.0%}"})
+                     "queries/s": round(float(r.get("throughput_qps", math.nan)), 1), "p99 [95% interval]": p99,
+                     "SLO": verdict, "busy": _share(r.get("utilisation.mean"))})
     return pd.DataFrame(rows)
+
+
+def _share(value: Any) -> str:
+    """``37%``, or a dash when unknown."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if math.isnan(number) else f"{number:.0%}"
 
 
 def headroom_sentence(f: Findings) -> str:
@@ -106,8 +116,10 @@ def headroom_sentence(f: Findings) -> str:
     if room.breaks_at is None:
         return (f"Headroom: the SLO still holds at {room.holds_to:g}x today's load ({room.holds_to * today:,.0f} "
                 "queries/s), the most tried.")
-    text = (f"Headroom: the SLO holds up to {room.holds_to:g}x today's load ({room.holds_to * today:,.0f} queries/s) "
-            f"and breaks by {room.breaks_at:g}x ({room.breaks_at * today:,.0f} queries/s)")
+    holds = ("at today's load" if room.holds_to == 1.0 else
+             f"up to {room.holds_to:g}x today's load ({room.holds_to * today:,.0f} queries/s)")
+    text = (f"Headroom: the SLO holds {holds} and breaks by {room.breaks_at:g}x "
+            f"({room.breaks_at * today:,.0f} queries/s)")
     if room.estimate is not None:
         text += f"; interpolating, at about {room.estimate:.2g}x ({room.estimate * today:,.0f} queries/s)"
     return text + "."
@@ -199,7 +211,8 @@ def summary_page(d: SizingData, f: Findings) -> Figure:
     page.facts(load_rows(f.load), size=9)
     currency = d.prices.currency if d.prices is not None else ""
     if f.best is None:
-        best_p99 = d.combined.sort_values("latency_ms.p99.value").iloc[0]
+        at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+        best_p99 = at_load.sort_values("latency_ms.p99.value").iloc[0]
         page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
                      f"({best_p99['shape']}); widen the sweep: more servers, more cores, or replica groups.", "bad",
                      weight="bold")
@@ -216,9 +229,11 @@ def summary_page(d: SizingData, f: Findings) -> Figure:
     if f.routing:
         page.heading("Balanced routing or replica groups?")
         page.paragraph(f.routing, size=9)
-    page.heading("How sure we are")
-    for sentence in sureness_sentences(d, f):
-        page.paragraph(sentence, size=9)
+    sure = sureness_sentences(d, f)
+    if sure:
+        page.heading("How sure we are")
+        for sentence in sure:
+            page.paragraph(sentence, size=9)
     runner = runner_up_sentences(d, f)
     if runner:
         page.heading("The alternatives")

@@ -7,9 +7,10 @@ the point's seed (common random numbers, so the difference is the change and not
 * **load x m**: the query rate times ``m``. A Poisson workload gets ``workload.arrival.qps x m``; a
   replayed query log is replayed ``m`` times faster (the same queries, arrival times divided by ``m``,
   repeated when the faster log no longer covers the simulated horizon).
-* **one server down**: balanced tables run on one server fewer, the data spread over the rest (what
-  the surviving replicas of its segments serve between the failure and the rebalance, approximately);
-  replica-group tables run with every group one server short, a pessimistic bound (in Pinot only one
+* **one server down**: with replication 1 nothing is simulated: the server's segments have no other
+  replica, so queries miss them until it is back. Balanced tables with replicas run on one server
+  fewer, the data spread over the rest (what the surviving replicas of its segments serve between the
+  failure and the rebalance, approximately); replica-group tables run with every group one server short, a pessimistic bound (in Pinot only one
   group loses a server and the other groups' servers take its segments).
 * **one replica group down**: the other groups answer every query (replica-group tables only).
 * **headroom**: the load multipliers of ``report.headroom`` in increasing order, until the p99
@@ -123,7 +124,7 @@ def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:
     _, groups = layout_of(sc)
     servers = sc.cluster.servers
     if groups == 0:
-        if servers - 1 >= sc.table.replication:
+        if sc.table.replication >= 2 and servers - 1 >= sc.table.replication:
             out.append(WhatIf("server-down", "one server down", {"cluster.servers": servers - 1},
                               note=f"{servers - 1} servers share the data until it is rebalanced"))
         return out
@@ -190,11 +191,16 @@ def whatif_table(d: SizingData, best: pd.Series) -> pd.DataFrame:
              "meets_slo": bool(best["meets_slo"])}]
     if d.options.whatif:
         rows += [_row(run_whatif(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
+        if layout_of(sc)[1] == 0 and sc.table.replication < 2:
+            rows.append({"name": "server-down", "label": "one server down", "load": 1.0, "meets_slo": False,
+                         "note": "no replica: queries miss its segments until it is back",
+                         "latency_ms.p99.value": math.nan})
     return pd.DataFrame(rows)
 
 
 def survives_server_loss(d: SizingData, row: pd.Series) -> bool | None:
-    """Whether configuration ``row`` meets the SLO with one server down (``None``: not applicable)."""
+    """Whether configuration ``row`` meets the SLO with one server down (``None`` when that is not
+    simulated: a table without replicas loses data with the server, so it does not survive)."""
     sc, scratch, seed = _point(d, row)
     down = [w for w in whatif_variants(sc, scratch) if w.name == "server-down"]
     if not down:
