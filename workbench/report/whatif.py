@@ -10,8 +10,9 @@ the point's seed (common random numbers, so the difference is the change and not
 * **one server down**: with replication 1 nothing is simulated: the server's segments have no other
   replica, so queries miss them until it is back. Balanced tables with replicas run on one server
   fewer, the data spread over the rest (what the surviving replicas of its segments serve between the
-  failure and the rebalance, approximately); replica-group tables run with every group one server short, a pessimistic bound (in Pinot only one
-  group loses a server and the other groups' servers take its segments).
+  failure and the rebalance, approximately); replica-group tables run with every group one server
+  short, a pessimistic bound (in Pinot only one group loses a server and the other groups' servers
+  take its segments).
 * **one replica group down**: the other groups answer every query (replica-group tables only).
 * **headroom**: the load multipliers of ``report.headroom`` in increasing order, until the p99
   interval passes the SLO; the load at which it breaks is interpolated between the last multiplier that
