@@ -196,7 +196,9 @@ def heap_and_pauses(frame: pd.DataFrame, limits: Mapping[str, float], *, x: str 
         left.plot(g[x], g["live_bytes"] / 1024**3, color=colour, label=str(name))
         for col, style in zip(pauses, ("-", ":"), strict=False):
             p = g.dropna(subset=[col])
-            axes[1].plot(p[x], p[col], style, marker="o", color=colour, label=f"{name!s}: {col.split('_')[1]}")
+            stat = col.split("_")[1]
+            axes[1].plot(p[x], p[col], style, marker="o", color=colour,
+                         label=f"{name!s}: {stat}" if "series" in frame else stat)
     for i, (label, value) in enumerate(limits.items()):
         left.axhline(value / 1024**3, linestyle="--", color=(_SLO, "#937860", "#8172B3")[i % 3], label=label)
     left.set_xlabel(xlabel)

@@ -173,12 +173,13 @@ def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
     keys_now = float(gc.upsert_keys)
     hash_function = str((sc.table.upsert_config or {}).get("hashFunction", "NONE"))
     rate = gc.allocation_rate if getattr(gc, "allocation_rate", None) else 200 * 1024**2
+    updates = float(getattr(gc, "update_rate", 0.0) or 0.0)
     rows = []
     for factor in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0):
         keys = keys_now * factor
         per_key = upsert_bytes_per_key(["LONG"], hash_function, num_keys=max(1, int(keys)))
         pause = gc_at(gc.live_heap, keys, per_key, sc.cluster.server.heap, allocation_rate=float(rate),
-                      update_rate=float(getattr(gc, "update_rate", 0.0) or 0.0))
+                      update_rate=updates)
         rows.append({"keys": keys / 1e6, "factor": factor, "live_bytes": gc.live_heap + keys * per_key, **pause})
     frame = pd.DataFrame(rows)
     heap = sc.cluster.server.heap
@@ -196,4 +197,6 @@ def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
                  + ("the JVM runs out of memory" if first["oom"] else "full GCs begin"))
     else:
         text += f"; even at {frame['factor'].max():g}x the keys no full GC occurs"
+    text += (f"; {updates:,.0f} key updates per second per server" if updates else
+             "; no key updates are assumed (gc.update_rate), so young pauses do not scan the map here")
     return [plot_page(fig, text + ". The upsert notebook (04) follows the map over days for a key rate and TTL.")]
