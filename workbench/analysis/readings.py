@@ -183,7 +183,7 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
 
     ``timeline`` is :func:`workbench.analysis.upsert_day.heap_timeline` rows for one or more ``ttl_h``
     (``hour``, ``live_bytes``, ``map_bytes``, ``pinot_estimate_bytes``); ``gc`` optionally one row per ``ttl_h`` with
-    ``young_p99_ms``, ``full`` and ``oom`` at the end of the horizon. A TTL *levels* the heap when the
+    ``young_p99_ms``, ``full``, ``oom`` and optionally ``young_per_s`` at the end of the horizon. A TTL *levels* the heap when the
     last day added under 1% of it; it *grows* otherwise.
     """
     facts: dict[str, Any] = {"heap_bytes": heap_bytes, "ihop_bytes": ihop * heap_bytes, "ttl": {}}
@@ -209,8 +209,9 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
         if gc is not None and (gc["ttl_h"] == ttl).any():
             row = gc[gc["ttl_h"] == ttl].iloc[0]
             entry.update(young_p99_ms=float(row["young_p99_ms"]), full=float(row["full"]), oom=float(row["oom"]))
+            per_min = f", {60 * float(row['young_per_s']):.1f} a minute" if "young_per_s" in row else ""
             text += ("; the JVM runs out of memory" if float(row["oom"]) > 0 else
-                     f"; young pauses p99 {float(row['young_p99_ms']):.0f} ms"
+                     f"; young pauses p99 {float(row['young_p99_ms']):.0f} ms{per_min}"
                      + (f", {int(row['full'])} full GCs in the window" if float(row["full"]) > 0 else ", no full GC"))
         facts["ttl"][name] = entry
         parts.append(text)
