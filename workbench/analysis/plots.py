@@ -8,7 +8,6 @@ state, and a notebook cell that ends in one shows it (Jupyter and papermill alik
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,9 +17,8 @@ from matplotlib.figure import Figure
 
 from workbench.analysis.figure import InlineFigure
 
-__all__ = ["latency_cdf", "percentile_bars", "server_utilisation", "text_page"]
+__all__ = ["gc_delay_by_fanout", "latency_cdf", "percentile_bars", "server_utilisation"]
 
-_PAGE = (8.27, 11.69)  # A4 portrait, inches
 
 
 def latency_cdf(queries: pd.DataFrame, title: str = "Query latency") -> Figure:
@@ -68,19 +66,6 @@ def server_utilisation(servers: pd.DataFrame, title: str = "Server utilisation")
     ax.set_ylabel("utilisation")
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
-    return fig
-
-
-def text_page(title: str, blocks: list[tuple[str, str]]) -> Figure:
-    """A page of headed text blocks (for the report's question, inputs and summary)."""
-    fig = InlineFigure(figsize=_PAGE)
-    fig.text(0.08, 0.95, title, fontsize=18, weight="bold", va="top")
-    y = 0.90
-    for heading, body in blocks:
-        fig.text(0.08, y, heading, fontsize=12, weight="bold", va="top")
-        lines = body.splitlines() or [""]
-        fig.text(0.08, y - 0.025, "\n".join(lines), fontsize=9, va="top", family="monospace")
-        y -= 0.04 + 0.0135 * len(lines)
     return fig
 
 
@@ -158,24 +143,6 @@ def cost_vs_slo(combined: pd.DataFrame, slo_ms: float | None, label: str = "conf
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    return fig
-
-
-def table_page(title: str, frame: pd.DataFrame, note: str = "") -> Figure:
-    """A page holding a table (first 40 rows) and an optional note under it."""
-    fig = InlineFigure(figsize=(11.69, 8.27))
-    fig.text(0.05, 0.95, title, fontsize=14, weight="bold", va="top")
-    ax = fig.add_axes((0.03, 0.12, 0.94, 0.78))
-    ax.axis("off")
-    shown = frame.head(40)
-    if len(shown):
-        tbl = ax.table(cellText=shown.astype(str).values.tolist(), colLabels=list(shown.columns), loc="upper center",
-                       cellLoc="center")
-        tbl.auto_set_font_size(False)
-        tbl.set_fontsize(7)
-        tbl.scale(1, 1.2)
-    if note:
-        fig.text(0.05, 0.03, "\n".join(textwrap.wrap(note, 160)), fontsize=9, va="bottom")
     return fig
 
 

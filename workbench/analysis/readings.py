@@ -182,9 +182,9 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
     """Upsert heap per server by TTL: where it ends, whether it still grows, when it passes G1's IHOP.
 
     ``timeline`` is :func:`workbench.analysis.upsert_day.heap_timeline` rows for one or more ``ttl_h``
-    (``hour``, ``live_bytes``, ``map_bytes``, ``pinot_estimate_bytes``); ``gc`` optionally one row per ``ttl_h`` with
-    ``young_p99_ms``, ``full``, ``oom`` and optionally ``young_per_s`` at the end of the horizon. A TTL *levels* the heap when the
-    last day added under 1% of it; it *grows* otherwise.
+    (``hour``, ``live_bytes``, ``map_bytes``, ``pinot_estimate_bytes``); ``gc`` optionally one row per
+    ``ttl_h`` with ``young_p99_ms``, ``full``, ``oom`` and optionally ``young_per_s`` at the end of the
+    horizon. A TTL *levels* the heap when the last day added under 1% of it; it *grows* otherwise.
     """
     facts: dict[str, Any] = {"heap_bytes": heap_bytes, "ihop_bytes": ihop * heap_bytes, "ttl": {}}
     parts = []
