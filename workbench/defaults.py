@@ -200,3 +200,21 @@ LIMIT_INPUT_BYTES: Final = 2 * 1024**3
 #: YAML and JSON documents (Pinot configs nest about 6 levels).
 LIMIT_YAML_NODES: Final = 1_000_000
 LIMIT_NESTING_DEPTH: Final = 100
+
+# -- sizing report ----------------------------------------------------------------------------------
+#: The instance price table the report uses unless the sweep's ``report.prices`` names another
+#: (``workbench/data/instance_prices.yaml`` says where its prices come from and when they were listed).
+INSTANCE_PRICES_FILE: Final = Path(__file__).resolve().parent / "data" / "instance_prices.yaml"
+#: Hours in a month for monthly costs: 365 x 24 / 12, the convention cloud price lists use.
+HOURS_PER_MONTH: Final = 730.0
+#: Machine memory per byte of JVM heap: a Pinot server keeps its segments memory-mapped (off-heap), so
+#: the machine needs about as much memory again outside the heap for them and the OS page cache. A
+#: workbench assumption (Pinot publishes no ratio); ``report.memory_per_heap`` changes it.
+MEMORY_PER_HEAP: Final = 2.0
+#: Mean server utilisation above which the report warns that queues grow quickly with load (an M/M/c
+#: queue's mean wait, rho / (1 - rho), more than doubles between 70% and 85% busy).
+UTILISATION_WARNING: Final = 0.7
+#: Load multipliers the report runs the recommendation at to find where its SLO breaks (headroom).
+HEADROOM_MULTIPLIERS: Final = (1.25, 1.5, 2.0, 3.0)
+#: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
+BACKTEST_WARNING: Final = 0.10

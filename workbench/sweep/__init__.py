@@ -10,6 +10,7 @@ Sweep file (paths relative to it)::
     parallel: 2                       # optional: local worker processes (default: one per core)
     notebook: ../notebooks/point.ipynb  # optional: run each point through papermill
     spark: {master: spark://host:7077}  # optional: run the points as Spark tasks
+    report: {prices: prices.yaml}       # optional: the sizing report's options (workbench.report.options)
 
 A sweep is a pipeline of files. Each point writes ``OUT/point-NNN/`` (Parquet records,
 ``summary.json`` with its overrides and seed, ``notebook.ipynb`` when a notebook ran it, and
@@ -183,4 +184,5 @@ def _manifest(spec: SweepSpec) -> dict[str, Any]:
         "base": str(spec.base_path) if spec.base_path is not None else spec.base.to_dict(),
         "notebook": str(spec.notebook) if spec.notebook is not None else None,
         "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in spec.points],
+        "report": spec.report.to_json(),
     }

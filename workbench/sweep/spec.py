@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 from workbench import defaults as D
 from workbench.errors import InputError, ScenarioError
 from workbench.io import read_document
+from workbench.report.options import ReportOptions, parse_report_options
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.run import check_run
 from workbench.sweep.notebook import PARAMETERS, missing_parameters
@@ -34,7 +35,8 @@ from workbench.sweep.notebook import PARAMETERS, missing_parameters
 __all__ = ["TOP_LEVEL_KEYS", "Point", "SweepError", "SweepSpec", "expand_points", "load_sweep", "parse_sweep"]
 
 #: Every key a sweep file may have; anything else is a typo and is rejected.
-TOP_LEVEL_KEYS = ("name", "description", "base", "grid", "points", "seed", "parallel", "notebook", "spark", "limits")
+TOP_LEVEL_KEYS = ("name", "description", "base", "grid", "points", "seed", "parallel", "notebook", "spark", "limits",
+                  "report")
 
 
 class SweepError(InputError):
@@ -84,6 +86,7 @@ class SweepSpec:
     parallel: int | None = None
     notebook: Path | None = None
     spark_master: str | None = None
+    report: ReportOptions = field(default_factory=ReportOptions)
 
 
 def expand_points(sweep: Mapping[str, Any], where: str = "sweep", max_points: int = D.LIMIT_SWEEP_POINTS,
@@ -182,6 +185,7 @@ def parse_sweep(
         parallel=_optional_int(data, "parallel", where, minimum=1),
         notebook=_notebook(data.get("notebook"), root, where),
         spark_master=_spark_master(data.get("spark"), where),
+        report=_report(data.get("report"), root, where),
     )
 
 
@@ -281,6 +285,14 @@ def _notebook(value: Any, root: Path, where: str) -> Path | None:
         raise SweepError(f"{where}: notebook", f"{path.name} needs a cell tagged `parameters` defining "
                                                f"{', '.join(PARAMETERS)}; missing: {', '.join(missing)}")
     return path.resolve()
+
+
+def _report(value: Any, root: Path, where: str) -> ReportOptions:
+    """The ``report:`` section; its errors are sweep errors (exit status 2, the file named)."""
+    try:
+        return parse_report_options(value, where, root)
+    except InputError as exc:
+        raise SweepError(exc.where, exc.problem) from None
 
 
 def _spark_master(value: Any, where: str) -> str | None:
