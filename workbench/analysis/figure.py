@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import io
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["DISPLAY_DPI", "InlineFigure", "png_bytes"]
+__all__ = ["DISPLAY_DPI", "InlineFigure", "finish_axes", "png_bytes"]
 
 #: Resolution of figures shown in notebooks, dots per inch (sharp on a laptop screen, small files).
 DISPLAY_DPI = 100
@@ -38,3 +39,14 @@ class InlineFigure(Figure):
     def _repr_png_(self) -> bytes:
         """PNG for IPython's display machinery (called by Jupyter, never by the library)."""
         return png_bytes(self)
+
+
+def finish_axes(ax: Axes, xlabel: str, ylabel: str, title: str) -> None:
+    """The house finish of a plot whose y axis is a non-negative quantity: labels, a y axis from zero,
+    title, a light grid and a small legend."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from workbench.analysis.figure import InlineFigure
+from workbench.analysis.figure import InlineFigure, finish_axes
 
 __all__ = ["gc_delay_by_fanout", "latency_cdf", "percentile_bars", "server_utilisation"]
 
@@ -224,11 +224,6 @@ def gc_delay_by_fanout(table: pd.DataFrame, label: str = "config",
         grid = np.arange(1, int(np.ceil(n.max())) + 1)
         ax.plot(grid, [100 * fanout_delay_probability(p, int(k)) for k in grid], linestyle="--", color="grey",
                 label=f"1 - (1 - p)^n, p = {p:.2%} per server")
-    ax.set_xlabel("servers per query")
-    ax.set_ylabel("queries that met a pause (%)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "servers per query", "queries that met a pause (%)", title)
     fig.tight_layout()
     return fig

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
-from workbench.analysis.figure import InlineFigure
+from workbench.analysis.figure import InlineFigure, finish_axes
 
 __all__ = ["cost_vs_p99", "data_movement", "headroom_curve", "heap_and_pauses", "heap_over_day", "layout_comparison",
            "natural_key", "pause_timeline", "whatif_bars"]
@@ -144,12 +144,7 @@ def headroom_curve(runs: pd.DataFrame, slo_ms: float | None, title: str = "p99 a
         ax.annotate(f"x{row['load']:g}", (row["throughput_qps"], row["p99"]), xytext=(4, -12),
                     textcoords="offset points", fontsize=8)
     _slo_line(ax, slo_ms)
-    ax.set_xlabel("load (queries/s)")
-    ax.set_ylabel("p99 latency (ms)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "load (queries/s)", "p99 latency (ms)", title)
     fig.tight_layout()
     return fig
 
@@ -201,20 +196,9 @@ def heap_and_pauses(frame: pd.DataFrame, limits: Mapping[str, float], *, x: str 
                          label=f"{name!s}: {stat}" if "series" in frame else stat)
     for i, (label, value) in enumerate(limits.items()):
         left.axhline(value / 1024**3, linestyle="--", color=(_SLO, "#937860", "#8172B3")[i % 3], label=label)
-    left.set_xlabel(xlabel)
-    left.set_ylabel("GiB per server")
-    left.set_ylim(bottom=0)
-    left.set_title("live heap")
-    left.grid(True, alpha=0.3)
-    left.legend(fontsize=8)
+    finish_axes(left, xlabel, "GiB per server", "live heap")
     if pauses:
-        right = axes[1]
-        right.set_xlabel(xlabel)
-        right.set_ylabel("young pause (ms)")
-        right.set_ylim(bottom=0)
-        right.set_title("young GC pause")
-        right.grid(True, alpha=0.3)
-        right.legend(fontsize=8)
+        finish_axes(axes[1], xlabel, "young pause (ms)", "young GC pause")
     fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from workbench.analysis import plots, sizing_plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
 from workbench.io.tables import read_parquet
-from workbench.report.data import SizingData
+from workbench.report.data import SizingData, workload_of
 from workbench.report.findings import Findings
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
 from workbench.workload.directory import read_segments
@@ -21,14 +21,6 @@ __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
 #: Requests of the workload's query log replayed through the broker-cache study (enough for the curve's
 #: shape, small enough to stay a second or two).
 CACHE_TRACE_REQUESTS = 8_000
-
-
-def _workload_dir(d: SizingData) -> Path | None:
-    sc = d.base_scenario
-    if sc is None or sc.workload.data is None:
-        return None
-    path = sc.base_dir / sc.workload.data
-    return path if path.is_dir() else None
 
 
 def _plan_rows(d: SizingData, f: Findings, data: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -71,7 +63,7 @@ def _plan_rows(d: SizingData, f: Findings, data: Path) -> tuple[pd.DataFrame, li
 def movement(d: SizingData, f: Findings) -> list[Figure]:
     """What a rebalance moves and p99 after it: today's servers to the recommendation, and the
     recommendation's next step."""
-    data = _workload_dir(d)
+    data = workload_of(d.base_scenario)
     if f.best is None or data is None or not (data / "segments.parquet").is_file():
         return []
     if d.combined["servers"].nunique() < 2 and (d.base_scenario is None or
@@ -90,7 +82,7 @@ def cache(d: SizingData, f: Findings) -> list[Figure]:
     from workbench.analysis.studies import broker_trace
     from workbench.pinot.cache.trace import hit_rate_curve
 
-    data = _workload_dir(d)
+    data = workload_of(d.base_scenario)
     if data is None or not (data / "queries.parquet").is_file():
         return []
     queries = read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"],
@@ -112,7 +104,7 @@ def cache(d: SizingData, f: Findings) -> list[Figure]:
 
 def provisioning(d: SizingData, f: Findings) -> list[Figure]:
     """Pinot's RealtimeProvisioningHelper matrix for the table's segments, the recommended host count marked."""
-    sc, data = d.base_scenario, _workload_dir(d)
+    sc, data = d.base_scenario, workload_of(d.base_scenario)
     if sc is None or data is None or sc.table.table_type != "REALTIME" or sc.workload.generate is None:
         return []
     segments = read_segments(data)

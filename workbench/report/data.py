@@ -51,7 +51,7 @@ from workbench.report.prices import PriceTable, load_prices
 from workbench.report.run_report import load_summary
 from workbench.scenario import Scenario, load_scenario
 
-__all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text"]
+__all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,12 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
                       str(manifest.get("name", root.name)))
+
+
+def workload_of(sc: Scenario | None) -> Path | None:
+    """The scenario's workload directory when it exists (the report reads its segments and queries)."""
+    path = None if sc is None or sc.workload.data is None else sc.base_dir / sc.workload.data
+    return path if path is not None and path.is_dir() else None
 
 
 def _point_scenario(scenario: Mapping[str, Any], point: Path, base_dir: Path) -> Scenario:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from workbench.analysis.readings import compare_intervals
 from workbench.io.tables import read_json_file, read_parquet
-from workbench.report.data import SizingData, recommend
+from workbench.report.data import SizingData, recommend, workload_of
 from workbench.report.fragility import Context, warnings_for
 from workbench.report.whatif import Headroom, cheapest_surviving, headroom, whatif_table
 
@@ -88,14 +88,6 @@ class Findings:
     resilient_tried: int = 0
 
 
-def _workload_dir(d: SizingData) -> Path | None:
-    sc = d.base_scenario
-    if sc is None or sc.workload.data is None:
-        return None
-    path = sc.base_dir / sc.workload.data
-    return path if path.is_dir() else None
-
-
 def _keys_per_server(row: pd.Series, sc: Any) -> int:
     """The most upsert keys a server held in the run (from the data, or ``cluster.gc.upsert_keys``)."""
     measured = row.get("heap.upsert_keys_max")
@@ -111,7 +103,7 @@ def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     sc = d.scenarios[str(row["point"])]
     facts: dict[str, Any] = {"qps": float(row["throughput_qps"]), "process": sc.workload.arrival.process,
                              "upsert_keys_per_server": _keys_per_server(row, sc)}
-    data = _workload_dir(d)
+    data = workload_of(d.base_scenario)
     if data is not None and (data / "segments.parquet").is_file():
         segs = read_parquet(data / "segments.parquet", columns=["total_docs", "size_bytes", "partition"],
                             what="segments table")

@@ -39,7 +39,7 @@ from workbench.analysis.compare import flatten
 from workbench.io import atomic_file, write_json_atomic
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
-from workbench.report.data import SizingData, layout_of
+from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
 __all__ = ["Headroom", "WhatIf", "cheapest_surviving", "headroom", "load_variant", "run_whatif",
@@ -85,20 +85,13 @@ def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> 
     return out
 
 
-def _workload_dir(sc: Scenario) -> Path | None:
-    if sc.workload.data is None:
-        return None
-    path = sc.base_dir / sc.workload.data
-    return path if path.is_dir() else None
-
-
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
     """The scenario at ``factor`` times its query rate (a faster replay writes a workload under ``scratch``)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
     if sc.workload.arrival.process != "replay":
         return WhatIf(name, label, {"workload.arrival.qps": sc.workload.arrival.qps * factor}, factor,
                       note=f"Poisson arrivals at {sc.workload.arrival.qps * factor:g} queries/s")
-    source = _workload_dir(sc)
+    source = workload_of(sc)
     if source is None:
         return WhatIf(name, label, {}, factor, note="no workload directory to replay faster")
     out = scratch / "workloads" / name
