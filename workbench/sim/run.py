@@ -126,7 +126,7 @@ def simulate(
         plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
                           memory=memory)
         if engine == "fast":
-            run = run_fast(sc, layout, plan, window, rep)
+            run = run_fast(sc, layout, plan, window, rep, records=sc.simulation.records)
             frame_, window_row = run.queries, run.window
             servers += run.servers
             pauses += run.pauses
@@ -135,11 +135,12 @@ def simulate(
             env = simpy.Environment()
             model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, window)
             model.run()
-            frame_, window_row = model.records.frame(rep), model.window_row(rep)
+            frame_ = model.records.frame(rep)
+            window_row = {**model.window_row(rep), **window_counts(frame_)}
             servers += model.server_rows(rep)
             pauses += model.pause_rows(rep)
             failures += model.failure_rows(rep)
-        windows.append({**window_row, **window_counts(frame_)})
+        windows.append(window_row)
         queries.append(frame_ if sc.simulation.records == "all" else frame_[list(LATENCY_COLUMNS)])
         del plan
         if progress is not None:

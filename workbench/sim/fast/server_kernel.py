@@ -20,7 +20,7 @@ import numpy as np
 from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import finish, intersects, release, run_time
 
-__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "simulate_server"]
+__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "simulate_server", "workspace"]
 
 SCHED_FCFS, SCHED_BOUNDED, SCHED_BINARY = 0, 1, 2
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
@@ -35,10 +35,6 @@ C_SEC_RUNNING, C_SEC_PENDING, C_MAX_EXEC, C_DEFAULT_EXEC = 8, 9, 10, 11
  I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING) = range(16)
 # float state
 F_T0, F_V0, F_BUSY, F_G_DEADLINE = 0, 1, 2, 3
-
-
-class _Server:
-    """The arrays of one server's run (a plain holder; the compiled functions take its fields)."""
 
 
 @helper
@@ -198,41 +194,52 @@ def _next_cpu(ist: np.ndarray, fs: np.ndarray, cores: int, hk: np.ndarray, tk: n
     return best
 
 
+#: Rows of the workspace arrays (``simulate_server``'s ``wi``, ``wf``, ``wb``, ``wt``).
+W_NEXT_SEGMENT, W_TASKS_LEFT, W_RESERVED, W_FIFO, W_GQ, W_NSEG = range(6)
+W_STARTED, W_TASK_WAIT = range(2)
+W_TIMED_OUT, W_HELD = range(2)
+W_T_REQ, W_T_POS, W_T_STRIDE, W_WQ = range(4)
+
+
+def workspace(requests: int, tasks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Working arrays for servers of up to ``requests`` requests and ``tasks`` segments plus requests:
+    ``(wi, wf, wb, wt, wq_at)``. Allocated once per run (by numpy, which asks for huge pages), reused by
+    every server: touching fresh pages costs more than simulating a request."""
+    return (np.empty((6, requests + 1), np.int64), np.empty((2, requests + 1)), np.empty((2, requests + 1), np.bool_),
+            np.empty((4, tasks + 1), np.int64), np.empty(tasks + 1))
+
+
 @kernel
 def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndarray, prepare: np.ndarray,
                     merge: np.ndarray, group_by: np.ndarray, secondary: np.ndarray, option: np.ndarray,
-                    seg_start: np.ndarray, seg_work: np.ndarray, cfg: np.ndarray, limits: np.ndarray,
+                    seg_start: np.ndarray, seg_work: np.ndarray, n: int, cfg: np.ndarray, limits: np.ndarray,
                     ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
-                    cs: np.ndarray, ce: np.ndarray, horizon: float
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """Run one server over its requests (in submit order) until ``horizon``.
+                    cs: np.ndarray, ce: np.ndarray, horizon: float, wi: np.ndarray, wf: np.ndarray, wb: np.ndarray,
+                    wt: np.ndarray, wq_at: np.ndarray, out_at: np.ndarray, out_code: np.ndarray,
+                    out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> tuple[np.ndarray, float]:
+    """Run one server over its first ``n`` requests (in submit order) until ``horizon``.
 
     ``cfg`` (int64, the ``C_*`` indices): cores, runners, workers, static, scheduler kind, max pending,
     hard limit, max threads per query, secondary max running and max pending, max and default execution
     threads. ``limits`` (float64): the bounded queue deadline and the secondary queue deadline, ms.
+    ``wi``...``wq_at``: a :func:`workspace` at least this large (its contents are overwritten).
 
-    Returns per request the response time, code, paused flag, queue wait and whether a response was
-    sent by the horizon; the meters (requests, scheduling timeouts, execution timeouts, rejected, failed);
-    and the core time used up to the horizon.
+    Writes per request the response time, code, paused flag, queue wait and whether a response was
+    sent by the horizon (``out_at``...``responded``); returns the meters (requests, scheduling timeouts,
+    execution timeouts, rejected, failed) and the core time used up to the horizon.
     """
-    n = len(arrival)
     cores, kind = cfg[C_CORES], cfg[C_KIND]
-    nseg = seg_start[1:] - seg_start[:-1]
-    out_at, out_code = np.full(n, _INF), np.zeros(n, dtype=np.int64)
-    out_paused, out_wait = np.zeros(n, dtype=np.bool_), np.zeros(n)
-    responded, meters = np.zeros(n, dtype=np.bool_), np.zeros(5, dtype=np.int64)
-    started, task_wait = np.full(n, _INF), np.zeros(n)
-    timed_out, held = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-    next_segment, tasks_left, reserved = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    cap = 0
-    for i in range(n):
-        cap += max(1, nseg[i])
-    t_req, t_queued = np.zeros(cap, np.int64), np.zeros(cap)
-    t_pos, t_stride, wq = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap + 1, np.int64)
-    fifo, gq = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64)
+    meters = np.zeros(5, dtype=np.int64)
+    # per-request state, set when each request is submitted (a request not yet submitted is never read)
+    next_segment, tasks_left, reserved = wi[W_NEXT_SEGMENT], wi[W_TASKS_LEFT], wi[W_RESERVED]
+    fifo, gq, nseg = wi[W_FIFO], wi[W_GQ], wi[W_NSEG]
+    started, task_wait = wf[W_STARTED], wf[W_TASK_WAIT]
+    timed_out, held = wb[W_TIMED_OUT], wb[W_HELD]
+    t_req, t_pos, t_stride, wq, t_queued = wt[W_T_REQ], wt[W_T_POS], wt[W_T_STRIDE], wt[W_WQ], wq_at
+    cap = seg_start[n] - seg_start[0] + n
     # at most one work item per busy runner and worker; timers only for the simplification's runners
     static_mode = cfg[C_STATIC] != 0
-    heap = (min(n, cfg[C_CORES]) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
+    heap = (min(n, cores) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
     theap = n + 8 if static_mode else 8
     hk, hs, hkd, hr = np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64)
     tk, tsq = np.zeros(theap), np.zeros(theap, np.int64)
@@ -252,18 +259,24 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
     runners = cfg[C_RUNNERS] if not static else 1 << 30
     workers = cfg[C_WORKERS] if not static else cores
     crash, nxt = 0, 0
+    # the CPU's next finish is a function of its state alone (checkpoint, heap tops): computed again only
+    # after the state changed (a CPU or crash event, or an item started), which is every other event
+    cpu_at, cpu_changed = _INF, True
     while True:
         # the next moment: a CPU item finishing, a crash, or an arrival (internal events first at a tie)
-        cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal)
+        if cpu_changed:
+            cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal)
+            cpu_changed = False
         crash_at = cs[crash] if crash < len(cs) else _INF
         first = min(cpu_at, crash_at)
         arr_at = arrival[nxt] if nxt < n and arrival[nxt] < horizon else _INF
         nd = 0
         if first <= arr_at and first <= horizon and first != _INF:
             now = first
+            cpu_changed = True
             _checkpoint(fs, ist, cores, ps, pe, pr, now)
             if crash_at < cpu_at:  # PinotServer._go_down: every request held fails now
-                for i in range(n):
+                for i in range(nxt):
                     if held[i]:
                         meters[4] += 1
                         out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
@@ -280,7 +293,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
                     ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
-            rt = run_time(ps, pe, pr, now) if len(ps) > 0 else now
+            rt = (run_time(ps, pe, pr, now) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
             if ist[I_TN] > 0 and tk[0] <= rt + 4e-12 * max(1.0, abs(rt)):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
@@ -302,6 +315,10 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
             now, i = arr_at, nxt
             nxt += 1
             meters[0] += 1
+            out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
+            started[i], task_wait[i], timed_out[i], held[i] = _INF, 0.0, False, False
+            next_segment[i], tasks_left[i], reserved[i] = 0, 0, 0
+            nseg[i] = seg_start[i + 1] - seg_start[i]
             if len(cs) > 0 and release(cs, ce, now) != now:
                 meters[4] += 1
                 out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
@@ -366,6 +383,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                     else:
                         ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
                     ist[I_SEQ] += 1
+                    cpu_changed = True
                 elif a == _DISPATCH_WORKERS:
                     if ist[I_WORKERS_BUSY] >= workers or ist[I_WQ_LEN] == 0:
                         continue
@@ -405,6 +423,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                             _checkpoint(fs, ist, cores, ps, pe, pr, now)
                             ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
                             ist[I_SEQ] += 1
+                            cpu_changed = True
                             running = True
                             break
                     if running:
@@ -448,5 +467,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                              out_wait, responded)
                     st_kind[sp] = _DISPATCH_RUNNERS
                     sp += 1
+    for i in range(nxt, n):  # never submitted
+        out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
     _checkpoint(fs, ist, cores, ps, pe, pr, horizon)
-    return out_at, out_code, out_paused, out_wait, responded, meters, fs[F_BUSY]
+    return meters, fs[F_BUSY]
