@@ -38,7 +38,7 @@ from workbench.sim.layout import Layout
 from workbench.sim.memory import Memory, server_memory
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import Planner, QueryPlan
-from workbench.sim.routes import Routes, route_queries
+from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Streams
 
@@ -298,11 +298,13 @@ def _work(queries: Queries, service: ServiceModel, layout: Layout, rng: np.rando
 
 def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: float,
                replay: pd.DataFrame | None = None, planner: Planner | None = None,
-               at_ms: Sequence[float] | None = None, memory: Memory | None = None) -> Plan:
+               at_ms: Sequence[float] | None = None, memory: Memory | None = None,
+               routing: RouteCache | None = None) -> Plan:
     """Draw one replication's plan from ``streams`` (see the module docstring for the order).
 
     ``memory``: each server's long-lived heap (:func:`~workbench.sim.memory.server_memory`, computed once
-    per run); by default the scenario's own, without a workload directory."""
+    per run); by default the scenario's own, without a workload directory. ``routing``: the run's routing
+    cache (one per run, as the ``planner``), so replications route each case once; by default a new one."""
     spec = sc.cluster
     fail = spec.failures
     mtbf = None if fail.mtbf_s is None else fail.mtbf_s * 1000.0
@@ -334,8 +336,8 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
         plan = Plan(routed=False, routes=None, query_requests=np.zeros(len(pi) + 1, dtype=np.int64),
                     delays=np.empty(0), **common)
     else:
-        routes = route_queries(layout, sc.table, sc.workload.query_options, spec.broker.config, spec.brokers,
-                               queries.arrival_ms, pi, queries.plans, crashes)
+        cache = routing or RouteCache(layout, sc.table, sc.workload.query_options, spec.broker.config)
+        routes = route_queries(cache, spec.brokers, queries.arrival_ms, pi, queries.plans, crashes)
         plan = _with_requests(common, routes, streams.network, sc, layout.num_servers)
     return _with_heaps(plan, sc, layout, streams, horizon_ms, memory or server_memory(sc, layout, None))
 

@@ -22,7 +22,7 @@ from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import QueryPlan, result_rows
 from workbench.sim.router import Router
 
-__all__ = ["Routes", "route_queries"]
+__all__ = ["RouteCache", "Routes", "route_queries"]
 
 
 @dataclass(frozen=True)
@@ -80,50 +80,102 @@ def _templates(epoch: np.ndarray, plan_index: np.ndarray, residue: np.ndarray, p
     return first_seen(epoch, key, n_keys)
 
 
-def route_queries(layout: Layout, table: TableConfig, options: Mapping[str, Any],
-                  broker_config: Mapping[str, Any] | None, brokers: int, arrival_ms: np.ndarray,
-                  plan_index: np.ndarray, plans: Sequence[QueryPlan], crashes: Sequence[PauseSchedule]) -> Routes:
+@dataclass(frozen=True)
+class _Template:
+    """One routed case: its requests (server, segment positions, rows returned, documents scanned)."""
+
+    unavailable: int
+    server: tuple[int, ...]
+    positions: tuple[np.ndarray, ...]
+    rows: tuple[int, ...]
+    docs: tuple[float, ...]
+
+
+class RouteCache:
+    """The routing of one run (one layout, table, broker configuration and planner), shared by its
+    replications: each distinct case (servers down, plan, request-id residue) is routed once per run.
+
+    Pinot's selectors without adaptive feedback are functions of exactly these, so a replication routes
+    only the cases earlier ones did not meet.
+    """
+
+    def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any],
+                 broker_config: Mapping[str, Any] | None) -> None:
+        self.layout = layout
+        self.router = Router(layout, table, options, broker_config=broker_config)
+        self._down: set[int] = set()
+        self._templates: dict[tuple[frozenset[int], int, int], _Template] = {}
+        self._plans: dict[int, tuple[dict[int, int], np.ndarray]] = {}
+
+    @property
+    def period(self) -> int:
+        """Routes repeat with the request id modulo this."""
+        return self.router.period
+
+    def template(self, down: frozenset[int], plan: QueryPlan, residue: int) -> _Template:
+        """The route of a query of ``plan`` with request id ``residue`` while the servers ``down`` are down."""
+        key = (down, plan.key, residue)
+        hit = self._templates.get(key)
+        if hit is None:
+            hit = self._templates[key] = self._route(down, plan, residue)
+        return hit
+
+    def _route(self, down: frozenset[int], plan: QueryPlan, residue: int) -> _Template:
+        for server in sorted(self._down - down):
+            self.router.set_server_health(server, True)
+        for server in sorted(down - self._down):
+            self.router.set_server_health(server, False)
+        self._down = set(down)
+        route, missing = self.router.route(residue, plan.names, plan.key)
+        lookup, docs = self._plan(plan)
+        positions = tuple(np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
+                          for _, chosen in route)
+        return _Template(missing, tuple(server for server, _ in route), positions,
+                         tuple(result_rows(plan.query, float(docs[pos].sum())) for pos in positions),
+                         tuple(_sequential_sum(docs[pos]) for pos in positions))
+
+    def _plan(self, plan: QueryPlan) -> tuple[dict[int, int], np.ndarray]:
+        """A plan's position of each of its segments, and the documents each scans."""
+        hit = self._plans.get(plan.key)
+        if hit is None:
+            segs = plan.segments if plan.segments is not None else range(len(self.layout.segments))
+            docs = plan.docs_scanned if plan.docs_scanned is not None else self.layout.docs
+            hit = self._plans[plan.key] = ({int(seg): i for i, seg in enumerate(segs)}, np.asarray(docs, dtype=float))
+        return hit
+
+
+def route_queries(cache: RouteCache, brokers: int, arrival_ms: np.ndarray, plan_index: np.ndarray,
+                  plans: Sequence[QueryPlan], crashes: Sequence[PauseSchedule]) -> Routes:
     """Pinot's routing of every query (request id = its broker's counter), around servers that are down."""
-    router = Router(layout, table, options, broker_config=broker_config)
     health = _health_events(crashes)
     times = np.array([h[0] for h in health], dtype=float)
     epoch = np.searchsorted(times, arrival_ms, side="right").astype(np.int64)
-    residue = (np.arange(len(arrival_ms), dtype=np.int64) // brokers) % router.period
-    template, first = _templates(epoch, plan_index, residue, router.period)
-    servers: list[int] = []
-    positions: list[np.ndarray] = []
-    rows: list[int] = []
-    docs: list[float] = []
-    unavailable, requests, of_plan = [], [0], []
+    residue = (np.arange(len(arrival_ms), dtype=np.int64) // brokers) % cache.period
+    template, first = _templates(epoch, plan_index, residue, cache.period)
+    chosen: list[_Template] = []
+    down: set[int] = set()
     applied = 0
-    lookups: dict[int, dict[int, int]] = {}
     for q in first.tolist():  # templates in epoch order: health changes are applied in time order
         while applied < epoch[q]:
-            router.set_server_health(health[applied][1], health[applied][2])
+            _, server, healthy = health[applied]
+            (down.discard if healthy else down.add)(server)
             applied += 1
-        p = int(plan_index[q])
-        plan = plans[p]
-        route, missing = router.route(int(residue[q]), plan.names, plan.key)
-        lookup = lookups.get(p)
-        if lookup is None:
-            segs = plan.segments if plan.segments is not None else range(len(layout.segments))
-            lookup = lookups[p] = {int(seg): i for i, seg in enumerate(segs)}
-        plan_docs = np.asarray(plan.docs_scanned if plan.docs_scanned is not None else layout.docs, dtype=float)
-        of_plan.append(p)
-        requests.append(requests[-1] + len(route))
-        unavailable.append(missing)
-        for server, chosen in route:
-            pos = np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
-            servers.append(server)
-            positions.append(pos)
-            rows.append(result_rows(plan.query, float(plan_docs[pos].sum())))
-            docs.append(_sequential_sum(plan_docs[pos]))
-    counts = np.array([len(p) for p in positions], dtype=np.int64)
-    return Routes(template, np.asarray(unavailable, dtype=np.int32), np.asarray(of_plan, dtype=np.int64),
-                  np.asarray(requests, dtype=np.int64), np.asarray(servers, dtype=np.int32),
+        chosen.append(cache.template(frozenset(down), plans[int(plan_index[q])], int(residue[q])))
+    return _assemble(template, np.asarray(plan_index[first], dtype=np.int64), chosen)
+
+
+def _assemble(template: np.ndarray, of_plan: np.ndarray, chosen: Sequence[_Template]) -> Routes:
+    """The templates as flat arrays."""
+    counts = np.array([len(t.server) for t in chosen], dtype=np.int64)
+    positions = [p for t in chosen for p in t.positions]
+    sizes = np.array([len(p) for p in positions], dtype=np.int64)
+    return Routes(template, np.array([t.unavailable for t in chosen], dtype=np.int32), of_plan,
                   np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                  np.array([s for t in chosen for s in t.server], dtype=np.int32),
+                  np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
                   (np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)).astype(np.int32),
-                  np.asarray(rows, dtype=np.int64), np.asarray(docs, dtype=float))
+                  np.array([r for t in chosen for r in t.rows], dtype=np.int64),
+                  np.array([d for t in chosen for d in t.docs], dtype=float))
 
 
 def _sequential_sum(values: np.ndarray) -> float:

@@ -36,6 +36,7 @@ from workbench.sim.records import (
     frame,
     window_counts,
 )
+from workbench.sim.routes import RouteCache
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
@@ -92,6 +93,7 @@ def simulate(
     *,
     data: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    threads: int = 1,
 ) -> Result:
     """Run every replication of ``scenario`` and return its records.
 
@@ -109,6 +111,9 @@ def simulate(
         layout) is used.
     progress
         Called with (replications done, replications) after each replication (the CLI's progress bar).
+    threads
+        Threads the compiled engine runs servers on (servers are independent: the records are the same for
+        any count). A sweep already runs one point per core, so it leaves this at 1.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     if data is None and sc.workload.data is not None:
@@ -120,13 +125,14 @@ def simulate(
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
     memory = server_memory(sc, layout, data)
+    routing = RouteCache(layout, sc.table, sc.workload.query_options, sc.cluster.broker.config)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
         streams = Streams.spawn(child, layout.num_servers)
         plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
-                          memory=memory)
+                          memory=memory, routing=routing)
         if engine == "fast":
-            run = run_fast(sc, layout, plan, window, rep, records=sc.simulation.records)
+            run = run_fast(sc, layout, plan, window, rep, records=sc.simulation.records, parallel=threads)
             frame_, window_row = run.queries, run.window
             servers += run.servers
             pauses += run.pauses

@@ -26,7 +26,7 @@ from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.fast.broker_kernel import CODE_BITS, gather_and_reduce
 from workbench.sim.fast.server_kernel import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS
-from workbench.sim.fast.servers import run_servers
+from workbench.sim.fast.servers import by_entry, run_servers
 from workbench.sim.layout import Layout
 from workbench.sim.model import Window
 from workbench.sim.pauses import PauseSchedule
@@ -133,7 +133,7 @@ class _Schedules:
 
 @dataclass
 class _Responses:
-    """Every request's response from its server (request ids index them)."""
+    """Every request's response from its server, by delivery entry (``entry_of[r]``: request ``r``'s)."""
 
     at: np.ndarray
     code: np.ndarray
@@ -142,29 +142,34 @@ class _Responses:
     wait: np.ndarray
     meters: np.ndarray
     busy: np.ndarray
+    entry_of: np.ndarray
 
 
 def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, work: np.ndarray,
-                 pauses: _Schedules, horizon_ms: float) -> _Responses:
+                 pauses: _Schedules, horizon_ms: float, parallel: int) -> _Responses:
+    entries = (delivery.offsets, delivery.request, delivery.query, delivery.delivered)
+    queries = (plan.timeout_ms, plan.group_by, plan.secondary, plan.execution_threads, plan.query_segments,
+               routes.template, plan.query_requests)
+    seg_offsets, seg_work, entry_of = by_entry(entries, queries, (routes.requests, routes.segments, routes.position),
+                                               work, plan.cpu_scale)
     n, servers = plan.num_requests, len(plan.cpu_scale)
     out = _Responses(np.empty(n), np.empty(n, dtype=np.int16), np.empty(n, dtype=bool), np.empty(n, dtype=bool),
-                     np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers))
+                     np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
     crashes = _Schedules.of(plan.crashes)
     cfg, limits = _config(sc)
-    run_servers(np.arange(servers, dtype=np.int64), delivery.offsets, delivery.request, delivery.query,
-                delivery.delivered, plan.timeout_ms, plan.group_by, plan.secondary, plan.execution_threads,
-                plan.query_segments, routes.template, plan.query_requests, routes.requests, routes.segments,
-                routes.position, work, plan.cpu_scale, float(plan.prepare_ms), float(plan.merge_ms_per_segment),
+    run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
+                float(plan.prepare_ms), float(plan.merge_ms_per_segment),
                 (pauses.offsets, pauses.start, pauses.end, pauses.run, pauses.before, pauses.total),
                 (crashes.offsets, crashes.start, crashes.end), cfg, limits, horizon_ms,
-                (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy))
+                (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy), parallel)
     return out
 
 
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,
-             records: str = "all") -> FastRun:
+             records: str = "all", parallel: int = 1) -> FastRun:
     """Execute ``plan`` with the compiled kernels; the records of one replication (``records``: ``all``, or
-    ``latency`` for only :data:`~workbench.sim.records.LATENCY_COLUMNS` of ``queries``)."""
+    ``latency`` for only :data:`~workbench.sim.records.LATENCY_COLUMNS` of ``queries``). ``parallel``
+    threads run the servers (the records are the same for any count)."""
     routes, delivery = plan.routes, plan.delivery
     assert routes is not None and delivery is not None, "the compiled engine runs routed plans only"
     work = plan.work
@@ -172,16 +177,16 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         work = work.copy()
     hits = _segment_cache_pass(sc, layout, plan, routes, work)
     pauses = _Schedules.of(plan.pauses)
-    resp = _run_servers(sc, plan, routes, delivery, work, pauses, window.horizon_ms)
+    resp = _run_servers(sc, plan, routes, delivery, work, pauses, window.horizon_ms, parallel)
     rows = [server_row(replication, layout.servers[s], m[0], m[1], m[2], resp.busy[s], sc.cluster.server.cores,
                        window.horizon_ms, m[4], hits[s], plan.heaps[s]) for s, m in enumerate(resp.meters.tolist())]
     broker = sc.cluster.broker
     slots = np.full(sc.cluster.brokers, reduce_slots(broker), dtype=np.int64)
     reply, mask, delayed, qwait = gather_and_reduce(
         plan.arrival_ms, plan.timeout_ms, plan.broker, routes.template, routes.unavailable, plan.query_requests,
-        routes.requests, routes.server, routes.rows, resp.at, resp.code, resp.responded, plan.delays, resp.paused,
-        resp.wait, pauses.start, pauses.end, pauses.offsets, broker.overhead_ms, broker.reduce_ms_per_server,
-        broker.reduce_ms_per_row, slots, window.horizon_ms)
+        routes.requests, routes.server, routes.rows, resp.entry_of, resp.at, resp.code, resp.responded, plan.delays,
+        resp.paused, resp.wait, pauses.start, pauses.end, pauses.offsets, broker.overhead_ms,
+        broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
     del resp
     outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
     return FastRun(outcome.queries(replication, records), rows, pause_rows(layout.servers, plan.pauses, replication),

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from workbench.sim.fast.jit import helper, kernel
-from workbench.sim.fast.pauses import finish, intersects, release, run_time
+from workbench.sim.fast.pauses import HINTS, finish, intersects, release, run_time
 
 __all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "simulate_server", "workspace"]
 
@@ -95,12 +95,12 @@ def _tasks(segments: int, group_by: bool, option: int, max_exec: int, default_ex
 
 @helper
 def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray,
-                t: float) -> None:
+                t: float, ph: np.ndarray) -> None:
     """``SharedCPU._checkpoint``."""
     t0 = fs[F_T0]
     if t <= t0:
         return
-    run = (run_time(ps, pe, pr, t) - run_time(ps, pe, pr, t0)) if len(ps) > 0 else t - t0
+    run = (run_time(ps, pe, pr, t, ph) - run_time(ps, pe, pr, t0, ph)) if len(ps) > 0 else t - t0
     hn, tn = ist[I_HN], ist[I_TN]
     if hn:
         fs[F_V0] += run * (1.0 if hn <= cores else cores / hn)
@@ -110,13 +110,13 @@ def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe:
 
 @helper
 def _respond(r: int, now: float, code: int, arrival: np.ndarray, delivered: np.ndarray, started: np.ndarray,
-             task_wait: np.ndarray, ps: np.ndarray, pe: np.ndarray, out_at: np.ndarray, out_code: np.ndarray,
-             out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> None:
+             task_wait: np.ndarray, ps: np.ndarray, pe: np.ndarray, ph: np.ndarray, out_at: np.ndarray,
+             out_code: np.ndarray, out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> None:
     """``PinotServer._respond``."""
     out_at[r], out_code[r], responded[r] = now, code, True
     out_wait[r] = (min(started[r], now) - arrival[r]) + task_wait[r]
     dl = min(delivered[r], arrival[r])
-    out_paused[r] = len(ps) > 0 and intersects(ps, pe, dl, max(now, arrival[r]))
+    out_paused[r] = len(ps) > 0 and intersects(ps, pe, dl, max(now, arrival[r]), ph)
 
 
 @helper
@@ -180,17 +180,17 @@ def _scheduler_finished(ist: np.ndarray, cfg: np.ndarray, secondary: np.ndarray,
 
 @helper
 def _next_cpu(ist: np.ndarray, fs: np.ndarray, cores: int, hk: np.ndarray, tk: np.ndarray, ps: np.ndarray,
-              pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float) -> float:
+              pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float, ph: np.ndarray) -> float:
     """``SharedCPU.next_time``."""
     best = _INF
     t0, hn, tn = fs[F_T0], ist[I_HN], ist[I_TN]
     paused = len(ps) > 0
     if hn > 0:
         need = max(0.0, (hk[0] - fs[F_V0]) / (1.0 if hn <= cores else cores / hn))
-        best = finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need
+        best = finish(ps, pe, pr, pp, ptotal, t0, need, ph) if paused else t0 + need
     if tn > 0:
-        need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0) if paused else t0))
-        best = min(best, finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need)
+        need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0, ph) if paused else t0))
+        best = min(best, finish(ps, pe, pr, pp, ptotal, t0, need, ph) if paused else t0 + need)
     return best
 
 
@@ -249,8 +249,9 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
     due_action = np.zeros(due, np.int64)
     # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
     stack = 2 * (heap + theap) + 64
-    st_kind, st_x, st_y = np.zeros(stack, np.int64), np.zeros(stack, np.int64), np.zeros(stack, np.int64)
+    st_kind = np.zeros(stack, np.int64)  # only the dispatch loops wait on the stack: they need no argument
     ist, fs = np.zeros(16, np.int64), np.zeros(4)
+    ph, ch = np.zeros(HINTS, np.int64), np.zeros(HINTS, np.int64)  # where the last pause and crash look-ups ended
     if kind == SCHED_BOUNDED:
         ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_RUNNERS], cfg[C_MAX_PENDING], limits[0]
     else:
@@ -265,7 +266,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
     while True:
         # the next moment: a CPU item finishing, a crash, or an arrival (internal events first at a tie)
         if cpu_changed:
-            cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal)
+            cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal, ph)
             cpu_changed = False
         crash_at = cs[crash] if crash < len(cs) else _INF
         first = min(cpu_at, crash_at)
@@ -274,7 +275,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
         if first <= arr_at and first <= horizon and first != _INF:
             now = first
             cpu_changed = True
-            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+            _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
             if crash_at < cpu_at:  # PinotServer._go_down: every request held fails now
                 for i in range(nxt):
                     if held[i]:
@@ -293,7 +294,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
                     ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
-            rt = (run_time(ps, pe, pr, now) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
+            rt = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
             if ist[I_TN] > 0 and tk[0] <= rt + 4e-12 * max(1.0, abs(rt)):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
@@ -319,7 +320,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
             started[i], task_wait[i], timed_out[i], held[i] = _INF, 0.0, False, False
             next_segment[i], tasks_left[i], reserved[i] = 0, 0, 0
             nseg[i] = seg_start[i + 1] - seg_start[i]
-            if len(cs) > 0 and release(cs, ce, now) != now:
+            if len(cs) > 0 and release(cs, ce, now, ch) != now:
                 meters[4] += 1
                 out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
                 continue
@@ -338,65 +339,61 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                                         cfg[C_MTPQ], now)
             if code != 0:
                 meters[3] += 1
-                _respond(i, now, code, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
+                _respond(i, now, code, arrival, delivered, started, task_wait, ps, pe, ph, out_at, out_code,
                          out_paused, out_wait, responded)
                 continue
             held[i] = True
             due_action[0], due_ref[0], due_kind[0] = _DISPATCH_RUNNERS, 0, 0
             nd = 1
-        # PinotServer._run for each action due now: the same stack, the same order
+        # PinotServer._run for each action due now, in the same order. An action that ends by pushing the
+        # next one to run (the stack's top, popped at once) runs it directly instead ("chain"); only the
+        # loops that resume after that work (dispatch runners, dispatch workers) wait on the stack.
         for d in range(nd):
-            st_kind[0], st_x[0], st_y[0] = due_action[d], due_ref[d], due_kind[d]
-            sp = 1
-            while sp > 0:
-                sp -= 1
-                a, x, y = st_kind[sp], st_x[sp], st_y[sp]
+            a, x, y = due_action[d], due_ref[d], due_kind[d]
+            sp = 0
+            while True:
+                chain = False
                 if a == _DISPATCH_RUNNERS:
-                    if ist[I_RUNNERS_BUSY] >= runners:
-                        continue
-                    req = _scheduler_next(ist, fs, cfg, fifo, gq, arrival, nseg, reserved, held, now)
-                    if req < 0:
-                        continue
-                    st_kind[sp] = _DISPATCH_RUNNERS
-                    sp += 1
-                    if now - arrival[req] >= timeout[req]:
-                        meters[1] += 1
-                        _scheduler_finished(ist, cfg, secondary, reserved, req)
-                        held[req] = False
-                        _respond(req, now, 240, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
-                                 out_paused, out_wait, responded)
-                        continue
-                    ist[I_RUNNERS_BUSY] += 1
-                    started[req] = now
-                    st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, req, _PREPARE
-                    sp += 1
+                    if ist[I_RUNNERS_BUSY] < runners:
+                        req = _scheduler_next(ist, fs, cfg, fifo, gq, arrival, nseg, reserved, held, now)
+                        if req >= 0:
+                            chain = True
+                            if now - arrival[req] >= timeout[req]:
+                                meters[1] += 1
+                                _scheduler_finished(ist, cfg, secondary, reserved, req)
+                                held[req] = False
+                                _respond(req, now, 240, arrival, delivered, started, task_wait, ps, pe, ph, out_at,
+                                         out_code, out_paused, out_wait, responded)
+                            else:
+                                st_kind[sp] = _DISPATCH_RUNNERS
+                                sp += 1
+                                ist[I_RUNNERS_BUSY] += 1
+                                started[req] = now
+                                a, x, y = _RUNNER_WORK, req, _PREPARE
                 elif a == _RUNNER_WORK:
                     work = prepare[x] if y == _PREPARE else merge[x]
                     if work <= 0:
-                        st_kind[sp], st_x[sp], st_y[sp] = _FINISHED, x, y
-                        sp += 1
-                        continue
-                    _checkpoint(fs, ist, cores, ps, pe, pr, now)
-                    if static:
-                        key = (run_time(ps, pe, pr, now) if len(ps) > 0 else now) + work
-                        ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                        a, chain = _FINISHED, True
                     else:
-                        ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
-                    ist[I_SEQ] += 1
-                    cpu_changed = True
+                        _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
+                        if static:
+                            key = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) + work
+                            ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                        else:
+                            ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
+                        ist[I_SEQ] += 1
+                        cpu_changed = True
                 elif a == _DISPATCH_WORKERS:
-                    if ist[I_WORKERS_BUSY] >= workers or ist[I_WQ_LEN] == 0:
-                        continue
-                    task = wq[ist[I_WQ_HEAD]]
-                    ist[I_WQ_HEAD] += 1
-                    ist[I_WQ_LEN] -= 1
-                    ist[I_WORKERS_BUSY] += 1
-                    r = t_req[task]
-                    task_wait[r] = max(task_wait[r], now - t_queued[task])
-                    st_kind[sp] = _DISPATCH_WORKERS
-                    sp += 1
-                    st_kind[sp], st_x[sp] = _STEP, task
-                    sp += 1
+                    if ist[I_WORKERS_BUSY] < workers and ist[I_WQ_LEN] > 0:
+                        task = wq[ist[I_WQ_HEAD]]
+                        ist[I_WQ_HEAD] += 1
+                        ist[I_WQ_LEN] -= 1
+                        ist[I_WORKERS_BUSY] += 1
+                        r = t_req[task]
+                        task_wait[r] = max(task_wait[r], now - t_queued[task])
+                        st_kind[sp] = _DISPATCH_WORKERS
+                        sp += 1
+                        a, x, chain = _STEP, task, True
                 elif a == _STEP:
                     task, r = x, t_req[x]
                     deadline = arrival[r] + timeout[r]
@@ -420,29 +417,28 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                             next_segment[r] += 1
                         w = seg_work[seg_start[r] + index]
                         if w > 0:
-                            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+                            _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
                             ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
                             ist[I_SEQ] += 1
                             cpu_changed = True
                             running = True
                             break
-                    if running:
-                        continue
-                    ist[I_WORKERS_BUSY] -= 1
-                    tasks_left[r] -= 1
-                    if tasks_left[r] == 0:
-                        if timed_out[r] or now >= deadline:
-                            meters[2] += 1
-                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, r, 250
-                        else:
-                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, r, _MERGE
-                        sp += 1
+                    if not running:
+                        ist[I_WORKERS_BUSY] -= 1
+                        tasks_left[r] -= 1
+                        if tasks_left[r] == 0:
+                            chain = True
+                            if timed_out[r] or now >= deadline:
+                                meters[2] += 1
+                                a, x, y = _RUNNER_DONE, r, 250
+                            else:
+                                a, x, y = _RUNNER_WORK, r, _MERGE
                 elif a == _FINISHED:
+                    chain = True
                     if y == _SEGMENT:
                         st_kind[sp] = _DISPATCH_WORKERS
                         sp += 1
-                        st_kind[sp], st_x[sp] = _STEP, x
-                        sp += 1
+                        a = _STEP
                     elif y == _PREPARE:
                         tasks = _tasks(nseg[x], group_by[x], option[x], cfg[C_MAX_EXEC], cfg[C_DEFAULT_EXEC], cores)
                         if reserved[x] > 0:
@@ -454,20 +450,22 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                             t_req[task], t_queued[task], t_pos[task], t_stride[task] = x, now, t, tasks
                             wq[ist[I_WQ_HEAD] + ist[I_WQ_LEN]] = task
                             ist[I_WQ_LEN] += 1
-                        st_kind[sp] = _DISPATCH_WORKERS
-                        sp += 1
+                        a = _DISPATCH_WORKERS
                     else:
-                        st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, x, 0
-                        sp += 1
+                        a, y = _RUNNER_DONE, 0
                 else:  # _RUNNER_DONE
                     ist[I_RUNNERS_BUSY] -= 1
                     _scheduler_finished(ist, cfg, secondary, reserved, x)
                     held[x] = False
-                    _respond(x, now, y, arrival, delivered, started, task_wait, ps, pe, out_at, out_code, out_paused,
-                             out_wait, responded)
-                    st_kind[sp] = _DISPATCH_RUNNERS
-                    sp += 1
+                    _respond(x, now, y, arrival, delivered, started, task_wait, ps, pe, ph, out_at, out_code,
+                             out_paused, out_wait, responded)
+                    a, chain = _DISPATCH_RUNNERS, True
+                if not chain:
+                    if sp == 0:
+                        break
+                    sp -= 1
+                    a = st_kind[sp]
     for i in range(nxt, n):  # never submitted
         out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
-    _checkpoint(fs, ist, cores, ps, pe, pr, horizon)
+    _checkpoint(fs, ist, cores, ps, pe, pr, horizon, ph)
     return meters, fs[F_BUSY]
