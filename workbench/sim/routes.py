@@ -91,6 +91,40 @@ class _Template:
     docs: tuple[float, ...]
 
 
+@dataclass(frozen=True)
+class _PlanSegments:
+    """A plan's segments (layout indices, plan order), the documents each scans, and the rows a server returns
+    for a request: one for an aggregation, else its documents up to the query's cap (:func:`result_rows`)."""
+
+    segments: np.ndarray
+    docs: np.ndarray
+    aggregate: int
+    cap: int
+    #: Whether ``segments`` ascend (the planner keeps the layout's order): positions are then a binary search.
+    ascending: bool
+
+    @classmethod
+    def of(cls, plan: QueryPlan, layout: Layout) -> _PlanSegments:
+        segments = np.asarray(plan.segments if plan.segments is not None else range(len(layout.segments)),
+                              dtype=np.int64)
+        docs = np.asarray(plan.docs_scanned if plan.docs_scanned is not None else layout.docs, dtype=float)
+        none, many = result_rows(plan.query, 0.0), result_rows(plan.query, float(2**62))
+        return cls(segments, docs, none if none == many else -1, many, bool(np.all(segments[1:] > segments[:-1])))
+
+    def positions(self, chosen: Sequence[int]) -> np.ndarray:
+        """Where each chosen segment (layout index) sits in the plan."""
+        if self.ascending:
+            pos = np.searchsorted(self.segments, np.asarray(chosen, dtype=np.int64))
+        else:
+            lookup = {int(seg): i for i, seg in enumerate(self.segments.tolist())}
+            pos = np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
+        return np.asarray(pos, dtype=np.int64)
+
+    def rows(self, docs_scanned: float) -> int:
+        """:func:`result_rows` for this plan's query (computed from its two limits: no re-parse per request)."""
+        return self.aggregate if self.aggregate >= 0 else min(max(0, int(docs_scanned)), self.cap)
+
+
 class RouteCache:
     """The routing of one run (one layout, table, broker configuration and planner), shared by its
     replications: each distinct case (servers down, plan, request-id residue) is routed once per run.
@@ -105,7 +139,7 @@ class RouteCache:
         self.router = Router(layout, table, options, broker_config=broker_config)
         self._down: set[int] = set()
         self._templates: dict[tuple[frozenset[int], int, int], _Template] = {}
-        self._plans: dict[int, tuple[dict[int, int], np.ndarray]] = {}
+        self._plans: dict[int, _PlanSegments] = {}
 
     @property
     def period(self) -> int:
@@ -127,20 +161,16 @@ class RouteCache:
             self.router.set_server_health(server, False)
         self._down = set(down)
         route, missing = self.router.route(residue, plan.names, plan.key)
-        lookup, docs = self._plan(plan)
-        positions = tuple(np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
-                          for _, chosen in route)
+        of_plan = self._plan(plan)
+        positions = tuple(of_plan.positions(chosen) for _, chosen in route)
         return _Template(missing, tuple(server for server, _ in route), positions,
-                         tuple(result_rows(plan.query, float(docs[pos].sum())) for pos in positions),
-                         tuple(_sequential_sum(docs[pos]) for pos in positions))
+                         tuple(of_plan.rows(float(of_plan.docs[pos].sum())) for pos in positions),
+                         tuple(_sequential_sum(of_plan.docs[pos]) for pos in positions))
 
-    def _plan(self, plan: QueryPlan) -> tuple[dict[int, int], np.ndarray]:
-        """A plan's position of each of its segments, and the documents each scans."""
+    def _plan(self, plan: QueryPlan) -> _PlanSegments:
         hit = self._plans.get(plan.key)
         if hit is None:
-            segs = plan.segments if plan.segments is not None else range(len(self.layout.segments))
-            docs = plan.docs_scanned if plan.docs_scanned is not None else self.layout.docs
-            hit = self._plans[plan.key] = ({int(seg): i for i, seg in enumerate(segs)}, np.asarray(docs, dtype=float))
+            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout)
         return hit
 
 

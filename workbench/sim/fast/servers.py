@@ -21,7 +21,7 @@ import numpy as np
 
 from workbench.sim.fast.jit import kernel
 from workbench.sim.fast.pauses import HINTS, release
-from workbench.sim.fast.server_kernel import simulate_server, workspace
+from workbench.sim.fast.server_kernel import set_request, simulate_server, workspace
 
 __all__ = ["by_entry", "run_servers"]
 
@@ -138,46 +138,38 @@ def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, d
     """:func:`run_servers` for one group, with its own working memory (sized for its largest server)."""
     m = int(load[servers].max())
     tasks = int((load[servers] + segments_of[servers]).max())
-    inputs = (np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m, np.bool_), np.empty(m, np.bool_),
-              np.empty(m, np.int64))
     _run(servers, delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, limits,
-         horizon, workspace(m, tasks), inputs, out)
+         horizon, workspace(m, tasks), out)
 
 
 @kernel
 def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
          segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, prepare_ms: float, merge_each: float,
          pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: np.ndarray, limits: np.ndarray,
-         horizon: float, ws: tuple[np.ndarray, ...], inputs: tuple[np.ndarray, ...],
-         out: tuple[np.ndarray, ...]) -> None:
+         horizon: float, ws: tuple[np.ndarray, ...], out: tuple[np.ndarray, ...]) -> None:
     offsets, _, query, delivered = delivery
     timeout_ms, group_by, secondary, exec_threads = queries[0], queries[1], queries[2], queries[3]
     seg_offsets, seg_work = segments
     pause_offsets, pause_start, pause_end, pause_run, pause_before, pause_total = pauses
     crash_offsets, crash_start, crash_end = crashes
-    wi, wf, wb, wt, wq_at = ws
-    read_at, timeouts, prepare, merge, gb, sec, option = inputs
+    rf, ri, ti, t_queued, queues = ws
     resp_at, code, responded, paused, wait, meters, busy = out
     hint = np.zeros(HINTS, np.int64)
     for s in servers:
         hint[:] = 0
         lo, hi = offsets[s], offsets[s + 1]
-        n = hi - lo
         p0, p1 = pause_offsets[s], pause_offsets[s + 1]
         ps, pe, pr, pp = pause_start[p0:p1], pause_end[p0:p1], pause_run[p0:p1], pause_before[p0:p1]
         scale = cpu_scale[s]
-        for i in range(n):
-            q = query[lo + i]
-            read_at[i] = release(ps, pe, delivered[lo + i], hint)
-            timeouts[i] = timeout_ms[q]
-            gb[i], sec[i], option[i] = group_by[q], secondary[q], exec_threads[q]
-            prepare[i] = prepare_ms * scale
-            merge[i] = (0.0 if group_by[q] else merge_each * (seg_offsets[lo + i + 1] - seg_offsets[lo + i])) * scale
+        for i in range(hi - lo):
+            q, d = query[lo + i], delivered[lo + i]
+            first, count = seg_offsets[lo + i], seg_offsets[lo + i + 1] - seg_offsets[lo + i]
+            merge = (0.0 if group_by[q] else merge_each * count) * scale
+            set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms * scale, merge, first, count,
+                        exec_threads[q], group_by[q], secondary[q])
         c0, c1 = crash_offsets[s], crash_offsets[s + 1]
-        counts, used = simulate_server(read_at, delivered[lo:hi], timeouts, prepare, merge, gb, sec, option,
-                                       seg_offsets[lo:hi + 1], seg_work, n, cfg, limits, ps, pe, pr, pp,
-                                       pause_total[s], crash_start[c0:c1], crash_end[c0:c1], horizon, wi, wf, wb, wt,
-                                       wq_at, resp_at[lo:hi], code[lo:hi], paused[lo:hi], wait[lo:hi],
-                                       responded[lo:hi])
+        counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, limits, ps, pe, pr, pp, pause_total[s],
+                                       crash_start[c0:c1], crash_end[c0:c1], horizon, ti, t_queued, queues,
+                                       resp_at[lo:hi], code[lo:hi], paused[lo:hi], wait[lo:hi], responded[lo:hi])
         meters[s, :] = counts
         busy[s] = used
