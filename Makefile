@@ -9,6 +9,9 @@ BIN := $(VENV)/bin
 SCENARIO ?= scenarios/default.yaml
 NAME ?= $(basename $(notdir $(SCENARIO)))
 SWEEP ?= sweeps/servers.yaml
+SWEEPS_DIR := data/processed/sweeps
+# the sweep `make report` reports: REPORT_SWEEP=DIR, else the one `make sweep` or `make demo` ran last
+REPORT_SWEEP ?=
 PYTEST_ARGS ?=
 
 export PYTHONDONTWRITEBYTECODE := 1
@@ -52,16 +55,17 @@ check-java:
 demo: $(VENV)/.installed check-java
 	$(BIN)/workbench validate $(SCENARIO)
 	$(BIN)/workbench generate $(SCENARIO) --out data/raw/$(NAME) --overwrite
-	rm -rf data/processed/sweeps/$(NAME)
-	$(BIN)/workbench sweep sweeps/$(NAME).yaml --out data/processed/sweeps/$(NAME)
-	$(BIN)/workbench report data/processed/sweeps/$(NAME) --out reports/$(NAME).pdf
+	rm -rf $(SWEEPS_DIR)/$(NAME)
+	$(BIN)/workbench sweep sweeps/$(NAME).yaml --out $(SWEEPS_DIR)/$(NAME)
+	@echo $(SWEEPS_DIR)/$(NAME) > $(SWEEPS_DIR)/.last
+	$(BIN)/workbench report $(SWEEPS_DIR)/$(NAME) --out reports/$(NAME).pdf
 
 ## test: run the whole test suite (unit, Pinot vectors, validation, Spark, end to end) plus lint
 .PHONY: test
 test: $(VENV)/.installed-dev check-java lint
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-## test-fast: tests that need neither Spark nor long runs
+## test-fast: tests that need neither Spark nor long runs (no `slow` or `spark` marker)
 .PHONY: test-fast
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/pytest -q -m "not spark and not slow" $(PYTEST_ARGS)
@@ -82,15 +86,19 @@ gc-probe:
 bench: $(VENV)/.installed-dev
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-## sweep: run the sweep in SWEEP (default sweeps/servers.yaml) into data/processed/sweeps/
+## sweep: run the sweep in SWEEP (default sweeps/servers.yaml) into data/processed/sweeps/ (make report reports it)
 .PHONY: sweep
 sweep: $(VENV)/.installed
-	$(BIN)/workbench sweep $(SWEEP) --out data/processed/sweeps/$(basename $(notdir $(SWEEP)))
+	$(BIN)/workbench sweep $(SWEEP) --out $(SWEEPS_DIR)/$(basename $(notdir $(SWEEP)))
+	@echo $(SWEEPS_DIR)/$(basename $(notdir $(SWEEP))) > $(SWEEPS_DIR)/.last
 
-## report: write reports/NAME.pdf from the sweep in data/processed/sweeps/NAME (after make demo or make sweep)
+## report: write reports/NAME.pdf from the sweep make sweep or make demo ran last (or REPORT_SWEEP=DIR)
 .PHONY: report
 report: $(VENV)/.installed
-	$(BIN)/workbench report data/processed/sweeps/$(NAME) --out reports/$(NAME).pdf
+	@dir="$(REPORT_SWEEP)"; [ -n "$$dir" ] || dir=$$(cat $(SWEEPS_DIR)/.last 2>/dev/null); \
+	test -d "$$dir" || { echo "no sweep to report: run make sweep (or make demo) first"; exit 2; }; \
+	echo "$(BIN)/workbench report $$dir --out reports/$$(basename $$dir).pdf"; \
+	$(BIN)/workbench report "$$dir" --out "reports/$$(basename $$dir).pdf"
 
 ## clean: remove generated data, reports and caches (keeps .venv)
 .PHONY: clean

@@ -1,31 +1,36 @@
 """The workbench's jobs, one function each; the CLI, sweep points and notebooks all call these.
 
+- :func:`check_scenario`: every check a run applies, without running (``workbench validate``);
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary;
 - :func:`report`: the PDF of a run directory or a sweep directory;
-- :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported.
+- :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
+- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files.
 
-Each validates its input once and writes its output atomically.
+Each validates its input once, checks that its output can be written before any work starts, and
+writes that output atomically.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ScenarioError
-from workbench.io import atomic_dir, write_json_atomic
+from workbench.io import atomic_dir, check_output, read_document, redact, write_json_atomic
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario, build_section, load_scenario
-from workbench.scenario.schema import GenerateSpec
+from workbench.scenario.limits import check_limits
+from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
 from workbench.sim.records import Result
 
-__all__ = ["SUMMARY_FILE", "generate", "import_input", "load_generate_spec", "report", "run_scenario",
-           "write_run"]
+if TYPE_CHECKING:
+    from workbench.calibrate import CalibrationResult
+
+__all__ = ["SUMMARY_FILE", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec", "report",
+           "run_scenario", "write_run"]
 
 #: The run directory's headline file: scenario, seed, overrides and the summary statistics.
 SUMMARY_FILE = "summary.json"
@@ -41,12 +46,15 @@ def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str
         sc = source
     else:
         path = Path(source)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(str(path), f"cannot read the workload spec: {exc.strerror}") from None
-        if not isinstance(data, dict) or "workload" not in data:
-            return build_section(GenerateSpec, data, ""), "events", None, None
+        data = read_document(path, "workload spec", ScenarioError)
+        if not isinstance(data, dict):
+            raise ScenarioError(str(path), "a workload spec must be a mapping of generate keys (events, keys, ...) "
+                                           f"or a scenario with workload.generate, got {type(data).__name__}")
+        if "workload" not in data:
+            spec = build_section(GenerateSpec, data, "")
+            # a bare spec has no limits section: it is held to the default limits
+            check_limits(ClusterSpec(), WorkloadSpec(generate=spec), SimulationSpec(), LimitsSpec())
+            return spec, "events", None, None
         sc = load_scenario(data, base_dir=path.parent)
     if sc.workload.generate is None:
         raise ScenarioError("workload.generate", "is required to generate data (the scenario is synthetic)")
@@ -65,9 +73,9 @@ def generate(
     from workbench.workload.generate import generate_events
     from workbench.workload.spark import get_spark
 
+    _check_seed(seed)
     spec, table, scenario_master, table_config = load_generate_spec(source)
-    if not overwrite and Path(out).exists():
-        raise InputError(str(out), "already exists; pass --overwrite to replace it")
+    check_output(out, overwrite=overwrite)
     spark = get_spark(master, app_name="workbench-generate", scenario_master=scenario_master)
     chosen_seed = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite,
@@ -86,8 +94,9 @@ def write_run(result: Result, out: str | Path, *, overwrite: bool = False,
     stats = dict(summary) if summary is not None else summarise(result)
     raw = {"scenario": result.parameters.get("scenario", {}), "seed": result.parameters.get("seed"),
            "overrides": result.parameters.get("overrides", {}), "summary": stats}
-    # return exactly what the file holds (tuples as lists, keys as strings), as a resumed sweep reads it
-    document: dict[str, Any] = json.loads(json.dumps(raw, sort_keys=True, default=str))
+    # return exactly what the file holds (tuples as lists, keys as strings, credentials redacted), as a
+    # resumed sweep reads it
+    document: dict[str, Any] = json.loads(json.dumps(redact(raw), sort_keys=True, default=str))
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         for name, table in result.tables().items():
             table.to_parquet(tmp / f"{name}.parquet", index=False)
@@ -127,10 +136,35 @@ def run_scenario(
     from workbench.analysis.stats import summarise
     from workbench.sim.run import simulate
 
+    _check_seed(seed)
     sc = _resolve(scenario, overrides, base_dir)
+    check_output(out, overwrite=overwrite)
     result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress)
     result.parameters["overrides"] = dict(overrides or {})
     return write_run(result, out, overwrite=overwrite, summary=summarise(result))
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InputError("seed", f"must be a non-negative integer (it seeds numpy's SeedSequence), got {seed!r}")
+
+
+def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data: str | Path | None = None,
+                   overrides: Mapping[str, Any] | None = None, base_dir: str | Path | None = None) -> Scenario:
+    """Load a scenario and apply every check a run applies before its first event; returns it.
+
+    ``workbench validate`` and a sweep's pre-validation call this, so they accept exactly what
+    :func:`run_scenario` accepts: limits, Pinot's assignment of the segments to the servers (replicas
+    or replica groups the servers cannot hold), the workload directory's tables and every part's checks.
+    A scenario that generates its data (``workload.generate``) may be checked before ``workbench
+    generate`` has written it (``make demo`` validates first).
+    """
+    from workbench.sim.run import check_run
+
+    sc = _resolve(scenario, overrides, base_dir)
+    check_run(sc, Path(data) if data is not None else None,
+              data_to_come=data is None and sc.workload.generate is not None)
+    return sc
 
 
 def _resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None,
@@ -146,20 +180,64 @@ def report(directory: str | Path, out: str | Path) -> Path:
     """Write the PDF of a sweep directory (the sizing report) or of one run directory; returns its path."""
     from workbench.report import build_run_report, build_sizing_report
 
-    is_sweep = (Path(directory) / "combined.parquet").is_file()
+    root = Path(directory)
+    if not root.is_dir():
+        what = "a file" if root.exists() else "missing"
+        raise InputError(str(root), f"is {what}; give a sweep directory (`workbench sweep`) or a run directory "
+                                    "(`workbench simulate`)")
+    check_output(out, kind="file")
+    is_sweep = (root / "combined.parquet").is_file()
     return (build_sizing_report if is_sweep else build_run_report)(directory, out)
 
 
 def import_input(kind: str, path: str | Path, out: str | Path, *, lenient: bool = False,
-                 overwrite: bool = False, options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
+                 overwrite: bool = False, options: Mapping[str, Any] | None = None,
+                 max_input_bytes: int | None = None) -> tuple[Any, str]:
     """Import a real Pinot input of ``kind`` into ``out``; returns the import and one line describing it.
 
     ``kind`` is ``table-config``, ``schema``, ``segments``, ``query-log`` or ``gc-log``
     (``docs/importers.md``); ``lenient`` skips malformed lines and counts them; ``options`` are the
     kind's import options (``gc-log``: ``upsert_keys``, ``hash_function``, ``primary_key_types``,
-    ``update_rate`` for its G1 calibration).
+    ``update_rate`` for its G1 calibration); ``max_input_bytes`` raises the input size limit (after
+    decompression).
     """
     from workbench.workload.importers import describe, import_file
 
-    result = import_file(kind, path, out, lenient=lenient, overwrite=overwrite, options=options)
+    result = import_file(kind, path, out, lenient=lenient, overwrite=overwrite, options=options,
+                         max_bytes=max_input_bytes)
     return result, describe(result)
+
+
+def calibrate(
+    table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path, out: str | Path, *,
+    gc_logs: Sequence[str | Path] = (), servers: int | None = None, server_cores: int | None = None,
+    backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
+    lenient: bool = False, overwrite: bool = False,
+) -> CalibrationResult:
+    """Calibrate a scenario from a cluster's own files into ``out`` (``docs/calibrate.md``).
+
+    Imports the table config, schema, segment metadata (controller JSON), broker query log and GC logs;
+    fits the service cost to the log (with standard errors and ``service.variability``); writes one
+    replayable workload directory, ``scenario.yaml`` (every value commented with where it came from),
+    ``calibration.json`` and, unless ``backtest_queries`` is 0, ``backtest.json`` (the log's first
+    ``backtest_queries`` queries replayed through the calibrated model, percentiles compared).
+
+    Parameters
+    ----------
+    servers
+        Server count, when the log's ``serverStats`` should not decide it.
+    server_cores
+        Cores per server (default ``workbench/defaults.py``); no input carries it.
+    replications, seed
+        Back-test replications and the seed of every random stream (defaults from ``workbench/defaults.py``).
+    lenient
+        Skip malformed log lines (counted in ``calibration.json``) instead of stopping at the first.
+    """
+    from workbench.calibrate import CalibrateOptions
+    from workbench.calibrate import calibrate as run
+    from workbench.defaults import REPLICATIONS, SEED
+
+    options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
+                               backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
+                               seed=SEED if seed is None else seed)
+    return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite)

@@ -1,7 +1,9 @@
 """``workbench``: the command line, a thin layer over :mod:`workbench.api`.
 
 Each sub-command parses its arguments, calls one API function and prints where the output went.
-Bad input is reported as one line naming the key or file and the fix, with exit status 2.
+Every command ends in one line, never a traceback (:mod:`workbench.cli_errors` is the boundary):
+bad input names the key or file and the fix (exit status 2), Ctrl-C stops and says what was kept
+(130), and a bug says so and where its traceback went (1).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.cli_errors import guarded
 
 __all__ = ["main"]
 
@@ -23,11 +25,37 @@ def _say(message: str) -> None:
     sys.stdout.write(message + "\n")
 
 
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum`` (argparse reports anything else, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            noun = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"at least {minimum}")
+            raise argparse.ArgumentTypeError(f"must be {noun}, got {value}")
+        return value
+    return parse
+
+
+def _size(text: str) -> int:
+    from workbench.units import parse_size
+
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
 def _validate(args: argparse.Namespace) -> int:
-    from workbench.scenario import load_scenario
+    from workbench.api import check_scenario
 
     for path in args.scenarios:
-        sc = load_scenario(path)
+        sc = check_scenario(path, data=args.data)
         _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
              f"workload {sc.workload.source})")
     return 0
@@ -53,10 +81,19 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from workbench.api import run_scenario
 
-    with tqdm(desc="replications", unit="replication", disable=args.quiet) as bar:
+    bars: list[Any] = []  # made at the first replication, so bad input prints no empty bar first
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(desc="replications", unit="replication", disable=args.quiet))
+        _tick(bars[0], done, total)
+
+    try:
         document = run_scenario(args.scenario, args.out, seed=args.seed, data=args.data,
-                                overwrite=args.overwrite,
-                                progress=lambda done, total: _tick(bar, done, total))
+                                overwrite=args.overwrite, progress=progress)
+    finally:
+        for bar in bars:
+            bar.close()
     s = document["summary"]
     _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")
     return 0
@@ -66,7 +103,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from workbench.sweep import failed_points, run_sweep
 
     combined = run_sweep(args.sweep, args.out, parallel=args.parallel, master=args.master,
-                         retries=args.retries, progress=not args.quiet)
+                         retries=args.retries, progress=not args.quiet, restart=args.restart)
     _say(f"wrote {len(combined)} points to {Path(args.out) / 'combined.parquet'}")
     failed = failed_points(combined)
     for row in failed.itertuples(index=False):
@@ -85,8 +122,20 @@ def _import(args: argparse.Namespace) -> int:
     options = {"upsert_keys": args.upsert_keys, "hash_function": args.hash_function,
                "primary_key_types": types, "update_rate": args.update_rate}
     _, description = import_input(args.kind, args.path, args.out, lenient=args.lenient, overwrite=args.overwrite,
-                                  options=options)
+                                  options=options, max_input_bytes=args.max_input_size)
     _say(f"{description}; wrote {args.out}")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from workbench.api import calibrate
+    from workbench.calibrate import describe_calibration
+
+    result = calibrate(args.table_config, args.schema, args.segments, args.query_log, args.out,
+                       gc_logs=args.gc_log or (), servers=args.servers, server_cores=args.server_cores,
+                       backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
+                       lenient=args.lenient, overwrite=args.overwrite)
+    _say(describe_calibration(result))
     return 0
 
 
@@ -108,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files and report the first problem in each",
                        description="Load and validate scenarios (YAML or JSON) without running anything.")
     v.add_argument("scenarios", nargs="+", help="scenario files")
+    v.add_argument("--data", help="workload directory to check the scenarios against (default: workload.data)")
     v.set_defaults(handler=_validate)
 
     g = sub.add_parser("generate", help="generate events and segments with Spark",
@@ -116,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("spec", help="scenario or workload spec file")
     g.add_argument("--out", required=True, help="output directory, e.g. data/raw/NAME")
     g.add_argument("--master", help="Spark master (default: scenario, WORKBENCH_SPARK_MASTER, local[*])")
-    g.add_argument("--seed", type=int, help="override the spec's seed")
+    g.add_argument("--seed", type=_count(0), help="override the spec's seed (a non-negative integer)")
     g.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
     g.set_defaults(handler=_generate)
@@ -127,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("scenario", help="scenario file")
     s.add_argument("--out", required=True, help="run directory to write")
     s.add_argument("--data", help="generated workload directory (with segments.parquet)")
-    s.add_argument("--seed", type=int, help="override simulation.seed")
+    s.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
     s.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(handler=_simulate)
@@ -139,11 +189,14 @@ def _parser() -> argparse.ArgumentParser:
                                    "retried, then reported (exit status 3) and listed in failures.json.")
     w.add_argument("sweep", help="sweep file (YAML)")
     w.add_argument("--out", required=True, help="sweep output directory")
-    w.add_argument("--parallel", type=int, metavar="N",
+    w.add_argument("--parallel", type=_count(1), metavar="N",
                    help="local worker processes (default: the sweep's parallel, else one per core)")
     w.add_argument("--master", help="run the points as Spark tasks on this master, e.g. spark://host:7077 "
                                     "(default: the sweep's spark.master, else locally)")
-    w.add_argument("--retries", type=int, default=1, metavar="N", help="retries of a failed point (default 1)")
+    w.add_argument("--retries", type=_count(0), default=1, metavar="N",
+                   help="retries of a failed point (default 1)")
+    w.add_argument("--restart", action="store_true",
+                   help="start over: remove the points of an earlier run of a different sweep in --out")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
 
@@ -157,6 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--out", required=True, help="output directory (written atomically)")
     i.add_argument("--lenient", action="store_true", help="skip malformed lines and report counts")
     i.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    i.add_argument("--max-input-size", type=_size, metavar="SIZE",
+                   help="largest input read, after decompression (default 2G; e.g. 8G)")
     g1 = i.add_argument_group("gc-log: G1 calibration (docs/gc.md)")
     g1.add_argument("--upsert-keys", type=int, metavar="N", help="upsert primary keys the logged JVM held")
     g1.add_argument("--hash-function", metavar="H", help="their upsertConfig.hashFunction (default NONE)")
@@ -164,6 +219,28 @@ def _parser() -> argparse.ArgumentParser:
     g1.add_argument("--update-rate", type=float, metavar="R",
                     help="upsert updates of existing keys per second while logging (default: inferred)")
     i.set_defaults(handler=_import)
+
+    c = sub.add_parser("calibrate", help="fit the model to your cluster's files and back-test it",
+                       description="Import your table config, schema, segment metadata, broker query log (and GC "
+                                   "logs), fit the service cost to the log, and write one directory: scenario.yaml "
+                                   "(every value says where it came from), a replayable workload, calibration.json "
+                                   "and backtest.json (observed against predicted percentiles). See docs/calibrate.md.")
+    c.add_argument("--table-config", required=True, metavar="F", help="table config JSON (GET /tables/{table})")
+    c.add_argument("--schema", required=True, metavar="F", help="schema JSON (GET /schemas/{schema})")
+    c.add_argument("--segments", required=True, metavar="F",
+                   help="segment metadata JSON (GET /segments/{table}/metadata)")
+    c.add_argument("--query-log", required=True, metavar="F", help="the broker's querylog.log")
+    c.add_argument("--gc-log", action="append", metavar="F", help="a server's GC log (-Xlog:gc*); repeat per server")
+    c.add_argument("--out", required=True, metavar="DIR", help="output directory (written atomically)")
+    c.add_argument("--servers", type=int, metavar="N", help="server count (default: the servers the log names)")
+    c.add_argument("--server-cores", type=int, metavar="N", help="cores per server (default 8; no input carries it)")
+    c.add_argument("--backtest-queries", type=int, default=20_000, metavar="N",
+                   help="replay the log's first N queries in the back-test (0: none; default 20000)")
+    c.add_argument("--replications", type=int, metavar="N", help="back-test replications (default 3)")
+    c.add_argument("--seed", type=int, metavar="N", help="seed of every random stream")
+    c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    c.set_defaults(handler=_calibrate)
 
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "
@@ -179,11 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workbench`` console script."""
     args = _parser().parse_args(argv)
     handler: _Handler = args.handler
-    try:
-        return handler(args)
-    except WorkbenchError as exc:
-        sys.stderr.write(f"workbench {args.command}: {exc}\n")
-        return 2
+    return guarded(args, lambda: handler(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -159,3 +159,62 @@ ZGC_TRIGGER_SHARE: Final = 0.65
 ZGC_RETAINED_SHARE: Final = 0.15
 #: ConcGCThreads as a share of cores: the runs used 1 thread on 2 cores (JDK 21 sizes it dynamically).
 ZGC_THREADS_SHARE: Final = 0.5
+
+# -- limits -------------------------------------------------------------------------------------------
+# Every number a user gives is finite, and the work it asks for is bounded: these limits are checked
+# before any work starts, so a typo (`qps: 1e9`, `duration_s: 1y`) fails in a second instead of hanging
+# or exhausting memory. A scenario's `limits:` section raises the work limits (docs/scenario.md,
+# "Limits"); a sweep file's `limits: {points: N}` raises the grid size; the reading limits are raised
+# with the environment variables named in `workbench.io.reading` (or `workbench import --max-input-size`).
+#: Arrival rate, queries/s. The SimPy engine runs ~5k queries/s (DESIGN §8), so 100k qps is already
+#: 20 s of CPU per simulated second; the largest Pinot deployments publish ~100k-1M qps across clusters.
+LIMIT_QPS: Final = 100_000.0
+#: Simulated horizon, s: a week, far past any warm-up plus a diurnal cycle or two.
+LIMIT_DURATION_S: Final = 7 * 86_400.0
+#: Independent replications: CIs narrow as 1/sqrt(n); past ~1000 the gain is not worth the CPU.
+LIMIT_REPLICATIONS: Final = 1_000
+#: Servers and brokers: public Pinot clusters run hundreds of servers; 10k is an order above.
+LIMIT_SERVERS: Final = 10_000
+LIMIT_BROKERS: Final = 1_000
+#: Cores of one server or broker: the largest cloud machines have a few hundred vCPUs.
+LIMIT_CORES: Final = 4_096
+#: Segments of the table (synthetic servers x segments_per_server, or a workload directory's); the
+#: layout and routing tables hold a few objects per segment replica.
+LIMIT_SEGMENTS: Final = 1_000_000
+#: Documents in one segment: Pinot's doc ids are Java ints (2^31 - 1).
+LIMIT_DOCS_PER_SEGMENT: Final = 2**31 - 1
+#: Expected queries of a run (qps x duration x replications): ~1 hour of SimPy at ~5k queries/s.
+LIMIT_SIMULATED_QUERIES: Final = 20_000_000
+#: Expected GC pauses, crashes and churn events of a run (all servers, all replications), drawn up front.
+LIMIT_SIMULATED_EVENTS: Final = 20_000_000
+#: Events a `generate` spec asks for: Spark writes ~1M rows/s here (DESIGN §8), so 1e9 is ~20 minutes.
+LIMIT_GENERATE_EVENTS: Final = 1_000_000_000
+#: Points of one sweep (grid product or list): each writes a run directory; 10k is a week of 1-minute points.
+LIMIT_SWEEP_POINTS: Final = 10_000
+#: Bytes of one document the workbench parses whole (scenario, sweep, table config, schema, JSON
+#: segment metadata): real ones are kilobytes to a few megabytes.
+LIMIT_DOCUMENT_BYTES: Final = 64 * 1024**2
+#: Bytes of one imported log after decompression: read into memory whole, with a few bytes per char.
+LIMIT_INPUT_BYTES: Final = 2 * 1024**3
+#: YAML nodes after alias expansion (a billion-laughs document expands to 10^9) and nesting depth of
+#: YAML and JSON documents (Pinot configs nest about 6 levels).
+LIMIT_YAML_NODES: Final = 1_000_000
+LIMIT_NESTING_DEPTH: Final = 100
+
+# -- sizing report ----------------------------------------------------------------------------------
+#: The instance price table the report uses unless the sweep's ``report.prices`` names another
+#: (``workbench/data/instance_prices.yaml`` says where its prices come from and when they were listed).
+INSTANCE_PRICES_FILE: Final = Path(__file__).resolve().parent / "data" / "instance_prices.yaml"
+#: Hours in a month for monthly costs: 365 x 24 / 12, the convention cloud price lists use.
+HOURS_PER_MONTH: Final = 730.0
+#: Machine memory per byte of JVM heap: a Pinot server keeps its segments memory-mapped (off-heap), so
+#: the machine needs about as much memory again outside the heap for them and the OS page cache. A
+#: workbench assumption (Pinot publishes no ratio); ``report.memory_per_heap`` changes it.
+MEMORY_PER_HEAP: Final = 2.0
+#: Mean server utilisation above which the report warns that queues grow quickly with load (an M/M/c
+#: queue's mean wait, rho / (1 - rho), more than doubles between 70% and 85% busy).
+UTILISATION_WARNING: Final = 0.7
+#: Load multipliers the report runs the recommendation at to find where its SLO breaks (headroom).
+HEADROOM_MULTIPLIERS: Final = (1.25, 1.5, 2.0, 3.0)
+#: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
+BACKTEST_WARNING: Final = 0.10

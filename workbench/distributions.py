@@ -150,7 +150,11 @@ def _make_empirical(p: Mapping[str, Any]) -> Distribution:
     values = p["values"]
     if not isinstance(values, list | tuple) or not values:
         raise ValueError("values must be a non-empty list of numbers")
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        raise ValueError("values must be a non-empty list of numbers")
     floats = tuple(float(v) for v in values)
+    if not all(math.isfinite(v) for v in floats):
+        raise ValueError("values must be finite numbers")
     if min(floats) < 0:
         raise ValueError("values must not be negative")
     return Empirical(floats)
@@ -173,6 +177,8 @@ def make_distribution(spec: object) -> Distribution:
     scenario loader turns both into a :class:`~workbench.errors.ScenarioError` with the key path.
     """
     if isinstance(spec, int | float) and not isinstance(spec, bool):
+        if not math.isfinite(spec):
+            raise ValueError(f"must be a finite number, got {spec!r}")
         return _make_deterministic({"value": spec})
     if not isinstance(spec, Mapping):
         raise TypeError(f"must be a number or a mapping like {{dist: exponential, mean: 30}}, got {spec!r}")
@@ -188,4 +194,6 @@ def make_distribution(spec: object) -> Distribution:
             raise KeyError(f"{key}: required by dist {name}")
         if key != "values" and (isinstance(spec[key], bool) or not isinstance(spec[key], int | float)):
             raise TypeError(f"{key}: must be a number, got {spec[key]!r}")
+        if key != "values" and not math.isfinite(spec[key]):
+            raise ValueError(f"{key} must be a finite number, got {spec[key]!r}")
     return factory(spec)

@@ -7,6 +7,8 @@ file and line) and *what* is allowed, so the user can fix it without reading a t
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["InputError", "ScenarioError", "TableConfigError", "WorkbenchError"]
 
 
@@ -26,9 +28,26 @@ class InputError(WorkbenchError, ValueError):
     """
 
     def __init__(self, where: str, problem: str) -> None:
+        # both parts are the exception's args, so it pickles and unpickles (sweep workers, Spark
+        # executors and SimPy's re-raise rebuild it from ``type(exc)(*exc.args)``)
+        super().__init__(where, problem)
         self.where = where
         self.problem = problem
-        super().__init__(f"{where}: {problem}" if where else problem)
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.problem}" if self.where else self.problem
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by state, not by constructor: subclasses with other signatures rebuild too."""
+        return _rebuild, (type(self), self.where, self.problem, dict(self.__dict__))
+
+
+def _rebuild(cls: type[InputError], where: str, problem: str, state: dict[str, Any]) -> InputError:
+    """An unpickled :class:`InputError` (or subclass) with its args and attributes restored."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, where, problem)
+    error.__dict__.update(state)
+    return error
 
 
 class ScenarioError(InputError):

@@ -16,6 +16,7 @@ column's unit and is therefore *not* parsed here.
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["parse_duration", "parse_size"]
@@ -47,6 +48,8 @@ def parse_size(value: object) -> int:
         number, unit = float(m.group(1)), m.group(2).upper()
     else:
         raise ValueError(f"must be a size such as 512MB or 2G, got {value!r}")
+    if not math.isfinite(number):
+        raise ValueError(f"must be a finite size such as 512MB or 2G, got {value!r}")
     if unit not in _SIZE_UNITS:
         raise ValueError(f"unknown size unit {unit!r} in {value!r}; use B, K/KB, M/MB, G/GB or T/TB")
     if number < 0:
@@ -64,6 +67,8 @@ def parse_duration(value: object) -> float:
         number, unit = float(m.group(1)), (m.group(2) or "s")
     else:
         raise ValueError(f"must be a duration such as 30s or 5m, got {value!r}")
+    if not math.isfinite(number):
+        raise ValueError(f"must be a finite duration such as 30s or 5m, got {value!r}")
     if unit not in _DURATION_UNITS:
         raise ValueError(f"unknown duration unit {unit!r} in {value!r}; use us, ms, s, m, h or d")
     if number < 0:

@@ -206,8 +206,11 @@ def test_a_file_without_query_lines_is_an_error_not_an_empty_table(tmp_path: Pat
         read_query_log(path)
 
 
-def test_lenient_mode_with_only_bad_lines_gives_an_empty_typed_table(tmp_path: Path) -> None:
+def test_lenient_mode_with_only_bad_lines_is_an_error(tmp_path: Path) -> None:
+    # issue 18: a lenient import that keeps nothing is an error (it used to give an empty table)
     path = write(tmp_path, "q.log", PREFIX + "requestId=1,table=t,query=x")
-    result = read_query_log(path, lenient=True)
-    assert result.frame.empty and tuple(result.frame.columns) == QUERY_LOG_COLUMNS
-    assert result.skipped == ((1, "no timeMs= entry; every broker query-log line has requestId, table and timeMs"),)
+    with pytest.raises(InputError) as info:
+        read_query_log(path, lenient=True)
+    assert info.value.where == str(path)
+    assert info.value.problem == ("none of its 1 records could be read, so nothing was imported (first, line 1: "
+                                  "no timeMs= entry; every broker query-log line has requestId, table and timeMs)")

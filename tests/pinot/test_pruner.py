@@ -50,7 +50,7 @@ from workbench.pinot.sql.query import (
     SelectItem,
     Star,
 )
-from workbench.pinot.table_config import TableConfig
+from workbench.pinot.table_config import TableConfig, freeze_json
 
 DAY_MS = 86_400_000
 
@@ -501,10 +501,13 @@ def kinds(pruners: Sequence[SegmentPruner]) -> list[str]:
 
 
 def test_factory_order_is_fixed_and_names_are_case_insensitive() -> None:
-    tc = _config(
-        routing={"segmentPrunerTypes": ["Partition", "bogus", "TIME", "empty"]},
-        tableIndexConfig=_partition_map("memberId"),
-    )
+    # Pinot's factory ignores unknown names; the workbench's validation rejects them up front (issue 18),
+    # so the factory is handed this config unvalidated to show its own rule
+    tc = TableConfig(raw=freeze_json({
+        "tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"timeColumnName": "ts"},
+        "routing": {"segmentPrunerTypes": ["Partition", "bogus", "TIME", "empty"]},
+        "tableIndexConfig": _partition_map("memberId"),
+    }))
     assert kinds(build_segment_pruners(tc, SCHEMA)) == [
         "EmptySegmentPruner",
         "TimeSegmentPruner",

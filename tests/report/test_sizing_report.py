@@ -44,6 +44,20 @@ def test_no_recommendation_when_nothing_meets_the_slo() -> None:
     assert recommend(combined) == (None, None)
 
 
+def test_a_point_over_its_heap_slo_does_not_meet_the_slo_whatever_its_p99() -> None:
+    from workbench.report.data import _meets
+
+    combined = pd.DataFrame({
+        "latency_ms.p99.value": [50.0, 50.0, 50.0, 90.0], "latency_ms.p99.ci_high": [55.0, 55.0, 55.0, 95.0],
+        "slo.met": [True, False, None, True],  # the run's verdict: False when the heap SLO or an OOM failed
+    })
+    meets, robust = _meets(combined, 70.0)
+    assert meets.tolist() == [True, False, True, False]
+    assert robust.tolist() == meets.tolist()
+    only_heap, _ = _meets(combined, None)  # no p99 SLO: the run's verdict alone decides
+    assert only_heap.tolist() == [True, False, True, True]
+
+
 def test_sizing_data_labels_only_varying_parameters(sweep_dir: Path) -> None:
     d = load_sizing_data(sweep_dir)
     assert d.combined["config"].tolist() == ["servers=2", "servers=4", "servers=8"]

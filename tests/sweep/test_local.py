@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import workbench.sweep.point as point_module
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.sweep import failed_points, load_sweep, make_tasks, run_sweep
-from workbench.sweep.runner import LocalRunner
+from workbench.sweep.runner import dead_worker_outcome
 
 GRID = "grid:\n  cluster.servers: [2, 3]\n"
 
@@ -132,9 +130,7 @@ def test_without_retries_a_failure_is_final(tmp_path: Path, monkeypatch: pytest.
 
 def test_a_dead_worker_process_fails_its_point_instead_of_the_sweep(tmp_path: Path) -> None:
     task = make_tasks(load_sweep(write_sweep(tmp_path / "s.yaml", GRID)), tmp_path / "out")[0]
-    future: Future[Any] = Future()
-    future.set_exception(BrokenProcessPool("killed by signal 9"))
-    outcome = LocalRunner(2)._outcome(future, task, attempt=1)
+    outcome = dead_worker_outcome(task, 1, -9)  # the runner's own pool reports a SIGKILLed worker so
     assert (outcome.point_id, outcome.status, outcome.error) == (
         "point-000", "failed", "worker process died: killed by signal 9")
 

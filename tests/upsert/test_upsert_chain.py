@@ -150,7 +150,8 @@ def test_a_moment_outside_the_data_is_refused(upsert_trips: Any) -> None:
 
 
 def test_max_heap_fails_the_slo_and_says_why(upsert_trips: Any) -> None:
-    """The same run against a limit above and below its peak heap."""
+    """The same run against a limit above and below its peak heap; then other live data that, with the
+    upsert map from the data, no longer fits a 1 GiB heap (alone it would: the scenario loads)."""
     result = simulate(upsert_trips.scenario(0))
     peak = float(result.servers["peak_heap"].max())
     assert peak > float(result.servers["live_heap"].max())
@@ -158,6 +159,6 @@ def test_max_heap_fails_the_slo_and_says_why(upsert_trips: Any) -> None:
     tight = summarise(simulate(upsert_trips.scenario(0, slo={"max_heap": peak * 0.99})))
     assert roomy["slo"]["met"] is True
     assert tight["slo"]["met"] is False and "peak heap" in tight["slo"]["why"]
-    oom = summarise(simulate(upsert_trips.scenario(0, gc={"collector": "g1", "live_heap": "1.2G"},
+    oom = summarise(simulate(upsert_trips.scenario(0, gc={"collector": "g1", "live_heap": "1000MB"},
                                                    slo={"max_heap": 64 * 2**30})))
     assert oom["heap"]["oom_servers"] > 0 and oom["slo"]["met"] is False and "out of memory" in oom["slo"]["why"]

@@ -15,7 +15,7 @@ from workbench.analysis.stats import summarise
 from workbench.scenario import Scenario
 from workbench.sim.records import Result
 
-__all__ = ["compare", "flatten", "summary_table"]
+__all__ = ["HEADLINE", "compare", "flatten", "headline", "summary_table"]
 
 
 def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -51,3 +51,33 @@ def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int
 
     results = {label: simulate(base.with_overrides(overrides), seed) for label, overrides in variants.items()}
     return summary_table(results), results
+
+
+#: The headline columns of a summary table and how :func:`headline` names them (units in the name).
+HEADLINE: dict[str, str] = {
+    "servers_queried_mean": "servers per query",
+    "segments_queried_mean": "segments per query",
+    "latency_ms.p50.value": "p50 (ms)",
+    "latency_ms.p99.value": "p99 (ms)",
+    "latency_ms.p99.ci_low": "p99 low (ms)",
+    "latency_ms.p99.ci_high": "p99 high (ms)",
+    "latency_ms.p99.9.value": "p99.9 (ms)",
+    "gc_delayed_rate": "met a GC pause (%)",
+    "utilisation.mean": "busy (%)",
+    "partial_rate": "partial (%)",
+}
+
+
+def headline(table: pd.DataFrame, label: str = "config") -> pd.DataFrame:
+    """The few columns a reader compares, named with their units, shares in percent, rounded.
+
+    >>> headline(pd.DataFrame({"config": ["a"], "latency_ms.p99.value": [12.345], "gc_delayed_rate": [0.0312]}))
+      config  p99 (ms)  met a GC pause (%)
+    0      a      12.3                3.12
+    """
+    keep = [c for c in HEADLINE if c in table]
+    out = table[[label, *keep]].rename(columns=HEADLINE).copy()
+    for column, name in HEADLINE.items():
+        if column in keep and name.endswith("(%)"):
+            out[name] = 100 * out[name]
+    return out.round(2 if len(out) else 0).round({n: 1 for n in out.columns if n.endswith("(ms)")})

@@ -2,12 +2,12 @@
 
 No function here reads files, computes statistics from model internals, calls ``show()`` or saves
 anything; the report layer decides where figures go. Figures are built with the object-oriented
-API on a fresh ``Figure`` so they never touch pyplot's global state.
+API on a fresh :class:`~workbench.analysis.figure.InlineFigure` so they never touch pyplot's global
+state, and a notebook cell that ends in one shows it (Jupyter and papermill alike).
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["latency_cdf", "percentile_bars", "server_utilisation", "text_page"]
+from workbench.analysis.figure import InlineFigure
 
-_PAGE = (8.27, 11.69)  # A4 portrait, inches
+__all__ = ["gc_delay_by_fanout", "latency_cdf", "percentile_bars", "server_utilisation"]
+
 
 
 def latency_cdf(queries: pd.DataFrame, title: str = "Query latency") -> Figure:
     """Empirical CCDF of ``latency_ms`` on log axes: the tail is what sizing decisions hinge on."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     lat = np.sort(queries["latency_ms"].to_numpy())
     if len(lat):
@@ -40,7 +41,7 @@ def latency_cdf(queries: pd.DataFrame, title: str = "Query latency") -> Figure:
 
 def percentile_bars(summary: Mapping[str, Any], title: str = "Latency percentiles") -> Figure:
     """Bars of p50..p99.9 with their confidence intervals as error bars."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     labels = [k for k in ("p50", "p95", "p99", "p99.9") if k in summary["latency_ms"]]
     vals = np.array([summary["latency_ms"][k]["value"] for k in labels])
@@ -56,7 +57,7 @@ def percentile_bars(summary: Mapping[str, Any], title: str = "Latency percentile
 
 def server_utilisation(servers: pd.DataFrame, title: str = "Server utilisation") -> Figure:
     """Mean worker-thread utilisation per server across replications."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     util = servers.groupby("server", sort=False)["utilisation"].mean()
     ax.bar(range(len(util)), util.to_numpy(), color="#55A868")
@@ -68,23 +69,10 @@ def server_utilisation(servers: pd.DataFrame, title: str = "Server utilisation")
     return fig
 
 
-def text_page(title: str, blocks: list[tuple[str, str]]) -> Figure:
-    """A page of headed text blocks (for the report's question, inputs and summary)."""
-    fig = Figure(figsize=_PAGE)
-    fig.text(0.08, 0.95, title, fontsize=18, weight="bold", va="top")
-    y = 0.90
-    for heading, body in blocks:
-        fig.text(0.08, y, heading, fontsize=12, weight="bold", va="top")
-        lines = body.splitlines() or [""]
-        fig.text(0.08, y - 0.025, "\n".join(lines), fontsize=9, va="top", family="monospace")
-        y -= 0.04 + 0.0135 * len(lines)
-    return fig
-
-
 def percentiles_by_config(combined: pd.DataFrame, label: str = "config",
                           title: str = "Latency percentiles by configuration") -> Figure:
     """p50/p95/p99/p99.9 per configuration (rows of a sweep's combined table) with CI error bars."""
-    fig = Figure(figsize=(9, 5))
+    fig = InlineFigure(figsize=(9, 5))
     ax = fig.add_subplot()
     names = ("p50", "p95", "p99", "p99.9")
     x = np.arange(len(combined))
@@ -108,7 +96,7 @@ def percentiles_by_config(combined: pd.DataFrame, label: str = "config",
 
 def fanout_histogram(queries: pd.DataFrame, title: str = "Servers and segments per query") -> Figure:
     """Distribution of servers queried and segments queried per query."""
-    fig = Figure(figsize=(9, 4))
+    fig = InlineFigure(figsize=(9, 4))
     left, right = fig.subplots(1, 2)
     for ax, col, color in ((left, "servers_queried", "#4C72B0"), (right, "segments_queried", "#DD8452")):
         counts = queries[col].value_counts().sort_index()
@@ -123,7 +111,7 @@ def fanout_histogram(queries: pd.DataFrame, title: str = "Servers and segments p
 
 def gc_timeline(gc_pauses: pd.DataFrame, title: str = "GC pauses per server") -> Figure:
     """Each pause as a tick at its start time, height = duration, one row per server."""
-    fig = Figure(figsize=(9, 5))
+    fig = InlineFigure(figsize=(9, 5))
     ax = fig.add_subplot()
     servers = list(dict.fromkeys(gc_pauses["server"])) if len(gc_pauses) else []
     for row, server in enumerate(servers):
@@ -141,7 +129,7 @@ def gc_timeline(gc_pauses: pd.DataFrame, title: str = "GC pauses per server") ->
 def cost_vs_slo(combined: pd.DataFrame, slo_ms: float | None, label: str = "config",
                 title: str = "Cost against the p99 SLO") -> Figure:
     """Each configuration's cost (server cores) against its p99, with the SLO line."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     ax.scatter(combined["cost"], combined["latency_ms.p99.value"], color="#4C72B0")
     for _, row in combined.iterrows():
@@ -158,27 +146,9 @@ def cost_vs_slo(combined: pd.DataFrame, slo_ms: float | None, label: str = "conf
     return fig
 
 
-def table_page(title: str, frame: pd.DataFrame, note: str = "") -> Figure:
-    """A page holding a table (first 40 rows) and an optional note under it."""
-    fig = Figure(figsize=(11.69, 8.27))
-    fig.text(0.05, 0.95, title, fontsize=14, weight="bold", va="top")
-    ax = fig.add_axes((0.03, 0.12, 0.94, 0.78))
-    ax.axis("off")
-    shown = frame.head(40)
-    if len(shown):
-        tbl = ax.table(cellText=shown.astype(str).values.tolist(), colLabels=list(shown.columns), loc="upper center",
-                       cellLoc="center")
-        tbl.auto_set_font_size(False)
-        tbl.set_fontsize(7)
-        tbl.scale(1, 1.2)
-    if note:
-        fig.text(0.05, 0.03, "\n".join(textwrap.wrap(note, 160)), fontsize=9, va="bottom")
-    return fig
-
-
 def hit_rate_vs_size(curve: pd.DataFrame, title: str = "Hit rate against cache size") -> Figure:
     """One line per policy (``lru``, ``optimal``...) of ``hit_rate`` against ``max_bytes``."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     for policy, group in curve.groupby("policy", sort=False):
         g = group.sort_values("max_bytes")
@@ -197,7 +167,7 @@ def hit_rate_vs_size(curve: pd.DataFrame, title: str = "Hit rate against cache s
 def heap_over_time(heap: pd.DataFrame, pinot_bytes: float | None = None,
                    title: str = "Upsert heap per partition by metadataTTL") -> Figure:
     """Heap bytes over time, one line per TTL, with Pinot's estimator as a horizontal line."""
-    fig = Figure(figsize=(8, 5))
+    fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
     for ttl, group in heap.groupby("ttl_s", sort=True):
         label = "no TTL" if float(str(ttl)) == 0 else f"TTL {float(str(ttl)) / 3600:g} h"
@@ -215,7 +185,7 @@ def heap_over_time(heap: pd.DataFrame, pinot_bytes: float | None = None,
 
 def pruning_by_kind(study: pd.DataFrame, title: str = "Share of segments a query touches after pruning") -> Figure:
     """Mean share of segments kept per query kind, one bar group per workload variant."""
-    fig = Figure(figsize=(9, 5))
+    fig = InlineFigure(figsize=(9, 5))
     ax = fig.add_subplot()
     table = study.groupby(["kind", "variant"], sort=False)["kept_share"].mean().unstack("variant")
     x = np.arange(len(table.index))
@@ -228,5 +198,37 @@ def pruning_by_kind(study: pd.DataFrame, title: str = "Share of segments a query
     ax.set_title(title)
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def gc_delay_by_fanout(table: pd.DataFrame, label: str = "config",
+                       title: str = "Queries that met a GC pause, against servers per query") -> Figure:
+    """Each configuration's share of queries that met a pause at its servers per query, beside the
+    fan-out rule ``1 - (1 - p)^n`` with ``p`` read from the configuration with the smallest fan-out.
+
+    ``table`` has ``servers_queried_mean`` and ``gc_delayed_rate`` (a summary or sweep table).
+    """
+    from workbench.analysis.theory import fanout_delay_probability
+
+    fig = InlineFigure(figsize=(8, 4.5))
+    ax = fig.add_subplot()
+    n = table["servers_queried_mean"].to_numpy(dtype=float)
+    share = table["gc_delayed_rate"].to_numpy(dtype=float)
+    ax.scatter(n, 100 * share, s=60, color="#4C72B0", zorder=3, label="simulated")
+    for x, y, name in zip(n, share, table[label].astype(str), strict=True):
+        ax.annotate(name, (x, 100 * y), xytext=(5, 4), textcoords="offset points", fontsize=8)
+    if len(n) and n.min() > 0:
+        i = int(np.argmin(n))
+        p = 1.0 - (1.0 - share[i]) ** (1.0 / n[i])
+        grid = np.arange(1, int(np.ceil(n.max())) + 1)
+        ax.plot(grid, [100 * fanout_delay_probability(p, int(k)) for k in grid], linestyle="--", color="grey",
+                label=f"1 - (1 - p)^n, p = {p:.2%} per server")
+    ax.set_xlabel("servers per query")
+    ax.set_ylabel("queries that met a pause (%)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

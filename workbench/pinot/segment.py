@@ -38,6 +38,7 @@ __all__ = [
     "ZK_TOTAL_DOCS",
     "ColumnPartitionMetadata",
     "SegmentMetadata",
+    "check_segment_name",
     "time_unit_to_millis",
 ]
 
@@ -62,6 +63,26 @@ _TIME_UNITS: dict[str, tuple[int, int]] = {
 }
 _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
+#: What may not appear in a segment name: it names a directory on a server (Pinot's segment directory,
+#: where validDocIds snapshots live), so a separator or ``..`` would escape the table's directory.
+_PATH_UNSAFE = re.compile(r"[/\\\x00-\x1f]")
+
+
+def check_segment_name(name: object, where: str = "segment name") -> str:
+    """``name`` if it can safely name a segment directory; else an :class:`InputError` at ``where``.
+
+    >>> check_segment_name("events__0__12__20260101T0000Z")
+    'events__0__12__20260101T0000Z'
+    >>> check_segment_name("../../etc")
+    Traceback (most recent call last):
+    ...
+    workbench.errors.InputError: segment name: '../../etc' cannot name a segment directory (no slashes, \
+backslashes, control characters, '.' or '..')
+    """
+    if not isinstance(name, str) or not name or name in (".", "..") or _PATH_UNSAFE.search(name):
+        raise InputError(where, f"{name!r} cannot name a segment directory (no slashes, backslashes, control "
+                                "characters, '.' or '..')")
+    return name
 
 
 def time_unit_to_millis(value: int, unit: str) -> int:

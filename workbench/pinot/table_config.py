@@ -14,14 +14,15 @@ must route with ``strictReplicaGroup``); anything else Pinot would accept is acc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from workbench.errors import TableConfigError
+from workbench.errors import InputError, TableConfigError
+from workbench.io.reading import load_json, read_text
+from workbench.pinot.table_fields import check_fields
 
 __all__ = ["ColumnPartitionConfig", "TableConfig", "freeze_json", "load_table_config"]
 
@@ -84,10 +85,7 @@ class TableConfig:
     def from_json(cls, data: Mapping[str, Any] | str, source: str = "<table config>") -> TableConfig:
         """Parse and validate a table config given as a mapping or as JSON text."""
         if isinstance(data, str):
-            try:
-                data = json.loads(data)
-            except json.JSONDecodeError as exc:
-                raise TableConfigError(f"{source}:{exc.lineno}", f"not valid JSON: {exc.msg}") from None
+            data = load_json(data, source, TableConfigError)
         if not isinstance(data, Mapping):
             raise TableConfigError(source, f"a table config must be a JSON object, got {type(data).__name__}")
         config = cls(raw=freeze_json(data), source=source)
@@ -218,11 +216,13 @@ class TableConfig:
 
     # -- validation -------------------------------------------------------------------------------
     def validate(self) -> None:
-        """Apply the checks Pinot's ``TableConfigUtils`` applies to the parts we model."""
+        """Check the type and value of every field we read (:mod:`.table_fields`), then the rules
+        Pinot's ``TableConfigUtils`` applies to the parts we model."""
         if "tableName" not in self.raw or not str(self.raw["tableName"]).strip():
             raise TableConfigError("tableName", "is required (the raw table name, e.g. \"events\")")
         if str(self.raw.get("tableType", "")).upper() not in TABLE_TYPES:
             raise TableConfigError("tableType", f"must be OFFLINE or REALTIME, got {self.raw.get('tableType')!r}")
+        check_fields(self.raw)
         _ = self.replication, self.column_partition_map, self.query_timeout_ms
         if self.is_upsert or self.is_dedup:
             kind = "upsert" if self.is_upsert else "dedup"
@@ -244,7 +244,7 @@ def load_table_config(path: str | Path) -> TableConfig:
     """Read a Pinot table config JSON file (the file you would ``POST /tables``)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TableConfigError(str(p), f"cannot read the table config: {exc.strerror}") from None
+        text = read_text(p, what="table config", limit_name="document_bytes")
+    except InputError as exc:
+        raise TableConfigError(exc.where, exc.problem) from None
     return TableConfig.from_json(text, source=str(p))

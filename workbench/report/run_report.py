@@ -6,7 +6,6 @@ Input is a run directory written by ``workbench simulate`` (``summary.json``, ``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,69 +16,107 @@ from matplotlib.figure import Figure
 from workbench.analysis import plots
 from workbench.errors import InputError
 from workbench.io import atomic_file
+from workbench.io.tables import read_json_file, read_parquet, require_keys
+from workbench.report.layout import Page
 
-__all__ = ["build_run_report"]
+__all__ = ["SUMMARY_KEYS", "build_run_report", "load_summary"]
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+#: What the report reads from ``summary.json`` ("/"-separated: percentile names hold dots).
+SUMMARY_KEYS = (
+    *(f"summary/latency_ms/{p}/{v}" for p in ("mean", "p50", "p95", "p99", "p99.9") for v in ("value", "ci_low",
+                                                                                             "ci_high")),
+    "summary/throughput_qps", "summary/queries", "summary/replications", "summary/utilisation/mean",
+    "summary/utilisation/max", "summary/partial_rate", "summary/gc_delayed_rate", "summary/servers_queried_mean",
+    "summary/segments_queried_mean", "summary/littles_law/L_measured", "summary/littles_law/lambda_W",
+    "summary/confidence",
+)
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's ``summary.json``, checked to hold what the reports read."""
     summary_path = run_dir / "summary.json"
     if not summary_path.is_file():
         raise InputError(str(run_dir), "is not a run directory (no summary.json); run `workbench simulate` first")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    return summary, pd.read_parquet(run_dir / "queries.parquet"), pd.read_parquet(run_dir / "servers.parquet")
+    summary = read_json_file(summary_path, "run summary")
+    require_keys(summary, SUMMARY_KEYS, str(summary_path))
+    if not isinstance(summary.get("scenario", {}), dict):
+        raise InputError(str(summary_path), "its `scenario` is not an object")
+    return dict(summary)
 
 
-def _fmt_ci(entry: dict[str, float]) -> str:
-    return f"{entry['value']:9.2f}   [{entry['ci_low']:.2f}, {entry['ci_high']:.2f}]"
+def _load_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    summary = load_summary(run_dir)
+    return (summary, read_parquet(run_dir / "queries.parquet", ["latency_ms"], what="queries records"),
+            read_parquet(run_dir / "servers.parquet", ["server", "utilisation"], what="server records"))
 
 
-def _summary_text(summary: dict[str, Any]) -> str:
-    lat = summary["summary"]["latency_ms"]
-    s = summary["summary"]
-    lines = [f"{k:>6} ms: {_fmt_ci(lat[k])}" for k in ("mean", "p50", "p95", "p99", "p99.9")]
-    lines += [
-        f"throughput      : {s['throughput_qps']:.1f} queries/s over {s['queries']:,} queries, "
-        f"{s['replications']} replication(s)",
-        f"utilisation     : mean {s['utilisation']['mean']:.1%}, max {s['utilisation']['max']:.1%}",
-        f"partial replies : {s['partial_rate']:.3%}    delayed by GC: {s['gc_delayed_rate']:.2%}",
-        f"fan-out         : {s['servers_queried_mean']:.1f} servers, {s['segments_queried_mean']:.1f} segments",
-        f"Little's law    : L = {s['littles_law']['L_measured']:.3f} vs lambda*W = "
-        f"{s['littles_law']['lambda_W']:.3f}",
+def _ms(entry: dict[str, float]) -> str:
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    if low is None or high is None or low != low or high != high:
+        return f"{entry['value']:.1f} ms"
+    return f"{entry['value']:.1f} ms [{low:.1f}, {high:.1f}]"
+
+
+def _answer_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
+    lat = s["latency_ms"]
+    return [
+        ("Latency", ", ".join(f"{k} {_ms(lat[k])}" for k in ("p50", "p95", "p99", "p99.9") if k in lat)),
+        ("Throughput", f"{s['throughput_qps']:,.1f} queries/s over {s['queries']:,} queries, "
+                       f"{s['replications']} replication(s)"),
+        ("Utilisation", f"mean {s['utilisation']['mean']:.1%}, busiest server {s['utilisation']['max']:.1%}"),
+        ("Partial results", f"{s['partial_rate']:.3%} of queries; {s['gc_delayed_rate']:.2%} met a GC pause"),
+        ("Fan-out", f"{s['servers_queried_mean']:.1f} servers and {s['segments_queried_mean']:.1f} segments per query"),
+        ("Little's law", f"{s['littles_law']['L_measured']:.3f} queries in flight measured against "
+                         f"{s['littles_law']['lambda_W']:.3f} from arrival rate x mean latency"),
     ]
-    return "\n".join(lines)
 
 
-def _inputs_text(scenario: dict[str, Any]) -> str:
+def _arrival(wl: dict[str, Any]) -> str:
+    arrival = wl.get("arrival", {})
+    if arrival.get("process") == "replay":
+        return "the workload's query log, replayed"
+    return f"Poisson arrivals at {arrival.get('qps', 'the default rate')} queries/s"
+
+
+def _input_rows(scenario: dict[str, Any]) -> list[tuple[str, str]]:
     cluster = scenario.get("cluster", {})
-    table = scenario.get("table", {})
+    table = scenario.get("table", {}) if isinstance(scenario.get("table"), dict) else {}
     wl = scenario.get("workload", {})
-    return "\n".join([
-        f"table            : {table.get('tableName')} ({table.get('tableType')}), routing "
-        f"{table.get('routing', {}).get('instanceSelectorType', 'balanced')}",
-        f"servers          : {cluster.get('servers', 'default')}   GC: "
-        f"{cluster.get('gc', {}).get('collector', 'none')}",
-        f"arrival          : {json.dumps(wl.get('arrival', {}))}",
-        f"data             : {'generated by Spark' if 'generate' in wl else 'synthetic'}",
-        f"simulation       : {json.dumps(scenario.get('simulation', {}))}",
-    ])
+    sim = scenario.get("simulation", {})
+    server = cluster.get("server", {})
+    return [
+        ("Table", f"{table.get('tableName')} ({table.get('tableType')}), routing "
+                  f"{table.get('routing', {}).get('instanceSelectorType', 'balanced')}"),
+        ("Servers", f"{cluster.get('servers', 'default')} x {server.get('cores', 'default')} cores, "
+                    f"heap {server.get('heap', 'default')}; GC {cluster.get('gc', {}).get('collector', 'none')}"),
+        ("Load", _arrival(wl)),
+        ("Data", "generated by Spark" if "generate" in wl else "synthetic segments"),
+        ("Simulation", f"{sim.get('replications', 'default')} replications of {sim.get('duration_s', 'default')} s, "
+                       f"{sim.get('warmup_s', 'default')} s warm-up, seed {sim.get('seed', 'default')}"),
+    ]
 
 
 def _pages(summary: dict[str, Any], queries: pd.DataFrame, servers: pd.DataFrame) -> list[Figure]:
     name = summary.get("scenario", {}).get("name", "scenario")
-    p99 = summary["summary"]["latency_ms"]["p99"]["value"]
-    intro = plots.text_page(f"Pinot sizing report: {name}", [
-        ("The question", "What tail latency and server load does this cluster shape give for this\n"
-                         "table and workload, and how sure can we be of the figures?"),
-        ("Inputs", _inputs_text(summary.get("scenario", {}))),
-        ("The answer", _summary_text(summary)),
-        ("Reading it", f"Ninety-nine queries in a hundred finish within {p99:.1f} ms; the intervals are\n"
-                       f"{summary['summary']['confidence']:.0%} confidence intervals from independent "
-                       "replications\n(or batch means for a single replication)."),
-    ])
+    s = summary["summary"]
+    p99 = s["latency_ms"]["p99"]["value"]
+    page = Page(f"Pinot sizing report: {name}", "the report of one run: one configuration simulated")
+    page.heading("The question")
+    page.paragraph("What tail latency and server load does this cluster shape give for this table and workload, "
+                   "and how sure can we be of the figures?")
+    page.heading("Inputs")
+    page.facts(_input_rows(summary.get("scenario", {})))
+    page.heading("The answer")
+    page.facts(_answer_rows(s))
+    page.heading("Reading it")
+    page.paragraph(f"Ninety-nine queries in a hundred finish within {p99:.1f} ms; the intervals are "
+                   f"{s['confidence']:.0%} confidence intervals from independent replications (or batch means for "
+                   "a single replication).")
     cdf = plots.latency_cdf(queries, "How often a query is slower than x (log scale: the tail)")
-    bars = plots.percentile_bars(summary["summary"])
+    bars = plots.percentile_bars(s)
     util = plots.server_utilisation(servers, "Worker-thread utilisation per server: headroom before queues grow")
-    return [intro, cdf, bars, util]
+    return [page.fig, cdf, bars, util]
 
 
 def build_run_report(run_dir: str | Path, out_pdf: str | Path) -> Path:

@@ -13,19 +13,21 @@ workbench.errors.ScenarioError: cluster.servers: must be a positive integer, got
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from workbench.errors import ScenarioError, TableConfigError
+from workbench.errors import InputError, ScenarioError, TableConfigError
+from workbench.io.reading import load_json, read_document, read_text
+from workbench.pinot.schema import SchemaProblem, schema_rows
+from workbench.pinot.schema import dotted as dotted_path
 from workbench.pinot.table_config import TableConfig, freeze_json, thaw_json
 from workbench.scenario.build import build_section
+from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import (
     ClusterSpec,
+    LimitsSpec,
     ServiceSpec,
     SimulationSpec,
     SLOSpec,
@@ -43,6 +45,7 @@ SECTIONS: Mapping[str, type] = {
     "simulation": SimulationSpec,
     "spark": SparkSpec,
     "slo": SLOSpec,
+    "limits": LimitsSpec,
 }
 _TOP_LEVEL = ("name", "description", "table", "schema", *SECTIONS)
 
@@ -61,6 +64,8 @@ class Scenario:
     spark: SparkSpec
     slo: SLOSpec
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    #: How much work the scenario may ask for (``limits:``), checked when it is loaded.
+    limits: LimitsSpec = field(default_factory=LimitsSpec, repr=False)
     #: The table's Pinot schema JSON (``schema:``, embedded or a path), used by the time pruner.
     schema: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     base_dir: Path = field(default=Path("."), repr=False, compare=False)
@@ -95,53 +100,76 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[
 
 
 def _read_file(path: Path) -> Any:
+    data = read_document(path, "scenario", ScenarioError)
+    if data is not None and not isinstance(data, Mapping):
+        raise ScenarioError(str(path), f"a scenario must be a mapping of sections ({', '.join(_TOP_LEVEL)}), "
+                                       f"got {type(data).__name__}")
+    return data
+
+
+def _referenced(value: str, base_dir: Path, key: str, what: str) -> tuple[Path, str]:
+    """The text of a file a scenario names (relative to the scenario), or one error at ``key``."""
+    path = (base_dir / value) if not Path(value).is_absolute() else Path(value)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(str(path), f"cannot read the scenario file: {exc.strerror}") from None
-    try:
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(f"{path}:{exc.lineno}", f"not valid JSON: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ScenarioError(where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        return path, read_text(path, what=what, limit_name="document_bytes")
+    except InputError as exc:
+        if exc.problem == "no such file":
+            raise ScenarioError(key, f"{what} file not found: {path}") from None
+        raise ScenarioError(key, f"{what} file {exc.where}: {exc.problem}") from None
 
 
 def _load_table(value: Any, base_dir: Path) -> TableConfig:
     """The ``table`` key: the user's Pinot table config, embedded or as a path to its JSON file."""
     if value is None:
         raise ScenarioError("table", "is required: embed your Pinot table config or give the path to its JSON")
-    try:
-        if isinstance(value, str):
-            path = (base_dir / value) if not Path(value).is_absolute() else Path(value)
-            if not path.is_file():
-                raise ScenarioError("table", f"table config file not found: {path}")
-            return TableConfig.from_json(path.read_text(encoding="utf-8"), source=str(path))
-        if isinstance(value, Mapping):
+    if isinstance(value, str):
+        path, text = _referenced(value, base_dir, "table", "table config")
+        try:
+            return TableConfig.from_json(text, source=str(path))
+        except TableConfigError as exc:
+            inside = exc.where.startswith(str(path))
+            raise ScenarioError(exc.where if inside else f"table ({path}).{exc.where}", exc.problem) from None
+    if isinstance(value, Mapping):
+        try:
             return TableConfig.from_json(value)
-    except TableConfigError as exc:
-        raise ScenarioError(f"table.{exc.where}" if exc.where else "table", exc.problem) from None
+        except TableConfigError as exc:
+            raise ScenarioError(f"table.{exc.where}" if exc.where else "table", exc.problem) from None
     raise ScenarioError("table", f"must be a Pinot table config object or a path to one, got {value!r}")
 
 
 def _load_schema(value: Any, base_dir: Path) -> Mapping[str, Any] | None:
-    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file."""
+    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file, validated."""
     if value is None:
         return None
+    key = "schema"
     if isinstance(value, str):
-        path = (base_dir / value) if not Path(value).is_absolute() else Path(value)
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except OSError:
-            raise ScenarioError("schema", f"schema file not found: {path}") from None
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(f"{path}:{exc.lineno}", f"not valid JSON: {exc.msg}") from None
+        path, text = _referenced(value, base_dir, "schema", "schema")
+        value, key = load_json(text, str(path), ScenarioError), f"schema ({path})"
     if not isinstance(value, Mapping):
         raise ScenarioError("schema", f"must be a Pinot schema object or a path to one, got {value!r}")
+    try:
+        schema_rows(thaw_json(value))
+    except SchemaProblem as exc:
+        raise ScenarioError(f"{key}.{dotted_path(exc.where)}" if exc.where else key, exc.problem) from None
     frozen: Mapping[str, Any] = freeze_json(value)
     return frozen
+
+
+def _columns(schema: Mapping[str, Any]) -> set[str]:
+    return {str(row["column_name"]) for row in schema_rows(thaw_json(schema))}
+
+
+def _check_table_against_schema(table: TableConfig, schema: Mapping[str, Any] | None) -> None:
+    """The schema rules Pinot's ``TableConfigUtils`` applies when both are given."""
+    if schema is None:
+        return
+    time_column = table.time_column_name
+    if time_column is not None and time_column not in _columns(schema):
+        raise ScenarioError("table.segmentsConfig.timeColumnName",
+                            f"names {time_column!r}, which is not a column of the schema")
+    if table.is_upsert and not schema.get("primaryKeyColumns"):
+        raise ScenarioError("schema.primaryKeyColumns", "an upsert table needs primary key columns "
+                                                        "(Pinot rejects the table without them)")
 
 
 def _default_table() -> dict[str, Any]:
@@ -180,7 +208,8 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
             raise ScenarioError("", f"a scenario must be a mapping of sections, got {type(data).__name__}")
         data = apply_overrides(thaw_json(data), overrides)
     if not isinstance(data, Mapping):
-        raise ScenarioError("", f"a scenario must be a mapping of sections, got {type(data).__name__}")
+        raise ScenarioError("", f"a scenario must be a mapping of sections ({', '.join(_TOP_LEVEL)}), "
+                                f"got {type(data).__name__}")
     for key in data:
         if key not in _TOP_LEVEL:
             raise ScenarioError(str(key), f"unknown section; allowed: {', '.join(_TOP_LEVEL)}")
@@ -189,12 +218,15 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(key, f"must be a string, got {data[key]!r}")
     table = _load_table(data.get("table", _default_table()), base)
+    schema = _load_schema(data.get("schema"), base)
+    _check_table_against_schema(table, schema)
+    check_limits(sections["cluster"], sections["workload"], sections["simulation"], sections["limits"])
     return Scenario(
         name=str(data.get("name", "scenario")),
         description=str(data.get("description", "")),
         table=table,
         raw=freeze_json(dict(data)),
-        schema=_load_schema(data.get("schema"), base),
+        schema=schema,
         base_dir=base,
         **sections,
     )

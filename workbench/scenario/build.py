@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -42,8 +43,8 @@ def _describe(value: Any) -> str:
 
 def _bounds_text(meta: Mapping[str, Any], noun: str) -> str:
     lo, hi, gt = meta.get("min"), meta.get("max"), meta.get("gt")
-    if gt == 0 or (lo == 1 and noun == "integer" and hi is None):
-        return f"a positive {noun}"
+    if gt == 0 or (lo == 1 and noun == "integer"):
+        return f"a positive {noun}" + (f" of at most {hi}" if hi is not None else "")
     if lo == 0 and hi is None:
         return f"a non-negative {noun}"
     if lo is not None and hi is not None:
@@ -83,6 +84,8 @@ def _to_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
         raise ScenarioError(path, f"must be {_bounds_text(meta, 'number')}, got {_describe(value)}")
     else:
         number = float(value)
+    if not math.isfinite(number):
+        raise ScenarioError(path, f"must be {_bounds_text(meta, 'number')} (finite), got {value!r}")
     _check_bounds(number, meta, path, "number")
     return number
 
@@ -120,6 +123,8 @@ def _convert(tp: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
         return value
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return build_section(tp, value, path)
+    if origin is Mapping and not isinstance(value, Mapping):
+        raise ScenarioError(path, f"must be a mapping of key: value, got {_describe(value)}")
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ScenarioError(path, f"must be a list, got {_describe(value)}")

@@ -7,6 +7,7 @@ several fields together live in a ``check(path)`` method.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
+from workbench.pinot.routing.options import parse_routing_options
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "FailureSpec",
     "GCSpec",
     "GenerateSpec",
+    "LimitsSpec",
     "NetworkSpec",
     "SLOSpec",
     "ServerSpec",
@@ -65,6 +68,38 @@ def _cache_config(kind: type[Any], config: Mapping[str, Any]) -> Any:
 
 
 _MAX_THREADS_KEY = "pinot.server.query.executor.max.execution.threads"
+#: Query options the model reads besides the routing ones, and what each must look like.
+_BOOLEAN_OPTIONS = ("isSecondaryWorkload", "useFixedReplica")
+
+
+def _option_number(value: str, where: str, *, integer: bool) -> None:
+    try:
+        number = float(int(value)) if integer else float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        noun = "a positive integer" if integer else "a positive number of ms"
+        raise ScenarioError(where, f"must be {noun}, got {value!r}")
+
+
+def check_query_options(options: Mapping[str, Any], path: str) -> None:
+    """Pinot query options as strings, and the values of those the model reads, checked up front."""
+    for key, value in options.items():
+        if isinstance(value, Mapping | list | tuple) or value is None:
+            raise ScenarioError(f"{path}.{key}", "a query option is one string, number or boolean, got "
+                                                 f"{type(value).__name__.replace('mappingproxy', 'mapping')}")
+    text = _properties(options)
+    try:
+        parse_routing_options(text)
+    except InputError as exc:
+        raise ScenarioError(f"{path}.{exc.where.removeprefix('queryOptions.')}", exc.problem) from None
+    for key in _BOOLEAN_OPTIONS:
+        if key in text and text[key].strip().lower() not in ("true", "false"):
+            raise ScenarioError(f"{path}.{key}", f"must be true or false, got {options[key]!r}")
+    if "timeoutMs" in text:
+        _option_number(text["timeoutMs"], f"{path}.timeoutMs", integer=False)
+    if "maxExecutionThreads" in text:
+        _option_number(text["maxExecutionThreads"], f"{path}.maxExecutionThreads", integer=True)
 
 
 @dataclass(frozen=True)
@@ -77,7 +112,7 @@ class ServerSpec:
     ``pinot.server.query.executor.max.execution.threads``.
     """
 
-    cores: int = _f(D.SERVER_CORES, min=1)
+    cores: int = _f(D.SERVER_CORES, min=1, max=D.LIMIT_CORES)
     heap: float = _f(float(D.SERVER_HEAP_BYTES), kind="size", gt=0)
     max_tasks_per_query: int | None = _f(None, min=1)
     config: Mapping[str, Any] = _f(dict)
@@ -116,7 +151,7 @@ class BrokerSpec:
     timeout_ms: float | None = _f(None, gt=0)
     reduce_ms_per_server: float = _f(D.BROKER_REDUCE_MS_PER_SERVER, min=0)
     reduce_ms_per_row: float = _f(D.BROKER_REDUCE_MS_PER_ROW, min=0)
-    cores: int = _f(D.BROKER_CORES, min=1)
+    cores: int = _f(D.BROKER_CORES, min=1, max=D.LIMIT_CORES)
     #: Pinot broker properties as in the user's broker config (``pinot.broker.*``); the model reads
     #: ``pinot.broker.timeoutMs``, the Jersey pool, ``pinot.broker.adaptive.server.selector.*`` and the
     #: RFC's ``pinot.broker.query.cache.*``.
@@ -264,13 +299,20 @@ class ClusterSpec:
     gc: GCSpec = _f(GCSpec)
     failures: FailureSpec = _f(FailureSpec)
 
+    def check(self, path: str) -> None:
+        live, heap = self.gc.live_heap / 1024**3, self.server.heap / 1024**3
+        if self.gc.collector != "none" and live >= heap:
+            raise ScenarioError(f"{path}.gc.live_heap", f"{live:.3g} GiB of live data does not fit the {heap:.3g} GiB "
+                                                        "heap (cluster.server.heap): the JVM would fail with "
+                                                        "OutOfMemoryError")
+
 
 @dataclass(frozen=True)
 class SyntheticWorkload:
     """A table made up on the fly, without Spark: every server holds the same number of segments."""
 
     segments_per_server: int = _f(D.SEGMENTS_PER_SERVER, min=1)
-    docs_per_segment: int = _f(D.DOCS_PER_SEGMENT, min=1)
+    docs_per_segment: int = _f(D.DOCS_PER_SEGMENT, min=1, max=D.LIMIT_DOCS_PER_SEGMENT)
 
 
 @dataclass(frozen=True)
@@ -312,6 +354,7 @@ class WorkloadSpec:
     def check(self, path: str) -> None:
         if self.synthetic is not None and (self.generate is not None or self.data is not None):
             raise ScenarioError(f"{path}.synthetic", "a synthetic workload cannot also name generated data")
+        check_query_options(self.query_options, f"{path}.query_options")
 
     @property
     def source(self) -> str:
@@ -333,7 +376,7 @@ class ServiceSpec:
     model: Literal["cost", "deterministic", "exponential", "lognormal", "empirical"] = D.SERVICE_MODEL
     mean_ms: float = _f(D.SERVICE_MEAN_MS, gt=0)
     sigma: float = _f(1.0, gt=0)
-    values_ms: tuple[float, ...] | None = None
+    values_ms: tuple[float, ...] | None = _f(None, min=0)
     ns_per_doc: float = _f(D.COST_NS_PER_DOC, min=0)
     per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0)
     per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0)
@@ -383,3 +426,22 @@ class SLOSpec:
 
     p99_ms: float | None = _f(None, gt=0)
     max_heap: float | None = _f(None, kind="size", gt=0)
+
+
+@dataclass(frozen=True)
+class LimitsSpec:
+    """How much work a scenario may ask for; checked before anything runs (``docs/scenario.md``, "Limits").
+
+    The defaults (:mod:`workbench.defaults`, ``LIMIT_*``, each with its reason) stop typos such as
+    ``qps: 1e9`` or ``duration_s: 1y`` in a second; raise one here when a run really needs more.
+    """
+
+    qps: float = _f(D.LIMIT_QPS, gt=0)
+    duration_s: float = _f(D.LIMIT_DURATION_S, kind="duration", gt=0)
+    replications: int = _f(D.LIMIT_REPLICATIONS, min=1)
+    servers: int = _f(D.LIMIT_SERVERS, min=1)
+    brokers: int = _f(D.LIMIT_BROKERS, min=1)
+    segments: int = _f(D.LIMIT_SEGMENTS, min=1)
+    simulated_queries: int = _f(D.LIMIT_SIMULATED_QUERIES, min=1)
+    simulated_events: int = _f(D.LIMIT_SIMULATED_EVENTS, min=1)
+    generate_events: int = _f(D.LIMIT_GENERATE_EVENTS, min=1)

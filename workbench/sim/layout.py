@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from workbench.errors import InputError, TableConfigError
 from workbench.pinot.assignment import (
@@ -31,6 +30,7 @@ from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
 from workbench.sim.planner import segment_metadata
+from workbench.workload.directory import read_segments
 
 __all__ = ["Layout", "assign_layout", "build_layout"]
 
@@ -107,10 +107,7 @@ def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
     table = scenario.table
     metadata = None
     if data is not None:
-        path = Path(data) / "segments.parquet"
-        if not path.is_file():
-            raise InputError(str(data), "has no segments.parquet; run `workbench generate` (or import) first")
-        t = pq.read_table(path).to_pandas()
+        t = read_segments(data)
         metadata = segment_metadata(t)
         names = tuple(str(s) for s in t["segment_name"])
         docs = t["total_docs"].to_numpy(dtype=float)

@@ -154,7 +154,7 @@ class QueryRecords:
 
         return pd.DataFrame({
             "replication": np.full(n, replication, dtype=np.int32),
-            "query_id": np.arange(n, dtype=np.int64),
+            "query_id": col(self.query, np.int64),
             "arrival_s": col(self.arrival_ms, float) / 1000.0,
             "latency_ms": col(self.latency_ms, float),
             "servers_queried": col(self.servers_queried, np.int32),

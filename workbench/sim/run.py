@@ -9,6 +9,7 @@ replication's SimPy environment.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from workbench.errors import ScenarioError
+from workbench.errors import InputError, ScenarioError
 from workbench.scenario import Scenario, load_scenario
+from workbench.scenario.limits import check_work
 from workbench.sim.broker import make_brokers
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.fast.engine import coverage, run_fast
@@ -40,8 +42,9 @@ from workbench.sim.routes import RouteCache
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
+from workbench.workload.directory import read_replay_queries
 
-__all__ = ["build_cluster", "choose_engine", "simulate"]
+__all__ = ["build_cluster", "check_run", "choose_engine", "simulate"]
 
 
 def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams, plan: Plan) -> Cluster:
@@ -59,18 +62,66 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     if sc.workload.arrival.process != "replay":
         return None
-    path = None if data is None else Path(data) / "queries.parquet"
-    if path is None or not path.is_file():
+    if data is None or not (Path(data) / "queries.parquet").is_file():
         raise ScenarioError("workload.arrival.process",
                             "replay needs a workload directory with queries.parquet (simulate --data DIR)")
-    return pd.read_parquet(path, columns=["arrival_s", "sql"]).sort_values("arrival_s", kind="stable")
+    return read_replay_queries(data)
 
 
-def _planner(sc: Scenario, layout: Layout, replay: pd.DataFrame | None) -> Planner | None:
+def _plan_all(planner: Planner, replay: pd.DataFrame, horizon_s: float, data: Path) -> None:
+    """Plan, before the run, every query the run will plan (those inside the horizon): SQL the model
+    cannot read is one error naming the row, not an exception half-way through a replication."""
+    for row, (arrival_s, sql) in enumerate(zip(replay["arrival_s"], replay["sql"], strict=True)):
+        if float(arrival_s) >= horizon_s:
+            return
+        try:
+            planner.plan(str(sql))
+        except InputError as exc:
+            raise InputError(str(Path(data) / "queries.parquet"),
+                             f"sql (row {row}) cannot be planned: {exc}") from None
+
+
+def _planner(sc: Scenario, layout: Layout, replay: pd.DataFrame | None, data: Path | None) -> Planner | None:
     """One planner for every replication (plans are deterministic: each SQL text is parsed and pruned once)."""
-    if replay is None:
+    if replay is None or data is None:
         return None
-    return Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table), layout.metadata)
+    planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table), layout.metadata)
+    _plan_all(planner, replay, sc.simulation.duration_s, data)
+    return planner
+
+
+def _data_dir(sc: Scenario, data: Path | None) -> Path | None:
+    return sc.base_dir / sc.workload.data if data is None and sc.workload.data is not None else data
+
+
+def check_run(sc: Scenario, data: Path | None = None, *, data_to_come: bool = False) -> None:
+    """Build everything :func:`simulate` builds before its first event, then drop it.
+
+    ``validate`` and a sweep's pre-validation call this, so they reject exactly what a run would:
+    Pinot's assignment of the segments (replicas or replica groups the servers cannot hold), the
+    workload directory's tables, the engine choice, each server's memory (an upsert table's keys) and
+    the parts' own checks. The plan and the cluster are built over a 1 ms horizon, so GC and crash
+    schedules cost nothing. ``data_to_come``: a workload directory that does not exist yet
+    (``workbench generate`` will write it) is not an error; the rest is checked without it.
+    """
+    data = _data_dir(sc, data)
+    if data_to_come and data is not None and not Path(data).exists():
+        data = None
+    layout = build_layout(sc, data)
+    check_work(float(len(layout.segments)), sc.limits, "segments", "workload.data", "segments")
+    replay = _replay_queries(sc, data) if data is not None or not data_to_come else None
+    if replay is not None:
+        check_work(float(len(replay)) * sc.simulation.replications, sc.limits, "simulated_queries",
+                   "workload.arrival.process", "replayed queries (the log's queries x replications)")
+    choose_engine(sc)
+    if data is None and data_to_come and sc.table.is_upsert and sc.cluster.gc.upsert_keys is None:
+        return  # its keys come from the data generate will write
+    probe = replace(sc, simulation=replace(sc.simulation, duration_s=0.001, warmup_s=0.0))
+    streams = Streams.spawn(np.random.SeedSequence(0), layout.num_servers)
+    planner = _planner(sc, layout, replay, data)
+    plan = build_plan(probe, layout, streams, horizon_ms=1.0, replay=replay, planner=planner,
+                      memory=server_memory(probe, layout, data))
+    build_cluster(probe, layout, simpy.Environment(), streams, plan)
 
 
 def choose_engine(sc: Scenario) -> tuple[str, str]:
@@ -116,12 +167,11 @@ def simulate(
         any count). A sweep already runs one point per core, so it leaves this at 1.
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    if data is None and sc.workload.data is not None:
-        data = sc.base_dir / sc.workload.data
+    data = _data_dir(sc, data)
     base_seed = sc.simulation.seed if seed is None else seed
     layout = build_layout(sc, data)
     replay = _replay_queries(sc, data)
-    planner = _planner(sc, layout, replay)
+    planner = _planner(sc, layout, replay, data)
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
     memory = server_memory(sc, layout, data)

@@ -10,12 +10,15 @@ Sweep file (paths relative to it)::
     parallel: 2                       # optional: local worker processes (default: one per core)
     notebook: ../notebooks/point.ipynb  # optional: run each point through papermill
     spark: {master: spark://host:7077}  # optional: run the points as Spark tasks
+    report: {prices: prices.yaml}       # optional: the sizing report's options (workbench.report.options)
 
 A sweep is a pipeline of files. Each point writes ``OUT/point-NNN/`` (Parquet records,
 ``summary.json`` with its overrides and seed, ``notebook.ipynb`` when a notebook ran it, and
-``error.txt`` when it failed); ``OUT/sweep.json`` lists the points; then ``OUT/combined.parquet``
-holds one row per point and ``OUT/failures.json`` the points that failed twice. Points with a
-``summary.json`` are skipped, so an interrupted sweep resumes where it stopped.
+``error.txt`` when it failed); ``OUT/sweep.json`` lists the points and fingerprints the resolved base
+scenario; then ``OUT/combined.parquet`` holds one row per point and ``OUT/failures.json`` the points
+that failed twice. Points with a ``summary.json`` are skipped, so an interrupted sweep resumes where it
+stopped; resuming after the base scenario changed is an error (``restart=True`` starts over), and
+staging left by killed runs is removed (:mod:`.resume`).
 
 Scripts that call :func:`run_sweep` with ``parallel > 1`` must guard their entry point with
 ``if __name__ == "__main__":``: worker processes are spawned, and a spawned worker imports the
@@ -33,6 +36,7 @@ import pandas as pd
 from workbench.io import write_json_atomic
 from workbench.sweep.combine import write_combined
 from workbench.sweep.point import load_done, simulate_point
+from workbench.sweep.resume import MANIFEST_FILE, prepare_output
 from workbench.sweep.runner import LocalRunner, Runner, default_parallel
 from workbench.sweep.spec import SweepError, SweepSpec, expand_points, load_sweep, parse_sweep
 from workbench.sweep.task import PointOutcome, PointTask
@@ -52,8 +56,6 @@ __all__ = [
     "simulate_point",
 ]
 
-MANIFEST_FILE = "sweep.json"
-
 
 def run_sweep(
     sweep: str | Path | SweepSpec,
@@ -63,6 +65,7 @@ def run_sweep(
     master: str | None = None,
     retries: int = 1,
     progress: bool = False,
+    restart: bool = False,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep and return its combined table, also written to ``combined.parquet``.
 
@@ -83,6 +86,9 @@ def run_sweep(
         table (``status="failed"``, ``error``) and in ``failures.json``, never dropped.
     progress
         Show a progress bar of finished attempts on stderr.
+    restart
+        Remove what an earlier run wrote into ``out`` and start over (needed when the base scenario
+        changed since; resuming then is an error).
 
     Returns
     -------
@@ -92,14 +98,17 @@ def run_sweep(
     """
     if retries < 0:
         raise SweepError("retries", f"must be 0 or more, got {retries}")
+    if parallel is not None and (isinstance(parallel, bool) or parallel < 1):
+        raise SweepError("parallel", f"must be a positive integer, got {parallel!r}")
     spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
     out_dir = Path(out).resolve()  # absolute: workers and executors do not share our cwd
+    digest, resolved = prepare_output(out_dir, spec.base, restart=restart)
     tasks = make_tasks(spec, out_dir)
     outcomes: dict[str, PointOutcome] = {}
     for task in tasks:
         if (done := load_done(task)) is not None:
             outcomes[task.point_id] = done
-    write_json_atomic(out_dir / MANIFEST_FILE, _manifest(spec))
+    write_json_atomic(out_dir / MANIFEST_FILE, {**_manifest(spec), "fingerprint": digest, "base_resolved": resolved})
     pending = [t for t in tasks if t.point_id not in outcomes]
     if pending:
         outcomes.update(_run_pending(pending, _runner(spec, parallel, master), retries, progress, len(tasks)))
@@ -175,4 +184,5 @@ def _manifest(spec: SweepSpec) -> dict[str, Any]:
         "base": str(spec.base_path) if spec.base_path is not None else spec.base.to_dict(),
         "notebook": str(spec.notebook) if spec.notebook is not None else None,
         "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in spec.points],
+        "report": spec.report.to_json(),
     }

@@ -22,6 +22,7 @@ import pandas as pd
 
 from workbench.analysis.compare import flatten
 from workbench.io import atomic_file, write_json_atomic
+from workbench.io.redact import REDACTED, is_secret_key
 from workbench.sweep.spec import Point
 from workbench.sweep.task import PointOutcome
 
@@ -37,7 +38,7 @@ def point_row(
 ) -> dict[str, Any]:
     """One row of the combined table: identity, status, ``param.<key>`` per override, the metrics."""
     row: dict[str, Any] = {"point": point_id, "status": status, "error": error, "seed": seed}
-    row.update({f"param.{key}": _cell(value) for key, value in overrides.items()})
+    row.update({f"param.{key}": _cell(REDACTED if is_secret_key(key) else value) for key, value in overrides.items()})
     row.update(flatten(summary or {}))
     return row
 

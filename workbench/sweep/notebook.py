@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError
+from workbench.io import redact
 from workbench.sweep.task import NOTEBOOK_FILE, PointTask
 
 __all__ = ["KERNEL", "PARAMETERS", "execute_point_notebook", "missing_parameters", "notebook_parameters"]
@@ -66,9 +67,10 @@ def _targets(node: ast.AST) -> list[ast.expr]:
 
 
 def notebook_parameters(task: PointTask) -> dict[str, Any]:
-    """What papermill injects for ``task``."""
+    """What papermill injects for ``task`` (an inline base with its credentials redacted: the executed
+    notebook is an output, and the model reads no credential)."""
     return {
-        "scenario": task.scenario_path if task.scenario_path is not None else task.base,
+        "scenario": task.scenario_path if task.scenario_path is not None else redact(task.base),
         "overrides": dict(task.overrides),
         "seed": task.seed,
         "out_dir": task.out_dir,

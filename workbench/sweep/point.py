@@ -17,6 +17,7 @@ from typing import Any
 
 from workbench.api import SUMMARY_FILE, run_scenario
 from workbench.errors import InputError
+from workbench.io import redact
 from workbench.sweep.notebook import execute_point_notebook
 from workbench.sweep.task import ERROR_FILE, NOTEBOOK_FILE, PointOutcome, PointTask
 
@@ -124,7 +125,7 @@ def load_done(task: PointTask) -> PointOutcome | None:
     if summary is None:
         return None
     recorded = (_normal(summary.get("overrides", {})), summary.get("seed"))
-    if recorded != (_normal(task.overrides), task.seed):
+    if recorded != (_normal(redact(task.overrides)), task.seed):  # summary.json holds them redacted
         raise InputError(str(point_dir), f"holds another point (overrides {recorded[0]}, seed {recorded[1]}) than "
                                          f"the sweep's {task.point_id} (overrides {task.overrides}, seed {task.seed}); "
                                          "resume with the same sweep file or write to a new --out")

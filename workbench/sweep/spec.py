@@ -17,22 +17,26 @@ workbench.errors.ScenarioError: sweep: grid.cluster.servrs: unknown key (did you
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from workbench import defaults as D
 from workbench.errors import InputError, ScenarioError
+from workbench.io import read_document
+from workbench.report.options import ReportOptions, parse_report_options
 from workbench.scenario import Scenario, load_scenario
+from workbench.sim.run import check_run
 from workbench.sweep.notebook import PARAMETERS, missing_parameters
 
 __all__ = ["TOP_LEVEL_KEYS", "Point", "SweepError", "SweepSpec", "expand_points", "load_sweep", "parse_sweep"]
 
 #: Every key a sweep file may have; anything else is a typo and is rejected.
-TOP_LEVEL_KEYS = ("name", "description", "base", "grid", "points", "seed", "parallel", "notebook", "spark")
+TOP_LEVEL_KEYS = ("name", "description", "base", "grid", "points", "seed", "parallel", "notebook", "spark", "limits",
+                  "report")
 
 
 class SweepError(InputError):
@@ -82,12 +86,16 @@ class SweepSpec:
     parallel: int | None = None
     notebook: Path | None = None
     spark_master: str | None = None
+    report: ReportOptions = field(default_factory=ReportOptions)
 
 
-def expand_points(sweep: Mapping[str, Any], where: str = "sweep") -> list[dict[str, Any]]:
+def expand_points(sweep: Mapping[str, Any], where: str = "sweep", max_points: int = D.LIMIT_SWEEP_POINTS,
+                  ) -> list[dict[str, Any]]:
     """The override mappings of a sweep: the grid's cartesian product, or the explicit list.
 
-    The first grid key varies slowest, so points read like nested loops in the order written.
+    The first grid key varies slowest, so points read like nested loops in the order written. More
+    than ``max_points`` points is an error, found before any is built (a grid's size is the product
+    of its list lengths).
 
     >>> expand_points({"grid": {"a": [1, 2], "b": ["x"]}})
     [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'x'}]
@@ -98,10 +106,18 @@ def expand_points(sweep: Mapping[str, Any], where: str = "sweep") -> list[dict[s
     if has_grid == has_points:
         raise SweepError(where, "give exactly one of `grid:` (key -> list of values) or `points:` "
                                 "(a list of override mappings)")
-    return _grid_points(sweep["grid"], where) if has_grid else _list_points(sweep["points"], where)
+    if has_grid:
+        return _grid_points(sweep["grid"], where, max_points)
+    return _list_points(sweep["points"], where, max_points)
 
 
-def _grid_points(grid: Any, where: str) -> list[dict[str, Any]]:
+def _too_many(count: int, max_points: int, where: str) -> None:
+    if count > max_points:
+        raise SweepError(where, f"has {count:,} points, above the limit of {max_points:,} (each point is a full run); "
+                                "narrow it, or raise it with `limits: {points: N}` in the sweep file")
+
+
+def _grid_points(grid: Any, where: str, max_points: int) -> list[dict[str, Any]]:
     if not isinstance(grid, Mapping) or not grid:
         raise SweepError(f"{where}: grid", "must map at least one dotted key to a list of values, "
                                            "e.g. `cluster.servers: [6, 12]`")
@@ -109,13 +125,15 @@ def _grid_points(grid: Any, where: str) -> list[dict[str, Any]]:
         _check_key(key, f"{where}: grid")
         if not isinstance(values, list) or not values:
             raise SweepError(f"{where}: grid.{key}", f"must be a non-empty list of values, got {values!r}")
+    _too_many(math.prod(len(v) for v in grid.values()), max_points, f"{where}: grid")
     keys = list(grid)
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
-def _list_points(points: Any, where: str) -> list[dict[str, Any]]:
+def _list_points(points: Any, where: str, max_points: int) -> list[dict[str, Any]]:
     if not isinstance(points, list) or not points:
         raise SweepError(f"{where}: points", "must be a non-empty list of override mappings")
+    _too_many(len(points), max_points, f"{where}: points")
     for i, point in enumerate(points):
         if not isinstance(point, Mapping):
             raise SweepError(f"{where}: points[{i}]", f"must be a mapping of dotted keys to values, got {point!r}")
@@ -140,12 +158,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
         When the base scenario or one point's overridden scenario is invalid, naming the key.
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SweepError(str(file), f"cannot read the sweep file: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise SweepError(str(file), f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = read_document(file, "sweep", SweepError)
     return parse_sweep(data, where=str(file), base_dir=file.resolve().parent, default_name=file.stem)
 
 
@@ -160,9 +173,10 @@ def parse_sweep(
     if not isinstance(data, Mapping):
         raise SweepError(where, "a sweep must be a mapping with `base:` and `grid:` or `points:`")
     _check_top_level(data, where)
+    overrides = expand_points(data, where, _max_points(data.get("limits"), where))
     base, base_path = _load_base(data.get("base"), root, where)
     seed = _optional_int(data, "seed", where, minimum=0)
-    points = _build_points(base, expand_points(data, where), seed, where, "grid" if "grid" in data else "points")
+    points = _build_points(base, overrides, seed, where, "grid" if "grid" in data else "points")
     return SweepSpec(
         name=str(data.get("name", default_name)),
         base=base,
@@ -171,7 +185,21 @@ def parse_sweep(
         parallel=_optional_int(data, "parallel", where, minimum=1),
         notebook=_notebook(data.get("notebook"), root, where),
         spark_master=_spark_master(data.get("spark"), where),
+        report=_report(data.get("report"), root, where),
     )
+
+
+def _max_points(value: Any, where: str) -> int:
+    """``limits: {points: N}``: how many points this sweep may have (default ``LIMIT_SWEEP_POINTS``)."""
+    if value is None:
+        return D.LIMIT_SWEEP_POINTS
+    if not isinstance(value, Mapping) or set(value) - {"points"}:
+        raise SweepError(f"{where}: limits", "must be a mapping with one key, `points` "
+                                             "(e.g. `limits: {points: 20000}`)")
+    points = value.get("points", D.LIMIT_SWEEP_POINTS)
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+        raise SweepError(f"{where}: limits.points", f"must be a positive integer, got {points!r}")
+    return points
 
 
 def _check_top_level(data: Mapping[str, Any], where: str) -> None:
@@ -199,9 +227,21 @@ def _build_points(
     points = []
     for i, ov in enumerate(overrides):
         label = f"{where}: {source}" if source == "grid" else f"{where}: points[{i}]"
-        scenario = _prefixed(partial(base.with_overrides, ov), label)
+        scenario = _prefixed(partial(_checked_point, base, ov), label)
         points.append(Point(i, point_id(i), ov, scenario.simulation.seed if seed is None else seed))
     return tuple(points)
+
+
+def _checked_point(base: Scenario, overrides: Mapping[str, Any]) -> Scenario:
+    """A point's scenario with every check its run will apply (so a bad point fails the sweep up front)."""
+    scenario = base.with_overrides(overrides)
+    try:
+        check_run(scenario)
+    except ScenarioError:
+        raise
+    except InputError as exc:  # the same errors a run would raise, located at the point's key
+        raise ScenarioError(exc.where, exc.problem) from None
+    return scenario
 
 
 def point_id(index: int) -> str:
@@ -245,6 +285,14 @@ def _notebook(value: Any, root: Path, where: str) -> Path | None:
         raise SweepError(f"{where}: notebook", f"{path.name} needs a cell tagged `parameters` defining "
                                                f"{', '.join(PARAMETERS)}; missing: {', '.join(missing)}")
     return path.resolve()
+
+
+def _report(value: Any, root: Path, where: str) -> ReportOptions:
+    """The ``report:`` section; its errors are sweep errors (exit status 2, the file named)."""
+    try:
+        return parse_report_options(value, where, root)
+    except InputError as exc:
+        raise SweepError(exc.where, exc.problem) from None
 
 
 def _spark_master(value: Any, where: str) -> str | None:

@@ -1,7 +1,8 @@
 """Which broker pruners a table gets, following Pinot's ``SegmentPrunerFactory`` rules.
 
 * ``routing.segmentPrunerTypes`` is matched case-insensitively; ``empty``, ``time`` and
-  ``partition`` are recognised and anything else is ignored.
+  ``partition`` are recognised and anything else is ignored (the workbench's own validation,
+  :mod:`workbench.pinot.table_fields`, rejects any other name before a config gets here).
 * The empty pruner is also added for Kinesis-fed tables, even without ``segmentPrunerTypes``.
 * With ``segmentPrunerTypes`` absent, the legacy ``routingTableBuilderName`` ``PartitionAwareOffline``
   (OFFLINE) or ``PartitionAwareRealtime`` (REALTIME) asks for the partition pruner.
@@ -13,7 +14,7 @@
 >>> from workbench.pinot.table_config import TableConfig
 >>> tc = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE",
 ...     "segmentsConfig": {"timeColumnName": "ts"},
-...     "routing": {"segmentPrunerTypes": ["partition", "TIME", "empty", "bogus"]},
+...     "routing": {"segmentPrunerTypes": ["partition", "TIME", "empty"]},
 ...     "tableIndexConfig": {"segmentPartitionConfig": {"columnPartitionMap": {
 ...         "memberId": {"functionName": "Murmur", "numPartitions": 8}}}}})
 >>> schema = {"dateTimeFieldSpecs": [{"name": "ts", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH"}]}

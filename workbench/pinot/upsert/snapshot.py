@@ -6,9 +6,15 @@ Layout under a table's index directory (the manager's ``snapshot_dir``)::
     <snapshot_dir>/<segment name>/queryabledocids.bitmap.snapshot   only with deleteRecordColumn
     <snapshot_dir>/ttl.watermark.partition.<partition id>           8-byte big-endian IEEE-754 double
 
-Files are written to ``<name>_tmp`` and renamed over the target, so a crash leaves either the old or
-the new snapshot, never half of one. A file that is missing, unreadable or names docs past the end of
-its segment reads as "no snapshot" with a logged warning, and the caller falls back to a full rebuild.
+Each of those files is Pinot's, byte for byte; beside each the workbench keeps a checksum file
+(``<name>.crc``: the CRC-32 of the file's bytes and its length, in hex), which Pinot does not have and
+so never reads. Files are written to ``<name>_tmp`` and renamed over the target, data first and
+checksum second, so a crash leaves either a consistent pair or a mismatch, never half a snapshot that
+passes. A snapshot that is missing, unreadable, fails its checksum (a flipped bit) or names docs past
+the end of its segment reads as "no snapshot" with a logged warning, and the caller falls back to a
+full rebuild. A watermark that is missing, fails its checksum or is not a number (NaN) reads as
+"not set" (-inf), with a warning for the last two: a NaN watermark would stop TTL expiry for good.
+Segment names are checked before they become paths, so ``../`` cannot escape the table's directory.
 
 >>> import tempfile
 >>> from pyroaring import BitMap
@@ -22,13 +28,18 @@ its segment reads as "no snapshot" with a logged warning, and the caller falls b
 from __future__ import annotations
 
 import logging
+import math
 import os
 import struct
+import zlib
 from pathlib import Path
 
 from pyroaring import BitMap
 
+from workbench.pinot.segment import check_segment_name
+
 __all__ = [
+    "CHECKSUM_SUFFIX",
     "QUERYABLE_DOC_IDS",
     "VALID_DOC_IDS",
     "WATERMARK_PREFIX",
@@ -48,12 +59,36 @@ _LOG = logging.getLogger(__name__)
 VALID_DOC_IDS = "validdocids.bitmap.snapshot"
 QUERYABLE_DOC_IDS = "queryabledocids.bitmap.snapshot"
 WATERMARK_PREFIX = "ttl.watermark.partition."
+#: The workbench's checksum file beside each of Pinot's files.
+CHECKSUM_SUFFIX = ".crc"
 _TMP = "_tmp"
 
 
 def snapshot_path(root: str | os.PathLike[str], segment: str, file_name: str) -> Path:
-    """Where a segment's snapshot file lives."""
-    return Path(root) / segment / file_name
+    """Where a segment's snapshot file lives; a name that would leave ``root`` is an InputError."""
+    return Path(root) / check_segment_name(segment) / file_name
+
+
+def _checksum_path(path: Path) -> Path:
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def _checksum(data: bytes) -> str:
+    return f"{zlib.crc32(data):08x} {len(data):x}\n"
+
+
+def _verified(path: Path, data: bytes, what: str) -> bool:
+    """Whether ``data`` (read from ``path``) matches its checksum file; warns when it does not."""
+    try:
+        recorded = _checksum_path(path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        _LOG.warning("%s %s has no readable checksum file; rebuilding without it", what, path)
+        return False
+    if recorded != _checksum(data):
+        _LOG.warning("corrupt %s %s (it does not match its checksum: a flipped bit or a torn write); "
+                     "rebuilding without it", what, path)
+        return False
+    return True
 
 
 def watermark_path(root: str | os.PathLike[str], partition_id: int) -> Path:
@@ -61,11 +96,17 @@ def watermark_path(root: str | os.PathLike[str], partition_id: int) -> Path:
     return Path(root) / f"{WATERMARK_PREFIX}{partition_id}"
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _replace(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + _TMP)
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Pinot's file, then the workbench's checksum beside it, each through ``_tmp`` and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _replace(path, data)
+    _replace(_checksum_path(path), _checksum(data).encode("ascii"))
 
 
 def write_bitmap(path: Path, bitmap: BitMap) -> int:
@@ -77,13 +118,16 @@ def write_bitmap(path: Path, bitmap: BitMap) -> int:
 
 
 def read_bitmap(path: Path, num_docs: int | None = None) -> BitMap | None:
-    """A snapshot bitmap, or None (with a warning unless simply absent) when it cannot be trusted."""
+    """A snapshot bitmap, or None (with a warning) when it is missing or cannot be trusted."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        _LOG.warning("no snapshot %s; rebuilding without it", path)
         return None
     except OSError as exc:
         _LOG.warning("cannot read snapshot %s (%s); rebuilding without it", path, exc)
+        return None
+    if not _verified(path, data, "snapshot"):
         return None
     try:
         bitmap = BitMap.deserialize(data)
@@ -105,7 +149,9 @@ def has_snapshot(root: str | os.PathLike[str], segment: str) -> bool:
 def delete_snapshots(root: str | os.PathLike[str], segment: str) -> None:
     """Remove a segment's snapshot files (done when a segment is added with snapshots disabled)."""
     for name in (VALID_DOC_IDS, QUERYABLE_DOC_IDS):
-        snapshot_path(root, segment, name).unlink(missing_ok=True)
+        path = snapshot_path(root, segment, name)
+        path.unlink(missing_ok=True)
+        _checksum_path(path).unlink(missing_ok=True)
 
 
 def write_watermark(root: str | os.PathLike[str], partition_id: int, watermark: float) -> None:
@@ -114,7 +160,8 @@ def write_watermark(root: str | os.PathLike[str], partition_id: int, watermark: 
 
 
 def read_watermark(root: str | os.PathLike[str], partition_id: int, default: float = float("-inf")) -> float:
-    """The persisted watermark, or ``default`` when the file is missing or not 8 bytes."""
+    """The persisted watermark, or ``default`` when the file is missing, not 8 bytes, fails its checksum
+    or holds NaN (which would stop TTL expiry: no comparison with NaN is ever true)."""
     path = watermark_path(root, partition_id)
     try:
         data = path.read_bytes()
@@ -123,10 +170,17 @@ def read_watermark(root: str | os.PathLike[str], partition_id: int, default: flo
     if len(data) != 8:
         _LOG.warning("watermark file %s has %d bytes, expected 8; ignoring it", path, len(data))
         return default
+    if not _verified(path, data, "watermark file"):
+        return default
     value: float = struct.unpack(">d", data)[0]
+    if math.isnan(value):
+        _LOG.warning("watermark file %s holds NaN; ignoring it (TTL restarts from an unset watermark)", path)
+        return default
     return value
 
 
 def delete_watermark(root: str | os.PathLike[str], partition_id: int) -> None:
     """Remove the watermark file (Pinot does this when TTL is disabled)."""
-    watermark_path(root, partition_id).unlink(missing_ok=True)
+    path = watermark_path(root, partition_id)
+    path.unlink(missing_ok=True)
+    _checksum_path(path).unlink(missing_ok=True)

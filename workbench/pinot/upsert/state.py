@@ -115,8 +115,8 @@ class UpsertState:
 
     def raise_watermark(self, value: float) -> None:
         """Raise the watermark to ``value`` (comparison units); Pinot tracks it only with TTL on."""
-        if self.settings.ttl_enabled and value > self.watermark:
-            self.watermark = value
+        if self.settings.ttl_enabled and (value > self.watermark or self.watermark != self.watermark):
+            self.watermark = value  # a NaN watermark (never equal to itself) is replaced, never kept
 
     def out_of_ttl(self, max_value: float) -> bool:
         """Whether a segment with this metadata max is out of metadata TTL at the current watermark."""

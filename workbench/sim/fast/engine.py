@@ -227,7 +227,7 @@ class _Outcome:
         """The ``queries`` table (only the latency columns when ``records`` is ``latency``)."""
         plan, keep = self.plan, self.keep
         latency = {"replication": np.full(len(keep), replication, dtype=np.int32),
-                   "query_id": np.arange(len(keep), dtype=np.int64),
+                   "query_id": keep.astype(np.int64),
                    "latency_ms": self.reply[keep] - plan.arrival_ms[keep]}
         if records == "latency":
             return pd.DataFrame(latency, columns=list(LATENCY_COLUMNS))

@@ -79,7 +79,7 @@ class Importer:
     kind
         Registry name, as the command line spells it.
     read
-        ``read(path, lenient)`` -> :class:`ImportResult`.
+        ``read(path, lenient, max_bytes=None)`` -> :class:`ImportResult`.
     table
         File name of the Parquet table written from the result's frame.
     description
@@ -95,7 +95,7 @@ class Importer:
     """
 
     kind: str
-    read: Callable[[Path, bool], ImportResult]
+    read: Callable[..., ImportResult]
     table: str
     description: str
     derive: Callable[..., dict[str, Any] | None] | None = None
@@ -180,7 +180,8 @@ def _checked_options(importer: Importer, options: Mapping[str, Any] | None) -> d
 
 
 def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bool = False,
-                overwrite: bool = False, options: Mapping[str, Any] | None = None) -> ImportResult:
+                overwrite: bool = False, options: Mapping[str, Any] | None = None,
+                max_bytes: int | None = None) -> ImportResult:
     """Read ``path`` as ``kind`` and write the result to ``out_dir`` atomically.
 
     ``out_dir`` receives the kind's Parquet table (``segments.parquet``, ``queries.parquet``,
@@ -204,6 +205,8 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
     options
         The kind's import options (``gc-log``: :func:`calibrate_gc`'s ``upsert_keys``, ``hash_function``,
         ``primary_key_types``, ``update_rate``); ``None`` values are left out.
+    max_bytes
+        Largest input read, after decompression (default ``WORKBENCH_MAX_INPUT_SIZE`` or 2 GiB).
 
     Returns
     -------
@@ -217,8 +220,8 @@ def import_file(kind: str, path: str | Path, out_dir: str | Path, *, lenient: bo
     """
     importer = get_importer(kind)
     given = _checked_options(importer, options)
-    with atomic_dir(Path(out_dir), overwrite=overwrite) as tmp:
-        result = importer.read(Path(path), lenient)
+    with atomic_dir(Path(out_dir), overwrite=overwrite) as tmp:  # checks out_dir before reading anything
+        result = importer.read(Path(path), lenient, max_bytes=max_bytes)
         _write(importer, result, tmp, lenient, given)
     return result
 

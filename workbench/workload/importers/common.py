@@ -8,7 +8,6 @@ every kind reports problems the same way: ``file:line`` plus what was wrong and 
 
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import InputError
+from workbench.io.reading import read_text as read_input
 
 __all__ = ["ImportResult", "Malformed", "Tally", "line_count", "numbered_lines", "parse_timestamp", "read_text"]
 
@@ -79,6 +79,20 @@ class Tally:
         self.skipped.append((line_no, problem))
         self.counts["skipped"] += 1
 
+    def require_rows(self, rows: int, empty: str) -> None:
+        """Stop when a file yields no record: strict or lenient, an empty import would model nothing.
+
+        ``empty`` says what the file should have held; when every record was malformed (lenient
+        mode), the error counts them and shows the first.
+        """
+        if rows:
+            return
+        if self.skipped:
+            line, reason = self.skipped[0]
+            raise InputError(str(self.source), f"none of its {len(self.skipped):,} records could be read, so nothing "
+                                               f"was imported (first, line {line}: {reason})")
+        raise InputError(str(self.source), empty)
+
     def count(self, name: str, by: int = 1) -> None:
         """Add ``by`` to the named count."""
         self.counts[name] += by
@@ -96,26 +110,16 @@ class Tally:
         )
 
 
-def read_text(path: Path, *, strict_utf8: bool = False) -> str:
-    """Read a text file, transparently gunzipping ``*.gz`` (rotated logs usually are).
+def read_text(path: Path, *, strict_utf8: bool = False, max_bytes: int | None = None) -> str:
+    """Read a text file, transparently gunzipping it (rotated logs usually are), within a size limit.
 
     Logs may carry a stray non-UTF-8 byte in a query literal; that must not lose the whole file, so
     undecodable bytes become U+FFFD unless ``strict_utf8`` (JSON documents, where it is an error).
+    Decompression is streamed and stops at ``max_bytes`` (default: the input limit of
+    :mod:`workbench.io.reading`), so a gzip bomb is refused, not inflated.
     """
-    errors = "strict" if strict_utf8 else "replace"
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8", errors=errors) as fh:
-                return fh.read()
-        return path.read_text(encoding="utf-8", errors=errors)
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory; give the file to import") from None
-    except (OSError, EOFError) as exc:
-        raise InputError(str(path), f"cannot read it: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"is not UTF-8 text (byte {exc.start}): {exc.reason}") from None
+    return read_input(path, what="input", strict_utf8=strict_utf8, limit=max_bytes,
+                      how="--max-input-size SIZE (or WORKBENCH_MAX_INPUT_SIZE)")
 
 
 def numbered_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -24,7 +24,6 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.errors import InputError
 from workbench.workload.importers.common import (
     ImportResult,
     Malformed,
@@ -314,7 +313,7 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame.astype(dtypes)
 
 
-def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
+def read_gc_log(path: str | Path, lenient: bool = False, *, max_bytes: int | None = None) -> ImportResult:
     """Read a unified GC log into one row per stop-the-world pause.
 
     Parameters
@@ -323,6 +322,8 @@ def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
         The ``-Xlog:gc*`` output file, optionally gzipped.
     lenient
         Skip malformed lines (counted, with their line numbers) instead of raising.
+    max_bytes
+        Largest input read (after decompression); ``None`` for the default limit.
 
     Returns
     -------
@@ -340,10 +341,9 @@ def read_gc_log(path: str | Path, lenient: bool = False) -> ImportResult:
     """
     source = Path(path)
     tally = Tally(source, lenient)
-    text = read_text(source)
+    text = read_text(source, max_bytes=max_bytes)
     rows = _rows(numbered_lines(text), tally)
-    if not rows and not tally.skipped:
-        raise InputError(str(source), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc*)")
+    tally.require_rows(len(rows), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc*)")
     tally.count("lines", line_count(text))
-    frame = _frame(rows) if rows else pd.DataFrame({c: pd.Series(dtype="object") for c in GC_LOG_COLUMNS})
+    frame = _frame(rows)
     return tally.result("gc-log", frame)

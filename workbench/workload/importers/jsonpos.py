@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from workbench.errors import InputError
+from workbench.io.reading import load_json as strict_load_json
 
 __all__ = ["entries", "line_of", "load_json", "locate", "nearest_line"]
 
@@ -32,12 +33,11 @@ def line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def load_json(text: str, source: str, error: type[InputError] = InputError) -> Any:
-    """Parse a whole document, reporting a syntax error as ``error`` at ``source:line``."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{source}:{exc.lineno}", f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+def load_json(text: str, source: str, error: type[InputError] = InputError, *,
+              top_level_duplicates: bool = False) -> Any:
+    """Parse a whole document strictly (:func:`workbench.io.reading.load_json`: duplicate keys, NaN and
+    deep nesting are errors), reporting a problem as ``error`` at ``source:line``."""
+    return strict_load_json(text, source, error, top_level_duplicates=top_level_duplicates)
 
 
 def _skip(text: str, index: int) -> int:

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.errors import InputError
 from workbench.workload.importers.common import (
     ImportResult,
     Malformed,
@@ -213,6 +212,25 @@ def _partial(row: Mapping[str, Any]) -> bool:
                 or (queried is not None and responded is not None and responded < queried))
 
 
+#: Counts a broker never logs negative: (column, the entry that holds it).
+_NON_NEGATIVE = (("time_ms", "timeMs"), ("num_docs_scanned", "docs"), ("total_docs", "docs"),
+                 ("num_servers_queried", "servers"), ("num_servers_responded", "servers"),
+                 ("num_segments_queried", "segments"), ("num_segments_processed", "segments"),
+                 ("num_segments_matched", "segments"))
+
+
+def _check_possible(row: Mapping[str, Any]) -> None:
+    """Values no broker writes: negative times or counts, more servers answering than were asked."""
+    for column, name in _NON_NEGATIVE:
+        if (row.get(column) or 0) < 0:
+            raise Malformed(f"{name}: {column} is {row[column]}, but it cannot be negative")
+    queried, responded = row.get("num_servers_queried"), row.get("num_servers_responded")
+    if queried is not None and responded is not None and responded > queried:
+        raise Malformed(f"servers={responded}/{queried}: more servers responded than were queried")
+    if not str(row.get("table", "")).strip():
+        raise Malformed("table= is empty; every query names its table")
+
+
 def parse_query_message(message: str) -> dict[str, Any]:
     """The columns of one query-log message (the part from ``requestId=`` on).
 
@@ -236,6 +254,7 @@ def parse_query_message(message: str) -> dict[str, Any]:
     for column, name in _REQUIRED.items():
         if column not in row:
             raise Malformed(f"no {name}= entry; every broker query-log line has requestId, table and timeMs")
+    _check_possible(row)
     row["extra"] = json.dumps(extra, sort_keys=True) if extra else ""
     row["partial"] = _partial(row)
     return row
@@ -335,7 +354,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return conform(typed, QUERIES_SCHEMA, _EXTRAS)
 
 
-def read_query_log(path: str | Path, lenient: bool = False) -> ImportResult:
+def read_query_log(path: str | Path, lenient: bool = False, *, max_bytes: int | None = None) -> ImportResult:
     """Read a broker query log into one row per completed query, in arrival order.
 
     Parameters
@@ -344,6 +363,8 @@ def read_query_log(path: str | Path, lenient: bool = False) -> ImportResult:
         ``querylog.log`` (or a broker log holding ``QueryLogger`` lines), optionally gzipped.
     lenient
         Skip malformed query lines (counted, with their line numbers) instead of raising.
+    max_bytes
+        Largest input read (after decompression); ``None`` for the default limit.
 
     Returns
     -------
@@ -361,10 +382,9 @@ def read_query_log(path: str | Path, lenient: bool = False) -> ImportResult:
     """
     source = Path(path)
     tally = Tally(source, lenient)
-    text = read_text(source)
+    text = read_text(source, max_bytes=max_bytes)
     rows = _rows(text, tally)
-    if not rows and not tally.skipped:
-        raise InputError(str(source), f"holds no broker query-log lines; {_EXPECTED}")
+    tally.require_rows(len(rows), f"holds no broker query-log lines; {_EXPECTED}")
     tally.count("lines", line_count(text))
-    frame = _frame(rows) if rows else _typed(pd.DataFrame())
+    frame = _frame(rows)
     return tally.result("query-log", frame)

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import InputError
+from workbench.pinot.segment import check_segment_name
 from workbench.workload.importers.common import ImportResult, Malformed, Tally, line_count, numbered_lines, read_text
 from workbench.workload.importers.conform import conform
 from workbench.workload.importers.jsonpos import entries, load_json
@@ -279,10 +280,28 @@ def segment_row(key: str | None, value: Any) -> dict[str, Any]:
         fields = value["simpleFields"]
         if not isinstance(fields, Mapping):
             raise Malformed("simpleFields must be an object of segment.* fields")
-        return _from_zk(_required_name(value.get("id"), fields.get("segment.name"), key), fields)
+        return _checked(_from_zk(_required_name(value.get("id"), fields.get("segment.name"), key), fields), True)
     if _is_zk(value):
-        return _from_zk(_required_name(value.get("segment.name"), key), value)
-    return _from_server(_required_name(value.get("segmentName"), key), value)
+        return _checked(_from_zk(_required_name(value.get("segment.name"), key), value), True)
+    return _checked(_from_server(_required_name(value.get("segmentName"), key), value), False)
+
+
+def _checked(row: dict[str, Any], zk: bool) -> dict[str, Any]:
+    """Refuse what no segment can have: a path-unsafe name, an unknown or negative doc count, time
+    running backwards."""
+    try:
+        check_segment_name(row["segment_name"])
+    except InputError as exc:
+        raise Malformed(exc.problem) from None
+    unknown_while_consuming = row["total_docs"] == -1 and row["status"] == "IN_PROGRESS"
+    if row["total_docs"] < 0 and not unknown_while_consuming:  # ZK records no count while a segment consumes
+        key = "segment.total.docs" if zk else "totalDocs"
+        raise Malformed(f"{key} is {'missing' if row['total_docs'] == -1 else row['total_docs']}: every segment "
+                        "needs its number of documents (0 or more)")
+    start, end = row["start_time_ms"], row["end_time_ms"]
+    if start >= 0 and end >= 0 and start > end:
+        raise Malformed(f"its time range ends before it starts ({start} > {end} ms)")
+    return row
 
 
 def _stem(path: Path) -> str:
@@ -291,7 +310,7 @@ def _stem(path: Path) -> str:
 
 
 def _document_records(text: str, source: Path) -> Iterator[tuple[int, str | None, Any]]:
-    data = load_json(text, str(source))
+    data = load_json(text, str(source), top_level_duplicates=True)  # a segment listed twice: reported per record
     if _is_record(data):
         yield 1, _stem(source), data
     elif isinstance(data, Mapping | list):
@@ -349,7 +368,7 @@ def _rows(records: Iterator[tuple[int, str | None, Any]], tally: Tally) -> list[
     return rows
 
 
-def read_segments(path: str | Path, lenient: bool = False) -> ImportResult:
+def read_segments(path: str | Path, lenient: bool = False, *, max_bytes: int | None = None) -> ImportResult:
     """Read segment metadata (controller or ZK form) into one row per segment.
 
     Parameters
@@ -358,6 +377,8 @@ def read_segments(path: str | Path, lenient: bool = False) -> ImportResult:
         A JSON file (``*.json``) or JSON Lines file (``*.jsonl``/``*.ndjson``), optionally gzipped.
     lenient
         Skip malformed segment records (counted, with their line) instead of raising.
+    max_bytes
+        Largest input read (after decompression); ``None`` for the default limit.
 
     Returns
     -------
@@ -373,9 +394,8 @@ def read_segments(path: str | Path, lenient: bool = False) -> ImportResult:
     """
     source = Path(path)
     tally = Tally(source, lenient)
-    text = read_text(source, strict_utf8=True)
+    text = read_text(source, strict_utf8=True, max_bytes=max_bytes)
     rows = _rows(_records(text, source), tally)
-    if not rows and not tally.skipped:
-        raise InputError(str(source), f"holds no segment records; expected {_SHAPES}")
+    tally.require_rows(len(rows), f"holds no segment records; expected {_SHAPES}")
     tally.count("lines", line_count(text))
     return tally.result("segments", _frame(rows))

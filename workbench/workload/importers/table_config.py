@@ -146,13 +146,15 @@ def _documents(configs: list[TableConfig]) -> dict[str, Any]:
     return {f"table_config_{tc.table_type}.json": tc.to_json() for tc in configs}
 
 
-def read_table_config(path: str | Path, lenient: bool = False) -> ImportResult:
+def read_table_config(path: str | Path, lenient: bool = False, *, max_bytes: int | None = None) -> ImportResult:
     """Read and validate a Pinot table config file (any of the three controller shapes).
 
     Parameters
     ----------
     path
         The JSON file.
+    max_bytes
+        Largest input read (after decompression); ``None`` for the default limit.
     lenient
         Accepted for a uniform importer signature; a config is one document, so there is nothing
         to skip and every problem raises.
@@ -169,7 +171,7 @@ def read_table_config(path: str | Path, lenient: bool = False) -> ImportResult:
         At ``file:line`` for invalid JSON, an unknown shape or a config Pinot would reject.
     """
     source = Path(path)
-    text = read_text(source, strict_utf8=True)
+    text = read_text(source, strict_utf8=True, max_bytes=max_bytes)
     located = _unwrap(load_json(text, str(source), TableConfigError))
     if not located:
         raise TableConfigError(f"{source}:1", f"expected {_SHAPES}")

@@ -1,0 +1,141 @@
+"""The pieces of the fit, each against a hand computation or a closed form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+from workbench.calibrate.critical_path import draws, makespan, mean_factor
+from workbench.calibrate.features import LogFeatures, log_features, server_stats, sql_shapes
+from workbench.calibrate.fit import FitOptions, design, fit_service
+from workbench.calibrate.scenario_file import Entry, render_scenario
+from workbench.calibrate.shape import infer_shape
+from workbench.errors import InputError
+from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.pinot.table_config import TableConfig
+
+
+def test_work_stealing_makespan_by_hand() -> None:
+    # tasks free at 3 and 1; the third segment (2) goes to the second task (1 + 2 = 3), the fourth (1) to
+    # whichever frees first at 3: makespan 4
+    assert makespan(np.array([[3.0, 1.0, 2.0, 1.0]]), 2).tolist() == [4.0]
+    assert makespan(np.array([[3.0, 1.0, 2.0]]), 5).tolist() == [3.0]     # more tasks than segments: the longest
+    assert makespan(np.array([[3.0, 1.0, 2.0]]), 1).tolist() == [6.0]     # one task: the sum
+
+
+def test_deterministic_rounds_are_the_slowest_servers_ceiling() -> None:
+    assert draws(((9, 4, 2), (8, 4, 1)), 0.0, samples=3).tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.8])
+def test_the_slower_of_two_segments_matches_the_lognormal_closed_form(sigma: float) -> None:
+    # for two independent mean-1 lognormals of log-sigma s, E[max] = 2 Phi(s / sqrt 2)
+    samples = 40_000
+    got = draws(((1, 1, 2),), sigma, samples=samples, seed=3)
+    expected = 2 * stats.norm.cdf(sigma / np.sqrt(2))
+    assert abs(got.mean() - expected) < 4 * got.std() / np.sqrt(samples)
+    assert mean_factor(((1, 1, 1),), sigma, samples=samples) == pytest.approx(1.0, abs=4 * sigma / np.sqrt(samples))
+
+
+def _log(rows: list[dict[str, object]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    for column in ("num_servers_responded", "num_entries_scanned_in_filter", "num_entries_scanned_post_filter"):
+        frame[column] = frame.get(column, frame["num_servers_queried"] if "responded" in column else 0)
+    return frame.assign(arrival_s=np.arange(len(frame), dtype=float))
+
+
+def test_features_spread_segments_over_servers_and_count_rows_by_the_models_rule() -> None:
+    sqls = ["SELECT c, COUNT(*) FROM t GROUP BY c", "SELECT COUNT(*) FROM t", "SELECT * FROM t LIMIT 50"]
+    frame = _log([{"sql": s, "time_ms": 10, "num_servers_queried": 3, "num_segments_queried": 7,
+                   "num_docs_scanned": 7000} for s in sqls])
+    f = log_features(frame, sql_shapes(frame["sql"], frozenset()), ServerQueryConfig.from_properties({}, cores=8))
+    # 7 segments on 3 servers: one holds 3, two hold 2; a group-by runs one task per segment (min(s, 16) <= 8
+    # cores), the others min(s, 4) tasks
+    assert f.shapes[f.shape_id[0]] == ((3, 3, 1), (2, 2, 2))
+    assert f.largest.tolist() == [3, 3, 3]
+    # 1000 docs per segment: a group-by returns min(docs, 5000) per server, an aggregation one row per server,
+    # a selection min(docs, LIMIT 50) per server
+    assert f.rows.tolist() == [3000 + 2 * 2000, 3, 150]
+    assert f.kind.tolist() == ["group-by", "aggregation", "selection"]
+
+
+def test_server_stats_of_the_old_four_field_format() -> None:
+    frame = pd.DataFrame({"server_stats": ["(Server=SubmitDelayMs,ResponseDelayMs,ResponseSize,DeserializationTimeMs)"
+                                           ";Server_1=1,30,200,0;192.168.32.8_R=1,8,3678,0"]})
+    slowest, hosts = server_stats(frame)
+    assert slowest.tolist() == [30.0] and hosts == {"Server_1", "192.168.32.8"}
+
+
+def _exact(values: dict[str, float], with_empty: bool) -> LogFeatures:
+    """Queries whose logged time is exactly the model's expected time (no spread, no clock)."""
+    rng = np.random.default_rng(4)
+    n = 600
+    servers = rng.integers(1, 5, n)
+    segments = servers * rng.integers(1, 9, n)
+    if with_empty:
+        servers[:30] = segments[:30] = 0
+    config = ServerQueryConfig.from_properties({}, cores=8)
+    group_by = rng.random(n) < 0.3
+    shapes: dict[tuple[tuple[int, int, int], ...], int] = {}
+    ids = []
+    for s, n_srv, gb in zip(segments.tolist(), servers.tolist(), group_by.tolist(), strict=True):
+        shape = ((s // n_srv, min(config.tasks(s // n_srv, gb), 8), n_srv),) if s else ()
+        ids.append(shapes.setdefault(shape, len(shapes)))
+    docs = segments * rng.integers(100_000, 2_000_000, n)
+    f = LogFeatures(np.zeros(n), servers, servers.astype(float), segments, docs.astype(float), np.zeros(n),
+                    np.zeros(n), group_by, rng.integers(1, 20_000, n).astype(float),
+                    np.where(segments > 0, segments // np.maximum(servers, 1), 0), np.array(["aggregation"] * n),
+                    np.array(ids), tuple(shapes), np.arange(n, dtype=float))
+    g = np.array([draws(s, 0.0, 1)[0] for s in f.shapes])[f.shape_id]
+    x, offset = design(f, g, 0.25)
+    keys = [k for k, _, _ in __import__("workbench.calibrate.fit", fromlist=["FIT_PARAMETERS"]).FIT_PARAMETERS]
+    time_ms = x @ np.array([values[k] for k in keys]) + offset
+    return LogFeatures(time_ms, *(getattr(f, name) for name in (
+        "servers", "responded", "segments", "docs", "entries_in_filter", "entries_post_filter", "group_by", "rows",
+        "largest", "kind", "shape_id", "shapes", "arrival_s")))
+
+
+TRUTH = {"cluster.broker.overhead_ms": 0.7, "service.per_request_ms": 0.4, "service.per_segment_ms": 0.25,
+         "service.ns_per_doc": 12.0, "service.merge_ms_per_segment": 0.03, "cluster.broker.reduce_ms_per_server": 0.2,
+         "cluster.broker.reduce_ms_per_row": 0.0004}
+
+
+def test_a_noiseless_log_gives_back_its_costs_exactly_and_no_variability() -> None:
+    fit = fit_service(_exact(TRUTH, with_empty=True), FitOptions(bootstrap=20))
+    for key, true in TRUTH.items():
+        assert fit.value(key) == pytest.approx(true, rel=1e-6), key
+    assert fit.variability.sigma == 0.0 and "clock" in fit.variability.note
+    assert fit.quality["r2"] == pytest.approx(1.0)
+
+
+def test_without_queries_that_skip_the_servers_the_broker_overhead_is_held() -> None:
+    fit = fit_service(_exact(TRUTH, with_empty=False), FitOptions(bootstrap=20))
+    overhead = fit.parameter("cluster.broker.overhead_ms")
+    assert not overhead.fitted and overhead.value == 1.0 and "cannot be told" in overhead.source
+    # the per-request cost takes the rest of the per-query constant
+    assert fit.value("service.per_request_ms") == pytest.approx(0.7 + 0.4 - 1.0, abs=1e-6)
+
+
+def test_the_cluster_shape_from_server_stats_fan_out_or_the_user() -> None:
+    log = pd.DataFrame({"num_servers_queried": [2, 5, 3]})
+    balanced = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}})
+    groups = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2},
+                                    "routing": {"instanceSelectorType": "replicaGroup"}})
+    assert infer_shape(log, {"a", "b", "c", "d"}, balanced).servers == 4
+    assert infer_shape(log, set(), balanced).servers == 5
+    assert infer_shape(log, set(), groups).servers == 10
+    assert infer_shape(log, set(), balanced, servers=7).servers == 7
+    with pytest.raises(InputError, match="cannot hold 2 replicas"):
+        infer_shape(log, {"a"}, balanced)
+
+
+def test_the_scenario_text_nests_keys_and_keeps_every_comment() -> None:
+    text = render_scenario(["head"], [Entry("cluster.servers", 3, "from the log"),
+                                      Entry("cluster.gc", {"collector": "none"}, "DEFAULT: no GC logs"),
+                                      Entry("service.ns_per_doc", 8.5, "fitted: ± 0.1 (1 s.e.)")])
+    assert yaml.safe_load(text) == {"cluster": {"servers": 3, "gc": {"collector": "none"}},
+                                    "service": {"ns_per_doc": 8.5}}
+    assert "# from the log" in text and "# DEFAULT: no GC logs" in text and "# fitted: ± 0.1" in text

@@ -1,0 +1,41 @@
+"""Typeset pages: blocks stack without overlapping, tables stay inside the margins."""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+
+from workbench.report.layout import A4_LANDSCAPE, Page
+
+
+def _text_boxes(page: Page) -> list[tuple[float, float, float, float]]:
+    renderer = page.fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = []
+    for t in page.fig.texts:
+        if t.get_text().strip():
+            b = t.get_window_extent(renderer).transformed(page.fig.transFigure.inverted())
+            boxes.append((b.x0, b.y0, b.x1, b.y1))
+    return boxes
+
+
+def test_blocks_stack_down_the_page_without_overlapping() -> None:
+    page = Page("A title", "a subtitle")
+    page.heading("Heading")
+    page.paragraph("A long paragraph that must wrap. " * 20)
+    page.facts([("Label", "A value that is long enough to wrap onto a second line. " * 3), ("Other", "short")])
+    page.callout("Boxed text. " * 15, "good")
+    page.bullets(["first item " * 10, "second item"])
+    boxes = sorted(_text_boxes(page), key=lambda b: -b[3])
+    for upper, lower in itertools.pairwise(boxes):
+        side_by_side = lower[0] >= upper[2] - 1e-6 or upper[0] >= lower[2] - 1e-6  # facts: label beside value
+        assert side_by_side or lower[3] <= upper[1] + 1e-3, (upper, lower)
+    assert all(b[0] >= 0.0 and b[2] <= 1.0 for b in boxes)  # nothing runs off the page
+
+
+def test_a_wide_table_shrinks_to_the_margins() -> None:
+    page = Page("Wide", size=A4_LANDSCAPE)
+    frame = pd.DataFrame({f"column number {i}": ["a fairly long cell value"] * 3 for i in range(12)})
+    page.table(frame, size=9)
+    boxes = _text_boxes(page)
+    assert max(b[2] for b in boxes) <= page.right + 0.01

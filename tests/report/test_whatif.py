@@ -1,0 +1,75 @@
+"""What-ifs of the recommendation: how each is built, that it changes what it says, and the headroom search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.report.findings import find
+from workbench.report.sizing import load_sizing_data
+from workbench.report.whatif import headroom, scale_query_log, whatif_table, whatif_variants
+from workbench.scenario import load_scenario
+from workbench.scenario.variants import replica_group_layout
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_faster_replay_keeps_the_queries_and_multiplies_the_rate() -> None:
+    rng = np.random.default_rng(3)
+    log = pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, 100, 1000)), "sql": [f"q{i % 7}" for i in range(1000)]})
+    fast = scale_query_log(log, 2.0, min_span_s=50.0)
+    assert fast["arrival_s"].is_monotonic_increasing
+    assert len(fast) == 1000 and fast["arrival_s"].max() <= 50.0 + 1e-9
+    assert fast["sql"].tolist() == log["sql"].tolist()  # same queries, in the same order
+    longer = scale_query_log(log, 2.0, min_span_s=120.0)  # the faster log no longer covers 120 s: repeated
+    assert longer["arrival_s"].max() <= 120.0 and len(longer) == pytest.approx(2.4 * 1000, rel=0.02)
+
+
+def test_balanced_what_ifs_lose_one_server(tmp_path: Path) -> None:
+    sc = load_scenario(ROOT / "scenarios" / "synthetic.yaml").with_overrides({"table.segmentsConfig.replication": 2})
+    names = {w.name: w for w in whatif_variants(sc, tmp_path)}
+    assert set(names) == {"load-x1.5", "server-down"}  # no replica group to lose
+    assert names["server-down"].overrides == {"cluster.servers": sc.cluster.servers - 1}
+    assert names["load-x1.5"].overrides == {"workload.arrival.qps": 1.5 * sc.workload.arrival.qps}
+
+
+def test_replica_group_what_ifs_lose_a_group_or_a_server_per_group(tmp_path: Path) -> None:
+    base = load_scenario(ROOT / "scenarios" / "synthetic.yaml")
+    sc = base.with_overrides(replica_group_layout(base, 3, 4))
+    names = {w.name: w for w in whatif_variants(sc, tmp_path)}
+    group_down = sc.with_overrides(names["group-down"].overrides)
+    assert (group_down.cluster.servers, group_down.table.replication) == (8, 2)
+    server_down = sc.with_overrides(names["server-down"].overrides)
+    assert (server_down.cluster.servers, server_down.table.replication) == (9, 3)
+
+
+def test_what_ifs_change_what_they_say(layout_sweep: Path) -> None:
+    d = load_sizing_data(layout_sweep)
+    best = d.combined.sort_values("latency_ms.p99.value").iloc[0]
+    table = whatif_table(d, best).set_index("name")
+    today = table.loc["today"]
+    # +50% load: the same queries 1.5 times as often, so 1.5 times the throughput and the busy time
+    assert table.loc["load-x1.5", "throughput_qps"] == pytest.approx(1.5 * today["throughput_qps"], rel=0.05)
+    assert table.loc["load-x1.5", "utilisation.mean"] == pytest.approx(1.5 * today["utilisation.mean"], rel=0.1)
+    # a what-if is kept on disk and reused
+    stored = json.loads((layout_sweep / "whatif" / str(best["point"]) / "load-x1.5" / "summary.json").read_text())
+    assert stored["summary"]["throughput_qps"] == pytest.approx(table.loc["load-x1.5", "throughput_qps"])
+
+
+def test_headroom_brackets_the_load_where_the_slo_breaks(layout_sweep: Path) -> None:
+    d = load_sizing_data(layout_sweep)
+    best = find(d).best
+    assert best is not None
+    room = headroom(d, best, multipliers=[1.5, 3.0, 6.0])
+    assert room is not None
+    runs = room.runs.set_index("load")
+    assert runs.loc[1.0, "meets_slo"]
+    if room.breaks_at is not None:  # every multiplier below the break met the SLO, the break did not
+        assert not runs.loc[room.breaks_at, "meets_slo"] and runs.loc[room.breaks_at, "p99_high"] > d.slo_p99_ms
+        assert all(runs.loc[m, "meets_slo"] for m in runs.index if m < room.breaks_at)
+        assert room.estimate is not None and room.holds_to <= room.estimate <= room.breaks_at
+    assert runs["throughput_qps"].is_monotonic_increasing

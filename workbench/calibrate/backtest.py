@@ -1,0 +1,160 @@
+"""Back-test: replay the logged queries through the calibrated model and compare the percentiles.
+
+The calibrated scenario replays the log's own arrival times and SQL on the imported segments, so its
+latency percentiles can be set beside the ones the broker logged. When they agree at p50 and p99 (within
+10%), the model has reproduced this workload's latency, queueing included, and its what-ifs can be
+trusted near this load; when they do not, the per-kind rows and the fan-out lines say where it differs.
+
+Like with like: the broker logs ``timeMs`` on a millisecond clock (a difference of two millisecond
+stamps), so predicted latencies are read on the same clock (``floor(u + latency)`` with ``u`` a uniform
+phase) before percentiles are taken; the raw ones are reported too. A long log is back-tested on a
+window of its first ``max_queries`` queries (the cluster starts empty, as the model does; the first
+``warmup_s`` are left out of both sides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.analysis.stats import percentile_ci
+from workbench.calibrate.features import KINDS
+from workbench.calibrate.workload_dir import write_workload
+from workbench.scenario import load_scenario
+from workbench.sim.run import simulate
+
+__all__ = ["BACKTEST_PERCENTILES", "TOLERANCE", "backtest", "compare_percentiles"]
+
+#: Percentiles compared, as (label, quantile).
+BACKTEST_PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0),
+                                                      ("p99.9", 99.9))
+#: Relative difference at p50 and p99 under which the back-test is called a match.
+TOLERANCE = 0.10
+
+
+def _ms_clock(latency_ms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Latencies as the broker's millisecond clock reports them (a difference of two ms stamps)."""
+    phase = rng.random(len(latency_ms))
+    out: np.ndarray = np.floor(phase + latency_ms)
+    return out
+
+
+def compare_percentiles(observed: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, Any]:
+    """Observed and predicted percentiles of ``latency_ms`` with intervals and the relative difference.
+
+    Both frames have ``replication``, ``arrival_s`` and ``latency_ms``; intervals are the workbench's
+    (replications, or batch means over arrival time for the one observed log).
+    """
+    out: dict[str, Any] = {"queries_observed": len(observed), "queries_predicted": len(predicted)}
+    for label, q in BACKTEST_PERCENTILES:
+        obs, obs_lo, obs_hi = percentile_ci(observed, q)
+        pred, pred_lo, pred_hi = percentile_ci(predicted, q)
+        out[label] = {"observed": obs, "observed_ci": [obs_lo, obs_hi], "predicted": pred,
+                      "predicted_ci": [pred_lo, pred_hi],
+                      "difference_pct": 100.0 * (pred - obs) / obs if obs > 0 else float("nan")}
+    return out
+
+
+def _window(queries: pd.DataFrame, max_queries: int) -> pd.DataFrame:
+    window = queries.iloc[:max_queries].copy()
+    start = float(window["arrival_s"].iloc[0])
+    window["arrival_s"] = window["arrival_s"].to_numpy(dtype=float) - start
+    window["query_id"] = np.arange(len(window), dtype=np.int64)
+    return window.reset_index(drop=True)
+
+
+def _with_kinds(records: pd.DataFrame, window: pd.DataFrame) -> pd.DataFrame:
+    """Each model record with the kind of the logged query that arrived at the same millisecond.
+
+    Queries logged in the same millisecond are paired in order (their kinds may then be swapped).
+    """
+    key = np.rint(window["arrival_s"].to_numpy(dtype=float) * 1000).astype(np.int64)
+    logged = pd.DataFrame({"key": key, "kind": window["kind_of_query"].to_numpy()})
+    logged["n"] = logged.groupby("key").cumcount()
+    out = records.copy()
+    out["key"] = np.rint(out["arrival_s"].to_numpy(dtype=float) * 1000).astype(np.int64)
+    out["n"] = out.groupby(["replication", "key"]).cumcount()
+    return out.merge(logged, on=["key", "n"], how="left")
+
+
+def _fan_out(window: pd.DataFrame, records: pd.DataFrame) -> dict[str, Any]:
+    """Mean segments and servers per query in the log and in the model (how the routing compares)."""
+    def mean(frame: pd.DataFrame, column: str) -> float:
+        return float(frame[column].astype("Float64").mean()) if column in frame and len(frame) else float("nan")
+
+    return {"segments_per_query": {"log": mean(window, "num_segments_queried"),
+                                   "model": mean(records, "segments_queried")},
+            "servers_per_query": {"log": mean(window, "num_servers_queried"),
+                                  "model": mean(records, "servers_queried")}}
+
+
+def _verdict(overall: Mapping[str, Any]) -> str:
+    parts, ok = [], True
+    for label in ("p50", "p99"):
+        diff = overall[label]["difference_pct"]
+        within = abs(diff) <= 100 * TOLERANCE
+        ok &= within
+        parts.append(f"{label} {'within' if within else 'off by'} {diff:+.1f}%")
+    head = "trust the model at this load" if ok else "do not trust the model here without reading why"
+    return f"{head}: predicted {', '.join(parts)} of the log (tolerance {100 * TOLERANCE:g}%)"
+
+
+def backtest(scenario: Mapping[str, Any], base_dir: Path, queries: pd.DataFrame, kinds: Sequence[str],
+             segments: pd.DataFrame, workdir: Path, *, max_queries: int = 20_000, replications: int = 3,
+             seed: int = 0) -> dict[str, Any]:
+    """Replay the first ``max_queries`` logged queries through ``scenario`` and compare percentiles.
+
+    Parameters
+    ----------
+    scenario
+        The calibrated scenario's data (its ``workload.data`` and ``simulation`` are replaced here).
+    base_dir
+        Where the scenario's relative paths (table config, schema) point.
+    queries, kinds
+        The replayed queries (``queries.parquet`` rows with the log's ``time_ms``) and each one's kind.
+    segments
+        The table's segments, as written to the workload directory.
+    workdir
+        A scratch directory for the window's workload (inside the output being written).
+
+    Returns
+    -------
+    dict
+        ``window`` (queries, seconds, warm-up), ``overall`` and ``by_kind`` percentile comparisons
+        (:func:`compare_percentiles`, predicted on the ms clock), ``raw_predicted`` (without the clock),
+        ``fan_out`` and a one-line ``verdict``.
+    """
+    window = _window(queries.assign(kind_of_query=list(kinds)), max_queries)
+    span = float(window["arrival_s"].iloc[-1])
+    tail = max(1.0, 2.0 * float(window["time_ms"].max()) / 1000.0)
+    warmup = min(5.0, 0.05 * span)
+    data = workdir / "backtest-workload"
+    write_workload(data, segments, window.drop(columns=["kind_of_query"]), "", "", {})
+    sc = {**dict(scenario), "workload": {**dict(scenario["workload"]), "data": str(data.resolve())},
+          "simulation": {**dict(scenario.get("simulation", {})), "duration_s": span + tail, "warmup_s": warmup,
+                         "replications": replications, "seed": seed}}
+    result = simulate(load_scenario(sc, base_dir=base_dir))
+    records = result.queries[result.queries["arrival_s"] <= span]
+    rng = np.random.default_rng([seed, 3])
+    predicted = records.assign(latency_ms=_ms_clock(records["latency_ms"].to_numpy(dtype=float), rng))
+    logged = window[window["arrival_s"] >= warmup]
+    observed = pd.DataFrame({"replication": 0, "arrival_s": logged["arrival_s"].to_numpy(dtype=float),
+                             "latency_ms": logged["time_ms"].to_numpy(dtype=float), "kind": logged["kind_of_query"]})
+    paired = _with_kinds(predicted, window)
+    by_kind = {k: compare_percentiles(observed[observed["kind"] == k], paired[paired["kind"] == k])
+               for k in KINDS if (observed["kind"] == k).any()}
+    overall = compare_percentiles(observed, predicted)
+    return {
+        "window": {"queries": len(window), "span_s": span, "warmup_s": warmup, "replications": replications,
+                   "seed": seed},
+        "overall": overall,
+        "by_kind": by_kind,
+        "raw_predicted": {label: float(np.percentile(records["latency_ms"], q)) if len(records) else float("nan")
+                          for label, q in BACKTEST_PERCENTILES},
+        "fan_out": _fan_out(logged, records),
+        "verdict": _verdict(overall),
+    }

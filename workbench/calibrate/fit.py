@@ -1,0 +1,463 @@
+"""Fit the cost model's parameters to a broker query log, with their uncertainty.
+
+The model's expected time of a query (``docs/model.md``, ``docs/calibrate.md``) is linear in its costs::
+
+    time = overhead_ms                                        broker work per query
+         + (per_request_ms + 2 x network) x [scattered]       runner's T1, request and response travel
+         + (per_segment_ms + ns_per_doc x 1e-6 x docs/segment) x g      the slowest server's segments
+         + merge_ms_per_segment x (segments on it, or g for a group-by, whose workers merge)
+         + reduce_ms_per_server x servers answered + reduce_ms_per_row x rows returned
+
+where ``g`` is the mean makespan of the slowest server in units of one segment's work
+(:mod:`~workbench.calibrate.critical_path`, which depends on ``service.variability``). So the costs are a
+least-squares fit of the logged ``timeMs`` on those columns, each query weighted by one over its variance
+under the model (the spread of its slowest server plus the millisecond clock's), alternated with the
+variability fit (:mod:`~workbench.calibrate.variability`) until ``sigma`` settles. Estimates are never
+negative (non-negative least squares: a cost cannot be below zero).
+
+A parameter the log cannot tell apart from another (no variation in its column, or a column that is a
+combination of the others) is **held** at its default, and says so. The standard errors come from a block
+bootstrap over contiguous stretches of the log (queries close in time share load, so they are not
+independent), computed from per-block moment matrices so a thousand resamples of a million-line log take a
+second; ``sigma``'s uncertainty and the costs' are then joined (they are fitted from each other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy.optimize import nnls
+
+from workbench import defaults as D
+from workbench.calibrate.critical_path import DEFAULT_SAMPLES, factor_moments, mean_factors
+from workbench.calibrate.features import KINDS, LogFeatures
+from workbench.calibrate.variability import VariabilityFit, fit_variability, spread_gap
+
+__all__ = ["FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter", "ServiceFit", "design", "fit_service",
+           "predict", "refit_overhead"]
+
+#: The fitted parameters: scenario key, unit, and what it multiplies; in the order of the design columns.
+FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
+    ("cluster.broker.overhead_ms", "ms per query", D.BROKER_OVERHEAD_MS),
+    ("service.per_request_ms", "ms per server request", D.COST_PER_REQUEST_MS),
+    ("service.per_segment_ms", "ms per segment", D.COST_PER_SEGMENT_MS),
+    ("service.ns_per_doc", "ns per document scanned", D.COST_NS_PER_DOC),
+    ("service.merge_ms_per_segment", "ms per segment merged", D.COST_MERGE_MS_PER_SEGMENT),
+    ("cluster.broker.reduce_ms_per_server", "ms per server answered", D.BROKER_REDUCE_MS_PER_SERVER),
+    ("cluster.broker.reduce_ms_per_row", "ms per row returned", D.BROKER_REDUCE_MS_PER_ROW),
+)
+_KEYS = tuple(k for k, _, _ in FIT_PARAMETERS)
+#: The variability's key; it joins the covariance of the fitted costs as its last row.
+VARIABILITY_KEY = "service.variability"
+#: Which parameter is held first when columns cannot be told apart (the least important first).
+_HOLD_FIRST = ("service.merge_ms_per_segment", "cluster.broker.reduce_ms_per_row",
+               "cluster.broker.reduce_ms_per_server", "cluster.broker.overhead_ms", "service.per_segment_ms",
+               "service.per_request_ms", "service.ns_per_doc")
+#: Variance of ``timeMs`` from the broker's millisecond clock alone: a difference of two readings
+#: errs by uniform minus uniform on (-1, 1) ms, whose variance is 1/6 ms^2.
+CLOCK_VARIANCE = 1.0 / 6.0
+#: Columns whose (unit-scaled) Gram matrix has an eigenvalue below 1 / this are not identifiable: some
+#: parameter's variance would be inflated more than this by the others.
+_INFLATION_LIMIT = 1e4
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of the calibrated scenario.
+
+    ``source`` is ``fitted`` (with ``se``, one standard error), or says why it was held and at what:
+    the workbench default (``workbench/defaults.py``), zero, or an estimate from the log's serverStats.
+    """
+
+    key: str
+    value: float
+    unit: str
+    source: str
+    se: float | None = None
+
+    @property
+    def fitted(self) -> bool:
+        return self.source == "fitted"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "se": self.se, "unit": self.unit, "source": self.source}
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """Settings of :func:`fit_service` (defaults suit logs of a few hundred to millions of queries)."""
+
+    #: One-way network delay per message, ms: the log cannot tell it from the per-request cost.
+    network_ms: float = D.NETWORK_LATENCY_MS
+    #: The broker's per-query work when the log cannot separate it (value, standard error, where from).
+    overhead: tuple[float, float | None, str] = (D.BROKER_OVERHEAD_MS, None, "default (workbench/defaults.py)")
+    bootstrap: int = 500
+    seed: int = 0
+    samples: int = DEFAULT_SAMPLES
+    max_rounds: int = 6
+
+
+@dataclass(frozen=True)
+class ServiceFit:
+    """The fitted cost model, its uncertainty and how well it explains the log.
+
+    ``covariance`` is over the fitted parameters, in the order of ``fitted_keys`` (block bootstrap of the
+    costs at the fitted ``sigma``, plus ``service.variability`` as the last key with its uncertainty carried
+    through the costs that move with it);
+    ``quality`` holds ``r2`` (share of the variance of ``timeMs`` the expected times explain),
+    ``rmse_ms``, ``median_abs_error_ms``, ``within_10pct`` (share of queries predicted within 10% or
+    1 ms), the means, and the same per query kind; ``entries`` says whether the entries scanned in and
+    after the filter explain what the per-document cost does not.
+    """
+
+    parameters: tuple[Parameter, ...]
+    fitted_keys: tuple[str, ...]
+    covariance: np.ndarray
+    variability: VariabilityFit
+    quality: Mapping[str, Any]
+    queries: int
+    notes: tuple[str, ...] = field(default=())
+
+    def value(self, key: str) -> float:
+        """The value of one parameter (``service.ns_per_doc``, ...)."""
+        return next(p.value for p in self.parameters if p.key == key)
+
+    def parameter(self, key: str) -> Parameter:
+        return next(p for p in self.parameters if p.key == key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every parameter, the covariance, the variability and the fit's quality."""
+        v = self.variability
+        return {
+            "queries": self.queries,
+            "parameters": {p.key: p.to_dict() for p in self.parameters},
+            "covariance": {"keys": list(self.fitted_keys), "matrix": self.covariance.tolist()},
+            "variability": {"value": v.sigma, "se": v.se, "observed_iqr_ms": v.observed_iqr_ms,
+                            "clock_only_iqr_ms": v.clock_only_iqr_ms, "note": v.note},
+            "quality": dict(self.quality),
+            "notes": list(self.notes),
+        }
+
+
+def design(features: LogFeatures, g: np.ndarray, network_ms: float) -> tuple[np.ndarray, np.ndarray]:
+    """The design matrix (one column per :data:`FIT_PARAMETERS` entry) and the fixed offset (network), ms.
+
+    ``g`` is each query's mean slowest-server makespan in units of one segment's work.
+    """
+    f = features
+    scattered = (f.servers > 0).astype(float)
+    per_segment_docs = np.where(f.segments > 0, f.docs / np.maximum(f.segments, 1), 0.0)
+    merge = np.where(f.group_by, g, f.largest.astype(float))
+    x = np.column_stack([np.ones(len(f)), scattered, g, g * per_segment_docs * 1e-6, merge,
+                         f.responded.astype(float), f.rows.astype(float)])
+    return x, 2.0 * network_ms * scattered
+
+
+def _collinear(x: np.ndarray) -> np.ndarray | None:
+    """Weights of the columns in their most nearly dependent combination, or ``None`` when none is.
+
+    Columns are scaled to unit length; a smallest eigenvalue of their Gram matrix below
+    ``1 / _INFLATION_LIMIT`` means some combination of them is (nearly) zero: the log cannot tell those
+    columns' parameters apart. A column that is all zeros is that combination by itself.
+    """
+    norms = np.sqrt((x * x).sum(axis=0))
+    if np.any(norms == 0):
+        zero: np.ndarray = (norms == 0).astype(float)
+        return zero
+    scaled = x / norms
+    values, vectors = np.linalg.eigh(scaled.T @ scaled)
+    if values[0] >= 1.0 / _INFLATION_LIMIT:
+        return None
+    weights: np.ndarray = vectors[:, 0]
+    return weights
+
+
+def _identifiable(x: np.ndarray, free: list[str]) -> tuple[list[str], list[str]]:
+    """The free parameters the columns can tell apart, and those that had to be held: while some
+    combination of columns is nearly zero, the least important parameter in it is held."""
+    held = []
+    while free:
+        weights = _collinear(x[:, [_KEYS.index(k) for k in free]])
+        if weights is None:
+            break
+        involved = [k for k, w in zip(free, weights, strict=True) if abs(w) > 0.1]
+        drop = min(involved, key=_HOLD_FIRST.index)
+        free.remove(drop)
+        held.append(drop)
+    return free, held
+
+
+@dataclass
+class _State:
+    values: dict[str, float]
+    sources: dict[str, str]
+    free: list[str]
+
+
+def _solve(x: np.ndarray, y: np.ndarray, offset: np.ndarray, weights: np.ndarray, state: _State) -> np.ndarray:
+    """Weighted least squares for the free parameters, none below zero (a cost is never negative), with
+    the held ones at their values. Returns the target the free parameters were fitted to."""
+    held = [k for k in _KEYS if k not in state.free]
+    target: np.ndarray = y - offset
+    for k in held:
+        target = target - state.values[k] * x[:, _KEYS.index(k)]
+    cols = [_KEYS.index(k) for k in state.free]
+    if cols:
+        root = np.sqrt(weights)
+        beta = np.asarray(nnls(x[:, cols] * root[:, None], target * root)[0])
+        state.values.update(zip(state.free, beta.tolist(), strict=True))
+    return target
+
+
+def _blocks(n: int) -> list[np.ndarray]:
+    """Contiguous stretches of the log (in arrival order) for the block bootstrap."""
+    count = int(min(200, max(10, n // 200)))
+    return [b for b in np.array_split(np.arange(n), min(count, n)) if len(b)]
+
+
+def _bootstrap(x: np.ndarray, target: np.ndarray, weights: np.ndarray, blocks: Sequence[np.ndarray],
+               resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Covariance of the weighted least-squares estimates over block resamples.
+
+    Each resample sums per-block moment matrices with multinomial block counts, so a resample costs a
+    p x p solve whatever the length of the log. The estimates are not held at zero here: a cost fitted
+    at its bound keeps the spread the log leaves it (``0 +/- se``), not the smaller spread of the clipped
+    estimator, which would claim the log proves it is zero.
+    """
+    p = x.shape[1]
+    if p == 0 or resamples < 2:
+        return np.zeros((p, p))
+    xtx = np.stack([(x[b] * weights[b, None]).T @ x[b] for b in blocks])
+    xty = np.stack([(x[b] * weights[b, None]).T @ target[b] for b in blocks])
+    estimates = []
+    for _ in range(resamples):
+        counts = np.bincount(rng.integers(0, len(blocks), len(blocks)), minlength=len(blocks)).astype(float)
+        try:
+            estimates.append(np.linalg.solve(np.tensordot(counts, xtx, 1), np.tensordot(counts, xty, 1)))
+        except np.linalg.LinAlgError:
+            continue
+    return np.atleast_2d(np.cov(np.array(estimates), rowvar=False)) if len(estimates) > 1 else np.zeros((p, p))
+
+
+def _quality(y: np.ndarray, predicted: np.ndarray, kinds: np.ndarray) -> dict[str, Any]:
+    def summary(obs: np.ndarray, pred: np.ndarray) -> dict[str, Any]:
+        err = pred - obs
+        total = float(((obs - obs.mean()) ** 2).sum())
+        return {"queries": len(obs), "r2": 1.0 - float((err**2).sum()) / total if total > 0 else float("nan"),
+                "rmse_ms": float(np.sqrt((err**2).mean())), "median_abs_error_ms": float(np.median(np.abs(err))),
+                "within_10pct": float((np.abs(err) <= np.maximum(1.0, 0.1 * obs)).mean()),
+                "observed_mean_ms": float(obs.mean()), "predicted_mean_ms": float(pred.mean())}
+
+    out = summary(y, predicted)
+    out["by_kind"] = {k: summary(y[kinds == k], predicted[kinds == k]) for k in KINDS if (kinds == k).any()}
+    return out
+
+
+def _entries_check(r: _Round, f: LogFeatures, cols: list[int]) -> dict[str, Any]:
+    """Do the entries scanned in and after the filter explain what the per-document cost leaves?
+
+    The weighted fit is repeated with two more columns (entries per segment on the slowest server, like
+    the documents); ``r2_gain`` is the share of the weighted variance they explain in addition.
+    """
+    seg = np.maximum(f.segments, 1)
+    extra = np.column_stack([r.g * f.entries_in_filter / seg * 1e-6, r.g * f.entries_post_filter / seg * 1e-6])
+    if not np.any(extra):
+        return {"available": False}
+    root = np.sqrt(r.weights)
+    target = r.target * root
+    base = r.x[:, cols] * root[:, None]
+    both = np.column_stack([base, extra * root[:, None]])
+    rss0 = float(((target - base @ np.linalg.lstsq(base, target, rcond=None)[0]) ** 2).sum())
+    beta = np.linalg.lstsq(both, target, rcond=None)[0]
+    rss1 = float(((target - both @ beta) ** 2).sum())
+    total = float(((target - target.mean()) ** 2).sum()) or 1.0
+    return {"available": True, "r2_gain": (rss0 - rss1) / total,
+            "ns_per_entry_in_filter": float(beta[-2]), "ns_per_entry_post_filter": float(beta[-1])}
+
+
+@dataclass(frozen=True)
+class _Round:
+    g: np.ndarray
+    x: np.ndarray
+    target: np.ndarray
+    weights: np.ndarray
+
+
+def _round(f: LogFeatures, state: _State, sigma: float, options: FitOptions) -> _Round:
+    """One weighted fit at ``sigma``: each query weighted by 1 / its variance under the current costs."""
+    if f.shapes:
+        means, variances = factor_moments(f.shapes, sigma, options.samples, options.seed)
+        g, v = means[f.shape_id], variances[f.shape_id]
+    else:
+        g = v = np.zeros(len(f))
+    weights = 1.0 / (_mu(f, state.values) ** 2 * v + CLOCK_VARIANCE)
+    x, offset = design(f, g, options.network_ms)
+    return _Round(g, x, _solve(x, f.time_ms, offset, weights, state), weights)
+
+
+def _mu(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
+    """Each query's mean work per segment, ms (what the variability multiplies)."""
+    per_doc = np.where(f.segments > 0, f.docs / np.maximum(f.segments, 1), 0.0)
+    mu = values["service.per_segment_ms"] + values["service.ns_per_doc"] * 1e-6 * per_doc
+    mu = mu + np.where(f.group_by, values["service.merge_ms_per_segment"], 0.0)
+    out: np.ndarray = np.where(f.segments > 0, mu, 0.0)
+    return out
+
+
+def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
+    rounds = mean_factors(f.shapes, 0.0)[f.shape_id] if f.shapes else np.zeros(len(f))
+    x, _ = design(f, rounds, options.network_ms)
+    free, held = _identifiable(x, list(_KEYS))
+    values = {k: default for k, _, default in FIT_PARAMETERS}
+    sources = dict.fromkeys(_KEYS, "fitted")
+    notes = []
+    for k in held:
+        if k == "cluster.broker.overhead_ms":
+            values[k], _, where = options.overhead
+            sources[k] = f"held at {where}: every logged query reached servers, so the broker's own work " \
+                         "cannot be told from the servers' per-request work"
+        else:
+            sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the other costs"
+        notes.append(f"{k}: {sources[k]}")
+    return _State(values, sources, free), notes
+
+
+def fit_service(features: LogFeatures, options: FitOptions | None = None) -> ServiceFit:
+    """Fit the cost model to the logged queries (in arrival order); see the module text for the model.
+
+    Raises
+    ------
+    ValueError
+        With no queries to fit.
+    """
+    opts = options or FitOptions()
+    f = features
+    if len(f) == 0:
+        raise ValueError("no queries to fit")
+    state, notes = _start(f, opts)
+    blocks = _blocks(len(f))
+    sigma = _alternate(f, state, opts, blocks)
+    r = _round(f, state, sigma, opts)
+    predicted = predict(f, state.values, r.g, opts.network_ms)
+    var = fit_variability(f.time_ms - predicted, _mu(f, state.values), f.shape_id, f.shapes, blocks=blocks,
+                          seed=opts.seed, bootstrap=min(opts.bootstrap, 200))
+    keys, cov, gain = _covariance(f, state, r, var, opts, blocks)
+    se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
+    if "cluster.broker.overhead_ms" not in state.free and opts.overhead[1] is not None:
+        se_of["cluster.broker.overhead_ms"] = opts.overhead[1]
+    params = tuple(Parameter(k, state.values[k], unit, state.sources[k], se_of.get(k))
+                   for k, unit, _ in FIT_PARAMETERS)
+    notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative); the log barely sees it"
+              for k in state.free if state.values[k] == 0.0]
+    if gain > 0.9:
+        notes.append("service.variability: the log barely tells the spread from the mean costs (they trade for "
+                     "each other); their standard errors are lower bounds")
+    if var.note:
+        notes.append(f"service.variability: {var.note}")
+    if var.se is not None:
+        var = replace(var, se=se_of[VARIABILITY_KEY])
+    quality = _quality(f.time_ms, predicted, f.kind)
+    quality["entries"] = _entries_check(r, f, [_KEYS.index(k) for k in state.free])
+    return ServiceFit(params, tuple(keys), cov, var, quality, len(f), tuple(notes))
+
+
+def _alternate(f: LogFeatures, state: _State, options: FitOptions, blocks: Sequence[np.ndarray]) -> float:
+    """Fit the costs at ``sigma``, then ``sigma`` at those costs, until ``sigma`` settles; returns it."""
+    sigma = 0.0
+    for _ in range(options.max_rounds):
+        r = _round(f, state, sigma, options)
+        residuals = f.time_ms - predict(f, state.values, r.g, options.network_ms)
+        fitted = fit_variability(residuals, _mu(f, state.values), f.shape_id, f.shapes, blocks=blocks,
+                                 seed=options.seed, bootstrap=0).sigma
+        settled = abs(fitted - sigma) < 0.002
+        sigma = fitted
+        if settled:
+            break
+    return sigma
+
+
+def _covariance(f: LogFeatures, state: _State, r: _Round, var: VariabilityFit, options: FitOptions,
+                blocks: Sequence[np.ndarray]) -> tuple[list[str], np.ndarray, float]:
+    """The fitted keys (``sigma`` last when it has a standard error), their covariance, and the feedback
+    gain between the costs and ``sigma``."""
+    cols = [_KEYS.index(k) for k in state.free]
+    rng = np.random.default_rng([options.seed, 2])
+    cov = _bootstrap(r.x[:, cols], r.target, r.weights, blocks, options.bootstrap, rng)
+    if var.se is None:
+        return list(state.free), cov, 0.0
+    slopes, gradient = _slopes(f, state, var.sigma, options), _sigma_gradient(f, state, r.g, var, options)
+    return [*state.free, VARIABILITY_KEY], _joint(cov, slopes, gradient, var.se), float(gradient @ slopes)
+
+
+def _slopes(f: LogFeatures, state: _State, sigma: float, options: FitOptions) -> np.ndarray:
+    """How each fitted cost moves with ``sigma`` (a central difference of two weighted fits)."""
+    step = min(0.02, sigma / 2)
+    fits = []
+    for s in (sigma + step, sigma - step):
+        trial = _State(dict(state.values), dict(state.sources), list(state.free))
+        _round(f, trial, s, options)
+        fits.append(np.array([trial.values[k] for k in state.free]))
+    out: np.ndarray = (fits[0] - fits[1]) / (2 * step)
+    return out
+
+
+def _sigma_gradient(f: LogFeatures, state: _State, g: np.ndarray, var: VariabilityFit,
+                    options: FitOptions) -> np.ndarray:
+    """How the fitted ``sigma`` moves with each fitted cost: -d(spread gap)/d(cost) / d(spread)/d(sigma)."""
+    out = []
+    for k in state.free:
+        step = max(1e-9, 0.01 * abs(state.values[k])) if state.values[k] else 1e-6
+        gaps = []
+        for sign in (1.0, -1.0):
+            values = {**state.values, k: state.values[k] + sign * step}
+            residuals = f.time_ms - predict(f, values, g, options.network_ms)
+            gaps.append(spread_gap(residuals, _mu(f, values), f.shape_id, f.shapes, var.sigma, options.seed))
+        out.append(-(gaps[0] - gaps[1]) / (2 * step) / var.slope)
+    return np.array(out)
+
+
+def _joint(cov: np.ndarray, slopes: np.ndarray, gradient: np.ndarray, se: float) -> np.ndarray:
+    """The joint covariance of the costs and ``sigma`` (``sigma`` last), from the two linked fits.
+
+    The costs are fitted given ``sigma`` (``beta = B(sigma) + e``, ``e`` with the bootstrap covariance
+    ``cov``, ``slopes`` = dB/dsigma) and ``sigma`` given the costs (``sigma = S(beta) + d``, ``d`` with
+    variance ``se``^2, ``gradient`` = dS/dbeta). Solving the linearised pair: ``dsigma = k (s'e + d)`` and
+    ``dbeta = (I + k b s') e + k b d`` with ``k = 1 / (1 - s'b)``, whose covariance this is.
+    """
+    b, s = slopes, gradient
+    # a feedback gain s'b near 1 means costs and sigma can trade for each other almost freely; the
+    # linearisation then breaks down, and the gain is capped (k <= 10) rather than let it diverge
+    k = 1.0 / max(0.1, 1.0 - float(s @ b))
+    a = np.eye(len(b)) + k * np.outer(b, s)
+    v = se * se
+    p = len(b)
+    out = np.zeros((p + 1, p + 1))
+    out[:p, :p] = a @ cov @ a.T + k * k * v * np.outer(b, b)
+    cross = k * (a @ cov @ s) + k * k * v * b
+    out[:p, p] = out[p, :p] = cross
+    out[p, p] = k * k * (float(s @ cov @ s) + v)
+    return out
+
+
+def predict(f: LogFeatures, values: Mapping[str, float], g: np.ndarray, network_ms: float) -> np.ndarray:
+    """Expected time of each query under ``values``, ms."""
+    x, offset = design(f, g, network_ms)
+    out: np.ndarray = x @ np.array([values[k] for k in _KEYS]) + offset
+    return out
+
+
+def refit_overhead(fit: ServiceFit, value: float, se: float | None, where: str) -> ServiceFit:
+    """``fit`` with a held broker overhead replaced (the per-request cost absorbs the difference)."""
+    params = []
+    shift = value - fit.value("cluster.broker.overhead_ms")
+    for p in fit.parameters:
+        if p.key == "cluster.broker.overhead_ms":
+            p = replace(p, value=value, se=se, source=f"estimated from {where}")
+        elif p.key == "service.per_request_ms" and p.fitted:
+            spread = None if p.se is None else float(np.hypot(p.se, se or 0.0))
+            p = replace(p, value=max(0.0, p.value - shift), se=spread)
+        params.append(p)
+    return replace(fit, parameters=tuple(params))

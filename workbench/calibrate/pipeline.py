@@ -1,0 +1,260 @@
+"""``calibrate``: from the user's cluster files to a calibrated scenario, a fitted cost and a back-test.
+
+One call imports the table config, schema, segment metadata, broker query log and GC logs, checks they
+are one table's (:mod:`~workbench.calibrate.inputs`), fits the service cost to the log
+(:mod:`~workbench.calibrate.fit`), and writes one directory, atomically::
+
+    DIR/scenario.yaml       the calibrated scenario (every value commented with where it came from)
+    DIR/table_config.json   the user's table config, as Pinot reads it
+    DIR/schema.json         the user's schema
+    DIR/workload/           segments.parquet + queries.parquet + manifest.json: the log, replayable
+    DIR/calibration.json    the fit: parameters, standard errors, covariance, quality, what was dropped
+    DIR/backtest.json       observed against predicted percentiles, overall and per query kind
+    DIR/gc_calibration.json per GC log, when GC logs were given
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from workbench import defaults as D
+from workbench.calibrate.backtest import backtest
+from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
+from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
+from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
+from workbench.calibrate.scenario_file import Entry, render_scenario
+from workbench.calibrate.shape import ClusterShape, infer_shape
+from workbench.calibrate.workload_dir import write_workload
+from workbench.errors import InputError
+from workbench.io import atomic_dir, write_json_atomic
+from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.scenario import load_scenario
+from workbench.workload.importers import calibrate_gc
+
+__all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
+
+
+@dataclass(frozen=True)
+class CalibrateOptions:
+    """What the files cannot say, and how much work the fit and back-test may do.
+
+    ``servers`` overrides the count read from the log; ``server_cores`` is each server's ``c`` (in no
+    input: Pinot sizes its threads from it; ``None`` takes the workbench default and marks it so);
+    ``backtest_queries`` caps the replayed window (0: no back-test); ``bootstrap`` is the number of
+    block-bootstrap resamples behind the standard errors.
+    """
+
+    servers: int | None = None
+    server_cores: int | None = None
+    lenient: bool = False
+    backtest_queries: int = 20_000
+    replications: int = D.REPLICATIONS
+    bootstrap: int = 500
+    seed: int = D.SEED
+
+    @property
+    def cores(self) -> int:
+        """The cores per server the fit uses: the given ones, else the workbench default."""
+        return self.server_cores if self.server_cores is not None else D.SERVER_CORES
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """What :func:`calibrate` wrote and found (``backtest`` is ``backtest.json``'s content or ``None``)."""
+
+    out: Path
+    table: str
+    fit: ServiceFit
+    shape: ClusterShape
+    backtest: Mapping[str, Any] | None
+    dropped: Mapping[str, int]
+    queries: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def scenario_path(self) -> Path:
+        return self.out / "scenario.yaml"
+
+
+def _fit_mask(queries: pd.DataFrame, parsed: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """Which replayable queries the cost is fitted on, and how many were left out for what."""
+    counters = np.ones(len(queries), dtype=bool)
+    for column in COUNTERS:
+        counters &= queries[column].notna().to_numpy(dtype=bool)
+    partial = queries["partial"].to_numpy(dtype=bool)
+    engine = queries["query_engine"].astype("string").fillna("").str.lower().to_numpy() == "multistage"
+    dropped = {"without docs/segments/servers counters": int((parsed & ~counters).sum()),
+               "partial (exceptions or servers not responding)": int((parsed & counters & partial).sum()),
+               "multi-stage engine": int((parsed & counters & ~partial & engine).sum())}
+    return parsed & counters & ~partial & ~engine, {k: v for k, v in dropped.items() if v}
+
+
+def _consuming_docs(segments: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """Consuming segments have no document count in their metadata (-1); the model needs one."""
+    unknown = segments["total_docs"].to_numpy() < 0
+    if not unknown.any():
+        return segments, None
+    sealed = segments.loc[~unknown, "total_docs"]
+    guess = int(sealed.median() // 2) if len(sealed) else D.DOCS_PER_SEGMENT // 2
+    out = segments.copy()
+    out.loc[unknown, "total_docs"] = guess
+    return out, (f"{int(unknown.sum())} consuming segments have no document count: each is taken as half a "
+                 f"sealed segment's median ({guess:,} documents)")
+
+
+def _overhead(fit: ServiceFit, f: Any, slowest: np.ndarray) -> tuple[float, float, str] | None:
+    """The broker's own time per query from serverStats: ``timeMs`` minus the slowest server round trip,
+    less the fitted reduce."""
+    use = (f.servers > 0) & np.isfinite(slowest)
+    if use.sum() < 30 or fit.parameter("cluster.broker.overhead_ms").fitted:
+        return None
+    reduce = (fit.value("cluster.broker.reduce_ms_per_server") * f.responded
+              + fit.value("cluster.broker.reduce_ms_per_row") * f.rows)
+    broker = (f.time_ms - slowest - reduce)[use]
+    return max(0.0, float(broker.mean())), float(broker.std(ddof=1) / np.sqrt(len(broker))), \
+        f"the log's serverStats (timeMs minus the slowest server's ResponseDelayMs, {int(use.sum()):,} queries)"
+
+
+def _gc(frames: Mapping[str, pd.DataFrame]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The ``cluster.gc`` section from the GC logs (samples pooled across servers) and each log's calibration."""
+    calibrations = {path: calibrate_gc(frame) for path, frame in frames.items()}
+    sections = [c["gc"] for c in calibrations.values()]
+    if not sections:
+        return None, {}
+    pooled = dict(sections[0])
+    if len(sections) > 1 and all(s.get("collector") == "fixed" for s in sections):
+        for key in ("interval_s", "pause_ms"):
+            pooled[key] = {"dist": "empirical", "values": [v for s in sections for v in s[key]["values"]]}
+    return pooled, calibrations
+
+
+def _fmt(p: Any) -> str:
+    return p.source if not p.fitted else f"fitted: ± {p.se:.3g} (1 s.e.)" if p.se is not None else "fitted"
+
+
+def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc: dict[str, Any] | None,
+             options: CalibrateOptions, span: float, tail: float) -> list[Entry]:
+    t = inputs.table
+    var = fit.variability
+    var_note = (f"fitted from the residuals: ± {var.se:.3g} (1 s.e.)" if var.se is not None else var.note) or "fitted"
+    entries = [
+        Entry("name", f"calibrated-{t.table_name}"),
+        Entry("description", f"{t.table_name_with_type} calibrated from its broker query log"),
+        Entry("table", "table_config.json", "your table config, as imported"),
+        Entry("schema", "schema.json", "your schema"),
+        Entry("cluster.servers", shape.servers, f"from {shape.servers_source}"),
+        Entry("cluster.brokers", 1, "DEFAULT: one broker's log; give one log per broker to model several"),
+        Entry("cluster.server.cores", options.cores,
+              "from --server-cores" if options.server_cores is not None else
+              "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
+        Entry("cluster.network.latency_ms", D.NETWORK_LATENCY_MS,
+              "DEFAULT (workbench/defaults.py): the log cannot tell it from service.per_request_ms; measure RTT/2"),
+    ]
+    entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
+    for p in fit.parameters:
+        entries.append(Entry(p.key, round(p.value, 6), f"{_fmt(p)}; {p.unit}"))
+    entries.append(Entry("service.variability", round(var.sigma, 4), var_note))
+    entries.append(Entry("cluster.gc", gc if gc is not None else {"collector": "none"},
+                         "from the GC logs (pauses pooled over the logs given)" if gc is not None else
+                         "DEFAULT: no GC logs given (--gc-log); pauses are not modelled"))
+    entries += [
+        Entry("workload.data", "workload", "the log's queries and your segments, in one workload directory"),
+        Entry("workload.arrival.process", "replay",
+              f"the log's {len(inputs.queries):,} queries at their arrival times"),
+        Entry("simulation.duration_s", round(span + tail, 3),
+              "the log's span plus time for the last queries to finish"),
+        Entry("simulation.warmup_s", round(min(D.WARMUP_S, 0.05 * span), 3), "DEFAULT: 5% of the span, at most 12 s"),
+        Entry("simulation.replications", D.REPLICATIONS, "DEFAULT (workbench/defaults.py)"),
+        Entry("simulation.seed", options.seed, "DEFAULT (workbench/defaults.py) unless --seed"),
+    ]
+    return entries
+
+
+def _header(inputs: CalibrationInputs) -> list[str]:
+    files = [f"  {k}: {', '.join(v)}" for k, v in inputs.sources.items() if v]
+    return ["Calibrated by `workbench calibrate` from:", *files, "",
+            "Each value says where it came from: read from your files, fitted from the broker query log",
+            "(with one standard error), or a DEFAULT that no input gives. Set the DEFAULTs you know before",
+            "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
+
+
+def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlShape], np.ndarray, dict[str, int]]:
+    """The queries the model can replay (their SQL parses), each distinct SQL's shape, which are fitted,
+    and how many were left out for what."""
+    shapes = sql_shapes(inputs.queries["sql"].astype(str), lookup_columns(inputs.table, inputs.schema))
+    ok = np.array([shapes[s].query is not None for s in inputs.queries["sql"].astype(str)], dtype=bool)
+    if not ok.any():
+        first = next(s.error for s in shapes.values() if s.error)
+        raise InputError(inputs.sources["query_log"][0], f"none of its {len(ok):,} queries of table "
+                                                         f"{inputs.table.table_name} can be replayed: {first}")
+    replay = inputs.queries[ok].reset_index(drop=True)
+    mask, dropped = _fit_mask(replay, np.ones(len(replay), dtype=bool))
+    if not mask.any():
+        raise InputError(inputs.sources["query_log"][0], f"no query of table {inputs.table.table_name} can be "
+                                                         f"fitted ({', '.join(dropped)})")
+    fit_dropped = {"SQL the model cannot parse (not replayed)": int((~ok).sum()), **dropped}
+    return replay, shapes, mask, {k: v for k, v in fit_dropped.items() if v}
+
+
+def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
+              out: str | Path, *, gc_logs: Sequence[str | Path] = (), options: CalibrateOptions | None = None,
+              overwrite: bool = False) -> CalibrationResult:
+    """Calibrate a scenario from a cluster's files into ``out`` (see the module text for what is written).
+
+    Raises
+    ------
+    InputError
+        Bad input (naming the file and line), files of different tables (naming both), a log without
+        the counters the fit needs (naming them and the Pinot versions that write them).
+    """
+    opts = options or CalibrateOptions()
+    inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
+    replay, shapes, mask, dropped = _replayable(inputs)
+    kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
+    fit_rows = replay[mask].reset_index(drop=True)
+    config = ServerQueryConfig.from_properties({}, cores=opts.cores)
+    features = log_features(fit_rows, shapes, config)
+    fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed))
+    refined = _overhead(fit, features, fit_rows["slowest_response_ms"].to_numpy(dtype=float))
+    if refined is not None:
+        fit = refit_overhead(fit, *refined)
+    shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
+    segs, seg_note = _consuming_docs(inputs.segments)
+    gc, gc_docs = _gc(inputs.gc)
+    span = float(replay["arrival_s"].iloc[-1])
+    tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
+    notes = tuple(n for n in (*fit.notes, seg_note) if n)
+    entries = _entries(inputs, fit, shape, gc, opts, span, tail)
+    text = render_scenario(_header(inputs), entries)
+    with atomic_dir(Path(out), overwrite=overwrite) as tmp:
+        write_workload(tmp / "workload", segs, replay, inputs.table.table_name, inputs.table.table_type,
+                       inputs.sources)
+        write_json_atomic(tmp / "table_config.json", inputs.table.to_json())
+        write_json_atomic(tmp / "schema.json", inputs.schema)
+        (tmp / "scenario.yaml").write_text(text, encoding="utf-8")
+        load_scenario(tmp / "scenario.yaml")  # what was written must load
+        if gc_docs:
+            write_json_atomic(tmp / "gc_calibration.json", gc_docs)
+        calibration = {"table": inputs.table.table_name_with_type, "queries": len(replay), "fit": fit.to_dict(),
+                       "shape": vars(shape), "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
+                       "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
+        write_json_atomic(tmp / "calibration.json", calibration)
+        report = None
+        if opts.backtest_queries > 0:
+            scratch = tmp / ".backtest"
+            report = backtest(yaml.safe_load(text), tmp, replay, kinds, segs, scratch,
+                              max_queries=opts.backtest_queries, replications=opts.replications, seed=opts.seed)
+            shutil.rmtree(scratch, ignore_errors=True)
+            write_json_atomic(tmp / "backtest.json", report)
+    return CalibrationResult(Path(out), inputs.table.table_name_with_type, fit, shape,
+                             json.loads(json.dumps(report, default=str)) if report else None,
+                             {**inputs.dropped, **dropped}, len(replay), notes)

@@ -1,0 +1,152 @@
+"""Fit ``service.variability``: the spread of a segment's time around the cost model's mean.
+
+After the mean costs are fitted, what is left of each query's time (its residual) comes from three
+sources: the spread of segment times (each run multiplied by a mean-1 lognormal factor of log-sigma
+``sigma``, which moves the slowest server's finish), the broker's millisecond clock (``timeMs`` is a
+difference of two millisecond stamps, so it carries an error uniform-minus-uniform on (-1, 1) ms), and
+anything the model does not have (queueing under load, GC). The first two are simulated query by query
+(:mod:`workbench.calibrate.critical_path`), and ``sigma`` is chosen so that the simulated residuals have
+the same interquartile range as the observed ones. The interquartile range, not the variance, because a
+few queries that queued or met a GC pause would dominate a variance and inflate ``sigma``.
+
+Draws are common random numbers: each query keeps its uniform index into its shape's draws and its
+clock error, so the simulated spread is a smooth, increasing function of ``sigma`` and a root finder
+can solve for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from workbench.calibrate.critical_path import Shape, draws
+
+__all__ = ["MAX_VARIABILITY", "VariabilityFit", "fit_variability", "iqr", "spread_gap"]
+
+#: The scenario's upper bound on ``service.variability`` (``workbench/scenario/schema.py``).
+MAX_VARIABILITY = 3.0
+#: Monte Carlo draws per shape in the search (each simulated query picks from them).
+_SAMPLES = 1024
+#: Simulated residuals in the search: each query is simulated several times (up to 8) so that the
+#: simulated spread is far less noisy than the observed one; a long log is subsampled instead.
+_SIMULATED = 400_000
+_MAX_REPEATS = 8
+
+
+def iqr(values: np.ndarray) -> float:
+    """Interquartile range (linear interpolation).
+
+    >>> iqr(np.arange(5.0))
+    2.0
+    """
+    q1, q3 = np.percentile(values, [25, 75])
+    return float(q3 - q1)
+
+
+@dataclass(frozen=True)
+class VariabilityFit:
+    """The fitted log-sigma, its standard error, and the spreads it was matched on (ms)."""
+
+    sigma: float
+    se: float | None
+    observed_iqr_ms: float
+    clock_only_iqr_ms: float
+    note: str = ""
+    #: How fast the simulated spread grows with ``sigma`` at the fit, ms per unit of ``sigma``.
+    slope: float = float("nan")
+
+
+class _Simulator:
+    """Simulated residuals of a fixed set of queries at any sigma (common random numbers)."""
+
+    def __init__(self, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        self.repeats = int(max(1, min(_MAX_REPEATS, _SIMULATED // max(1, len(mu)))))
+        if len(mu) * self.repeats > _SIMULATED:  # a random subset keeps the search fast on long logs
+            keep = np.sort(rng.choice(len(mu), _SIMULATED, replace=False))
+            mu, shape_id = mu[keep], shape_id[keep]
+        mu, shape_id = np.tile(mu, self.repeats), np.tile(shape_id, self.repeats)
+        self.mu, self.shapes, self.seed = mu, shapes, seed
+        order = np.argsort(shape_id, kind="stable")
+        ids, starts = np.unique(shape_id[order], return_index=True)
+        self.groups = list(zip(ids.tolist(), np.split(order, starts[1:]), strict=True))
+        self.pick = rng.integers(0, _SAMPLES, len(mu))
+        self.clock = rng.random(len(mu)) - rng.random(len(mu))
+
+    def residuals(self, sigma: float) -> np.ndarray:
+        factor = np.zeros(len(self.mu))
+        for sid, rows in self.groups:
+            sample = draws(self.shapes[sid], sigma, _SAMPLES, self.seed)
+            factor[rows] = sample[self.pick[rows]] - sample.mean()
+        out: np.ndarray = self.mu * factor + self.clock
+        return out
+
+    def spread(self, sigma: float) -> float:
+        return iqr(self.residuals(sigma))
+
+
+def _solve(sim: _Simulator, target: float) -> float:
+    low = sim.spread(0.0)
+    if target <= low:
+        return 0.0
+    if sim.spread(MAX_VARIABILITY) <= target:
+        return MAX_VARIABILITY
+    return float(brentq(lambda s: sim.spread(s) - target, 0.0, MAX_VARIABILITY, xtol=1e-3))
+
+
+def fit_variability(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], *,
+                    blocks: Sequence[np.ndarray], seed: int = 0, bootstrap: int = 100) -> VariabilityFit:
+    """The ``sigma`` whose simulated residual spread matches the observed one, with a standard error.
+
+    Parameters
+    ----------
+    residuals
+        Observed minus fitted time per query, ms.
+    mu
+        Each query's mean work per segment under the fitted costs, ms (0 for a query without segments).
+    shape_id, shapes
+        Each query's per-server shape (:mod:`workbench.calibrate.features`).
+    blocks
+        Index arrays of contiguous stretches of the log: the standard error resamples whole blocks
+        (queries close in time share load and are not independent).
+    seed
+        Root of the simulation's common random numbers.
+    bootstrap
+        Block-bootstrap resamples of the observed spread. Its standard deviation, with the simulated
+        spread's own Monte Carlo error added, divided by the slope of the simulated spread in ``sigma``,
+        is the standard error (given the mean costs; :func:`workbench.calibrate.fit.fit_service` adds
+        how the costs and ``sigma`` move together).
+    """
+    sim = _Simulator(mu, shape_id, shapes, seed)
+    target = iqr(residuals)
+    sigma = _solve(sim, target)
+    clock = sim.spread(0.0)
+    if sigma in (0.0, MAX_VARIABILITY):
+        note = ("the residuals are no wider than the log's millisecond clock explains: variability 0"
+                if sigma == 0.0 else f"the residuals are wider than variability {MAX_VARIABILITY:g} explains")
+        return VariabilityFit(sigma, None, target, clock, note)
+    rng = np.random.default_rng([seed, 1])
+    spreads = []
+    for _ in range(bootstrap):
+        chosen = rng.integers(0, len(blocks), len(blocks))
+        spreads.append(iqr(residuals[np.concatenate([blocks[b] for b in chosen])]))
+    step = min(0.05, sigma / 2)
+    slope = (sim.spread(sigma + step) - sim.spread(sigma - step)) / (2 * step)
+    observed = float(np.std(spreads, ddof=1)) if bootstrap > 1 else float("nan")
+    # the simulated spread has Monte Carlo error too: that of len(mu) observations over the simulated count
+    simulated = observed * np.sqrt(len(residuals) / len(sim.mu))
+    se = float(np.hypot(observed, simulated) / slope) if slope > 0 and bootstrap > 1 else None
+    return VariabilityFit(sigma, se, target, clock, slope=float(slope))
+
+
+def spread_gap(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], sigma: float,
+               seed: int = 0) -> float:
+    """Simulated minus observed residual spread at ``sigma`` (ms): zero at the fitted ``sigma``.
+
+    With the same ``seed`` the simulation draws the same random numbers, so differences of this gap
+    between two sets of costs are smooth: how the fitted ``sigma`` would move with the costs.
+    """
+    return _Simulator(mu, shape_id, shapes, seed).spread(sigma) - iqr(residuals)

@@ -1,0 +1,184 @@
+"""The sizing report's last pages: data movement on scale-out, the result cache, Pinot's provisioning
+matrix, and the method note (what the model includes and what it leaves out)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.analysis import plots, sizing_plots
+from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
+from workbench.io.tables import read_parquet
+from workbench.report.data import SizingData
+from workbench.report.findings import Findings
+from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
+from workbench.workload.directory import read_segments
+
+__all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
+
+#: Requests of the workload's query log replayed through the broker-cache study (enough for the curve's
+#: shape, small enough to stay a second or two).
+CACHE_TRACE_REQUESTS = 8_000
+
+
+def _workload_dir(d: SizingData) -> Path | None:
+    sc = d.base_scenario
+    if sc is None or sc.workload.data is None:
+        return None
+    path = sc.base_dir / sc.workload.data
+    return path if path.is_dir() else None
+
+
+def _plan_rows(d: SizingData, f: Findings, segments: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    from workbench.pinot.rebalance import plan_rebalance
+
+    assert f.best is not None
+    sc = d.scenarios[str(f.best["point"])]
+    rec = sc.cluster.servers
+    now = d.base_scenario.cluster.servers if d.base_scenario is not None else rec
+    counts = sorted(set(int(s) for s in d.combined["servers"]))
+    bigger = [n for n in counts if n > rec]
+    sizes = {str(n): int(max(0, b)) for n, b in zip(segments["segment_name"], segments["size_bytes"], strict=True)}
+    consuming = [str(n) for n in segments.loc[segments["status"] == "IN_PROGRESS", "segment_name"]]
+    total = sum(sizes.values()) * sc.table.replication
+    steps = []
+    same_layout = d.base_scenario is not None and d.base_scenario.table.to_json() == sc.table.to_json()
+    if now != rec and same_layout:
+        steps.append((now, rec, f"{now} (base scenario) -> {rec} (recommended)"))
+    if bigger:
+        steps.append((rec, bigger[0], f"{rec} -> {bigger[0]} (the next size up)"))
+    rows, sentences = [], []
+    for before, after, label in steps:
+        plan = plan_rebalance(sc.table, [f"Server_{i}" for i in range(before)], [f"Server_{i}" for i in range(after)],
+                              sizes, consuming=consuming)
+        rows += [{**r, "plan": label} for r in plan.table_rows()]
+        share = plan.bytes_moved / total if total else 0.0
+        sentences.append(f"{label}: {plan.segments_moved} segment replicas, {from_bytes(plan.bytes_moved)}B "
+                         f"({share:.0%} of the table's replicated bytes) are loaded"
+                         f"{' with minimizeDataMovement' if plan.minimize_data_movement else ''}")
+    return pd.DataFrame(rows), sentences
+
+
+def movement(d: SizingData, f: Findings) -> list[Figure]:
+    """What a rebalance moves: today's servers to the recommendation, and the recommendation's next step."""
+    data = _workload_dir(d)
+    if f.best is None or data is None or not (data / "segments.parquet").is_file():
+        return []
+    if d.combined["servers"].nunique() < 2 and (d.base_scenario is None or
+                                                d.base_scenario.cluster.servers == int(f.best["servers"])):
+        return []
+    segments = read_parquet(data / "segments.parquet", columns=["segment_name", "size_bytes", "status"],
+                            what="segments table")
+    moves, sentences = _plan_rows(d, f, segments)
+    if moves.empty:
+        return []
+    fig = sizing_plots.data_movement(moves, "Data each server loads when the table is rebalanced")
+    return [plot_page(fig, "; ".join(sentences) + ". Pinot's instance and segment reassignment for this table's "
+                           "layout (workbench.pinot.rebalance); sizes are the workload's segments.")]
+
+
+def cache(d: SizingData, f: Findings) -> list[Figure]:
+    """Hit rate of a broker result cache against its size on the workload's own queries, with the optimum."""
+    from workbench.analysis.studies import broker_trace
+    from workbench.pinot.cache.trace import hit_rate_curve
+
+    data = _workload_dir(d)
+    if data is None or not (data / "queries.parquet").is_file():
+        return []
+    queries = read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"],
+                           what="queries table").head(CACHE_TRACE_REQUESTS)
+    trace = broker_trace(queries)
+    distinct = int(trace.groupby("key")["size_bytes"].first().sum())
+    sizes = sorted({max(1024, int(distinct * share)) for share in (0.01, 0.05, 0.2, 0.5, 1.0)})
+    curve = hit_rate_curve(trace, sizes)
+    fig = plots.hit_rate_vs_size(curve, "Broker result cache on this workload's queries (RFC design)")
+    lru = curve[curve["policy"] == "lru"].sort_values("max_bytes")
+    best = curve[curve["policy"] != "lru"].sort_values("max_bytes")
+    return [plot_page(fig, f"with {from_bytes(sizes[-1])} (every distinct result) LRU hits "
+                           f"{lru['hit_rate'].iloc[-1]:.0%} of {len(trace):,} queries; at {from_bytes(sizes[1])} it "
+                           f"hits {lru['hit_rate'].iloc[1]:.0%} against an optimum of {best['hit_rate'].iloc[1]:.0%}. "
+                           "The RFC expects 20-70% on dashboards; misses here are first requests and lookups of "
+                           "rarely repeated keys. Not part of the recommendation: the cache is off unless the "
+                           "scenario enables it.")]
+
+
+def provisioning(d: SizingData, f: Findings) -> list[Figure]:
+    """Pinot's RealtimeProvisioningHelper matrix for the table's segments, the recommended host count marked."""
+    sc, data = d.base_scenario, _workload_dir(d)
+    if sc is None or data is None or sc.table.table_type != "REALTIME" or sc.workload.generate is None:
+        return []
+    segments = read_segments(data)
+    sealed = segments[segments["status"] == "DONE"]
+    if sealed.empty or "size_bytes" not in sealed:
+        return []
+    gen = sc.workload.generate
+    seg = sealed.iloc[0]
+    retention = float(sc.table.section("segmentsConfig").get("retentionTimeValue", 7)) * 24
+    hosts = sorted({*(2, 4, 6, 8, 10, 12, 14, 16), *(int(s) for s in d.combined["servers"])})
+    inputs = ProvisioningInputs(
+        sample_segment_bytes=float(seg["size_bytes"]), sample_segment_docs=int(seg["total_docs"]),
+        ingestion_rate=max(1, int(gen.events / gen.span_s / gen.partitions)), num_partitions=gen.partitions,
+        replication=sc.table.replication, retention_hours=min(retention, 72.0), table_retention_hours=retention,
+        num_hosts=tuple(hosts))
+    matrix = provisioning_matrix(inputs)
+    if matrix.empty:
+        return []
+    grid = matrix.pivot(index="num_hours", columns="num_hosts", values="memory").fillna("NA")
+    rec = int(f.best["servers"]) if f.best is not None else None
+    grid.columns = [f"{c} hosts{' (rec.)' if int(c) == rec else ''}" for c in grid.columns]
+    grid.insert(0, "numHours", grid.index)
+    page = Page("Hosts x hours: RealtimeProvisioningHelper's memory matrix",
+                "memory used per host, active/mapped, as Pinot's tool computes it", size=A4_LANDSCAPE, margin=0.04)
+    page.table(grid.reset_index(drop=True), size=7.5)
+    page.paragraph(f"Each cell: memory per host for consuming segments that flush every numHours hours, "
+                   f"with {gen.partitions} partitions, replication {sc.table.replication}, "
+                   f"{inputs.ingestion_rate:,} events/s per partition and {retention:g} h retention; columns marked "
+                   "'rec.' have the recommended host count. The sample segment is the workload's first sealed "
+                   "segment; consuming memory is taken as its bytes per document (Pinot measures it by building a "
+                   "mutable segment).", size=9)
+    return [page.fig]
+
+
+#: What the model includes and leaves out (``docs/model.md`` has the details).
+METHOD_NOTE = (
+    "The numbers come from a discrete-event model of one Pinot table's cluster, driven by the workload's "
+    "queries. It runs Pinot's own routing (the table's instance selector over the ideal state that Pinot's "
+    "replica-group instance and segment assignment build), the broker's time and partition pruners on each "
+    "query, and each server's query scheduler, runner and worker threads sharing its cores, with query "
+    "deadlines, timeouts and Pinot's error codes, and the broker's reduce. Per-segment work follows a cost "
+    "model: documents scanned after the filter times a cost per document, plus fixed costs per segment and "
+    "per request. Stop-the-world GC pauses (G1- or ZGC-like collectors whose pauses follow the heap, its "
+    "long-lived data and the upsert map), network latency and server crashes stop or delay servers as they would. "
+    "Percentiles carry 95% intervals from independent replications; configurations share random numbers, "
+    "so their differences are the configuration's. The model leaves out: disk and page-cache misses "
+    "(segments are assumed memory-resident), network bandwidth and the size of large results, ingestion "
+    "work (consuming segments, segment builds and commits), the multi-stage query engine, other tables "
+    "sharing the servers, and controller and ZooKeeper load. Its answer is as good as its cost and GC "
+    "parameters: calibrated against the user's broker and GC logs, it also carries the model's interval."
+)
+
+
+def method(d: SizingData, f: Findings) -> list[Figure]:
+    """The method note: what the model includes, what it leaves out, and how this sweep was run."""
+    page = Page("Method", "how the numbers were made")
+    page.heading("What the model includes and leaves out")
+    page.paragraph(METHOD_NOTE)
+    page.heading("This sweep")
+    row = f.best if f.best is not None else d.combined.iloc[0]
+    sc = d.scenarios[str(row["point"])]
+    engine = str(row.get("engine.name", "simpy"))
+    swept = ", ".join(sorted({str(c).removeprefix("param.") for c in d.combined.columns
+                              if str(c).startswith("param.") and d.combined[c].astype(str).nunique() > 1})) or "none"
+    page.facts([
+        ("Configurations", f"{len(d.combined)} simulated; swept keys: {swept}"),
+        ("Per configuration", f"{sc.simulation.replications} replications of {sc.simulation.duration_s:g} s "
+                              f"({sc.simulation.warmup_s:g} s warm-up discarded), seed {int(row.get('seed', 0))}"),
+        ("Engine", f"{engine}: {row.get('engine.why', '')}"),
+        ("Service cost", f"{sc.service.model} model; {sc.service.ns_per_doc:g} ns per document, "
+                         f"{sc.service.per_segment_ms:g} ms per segment, {sc.service.per_request_ms:g} ms per request"),
+        ("GC", f"{sc.cluster.gc.collector}"),
+        ("Prices", d.prices.describe() if d.prices is not None else "none"),
+    ], label_width=0.22)
+    return [page.fig]

@@ -1,0 +1,271 @@
+"""What the sizing report reads: a sweep's combined table, each point's scenario, prices and options.
+
+:func:`load_sizing_data` adds to the combined table, per point, the cluster shape the reader buys
+(servers, cores, heap, replica groups, instance selector, replication), the instance type that fits
+it, its monthly cost in money, and whether its p99 interval lies under the SLO. :func:`recommend`
+then picks the cheapest configuration that meets the SLO, and the runner-up.
+
+Columns added (``combined``):
+
+========================  ====================================================================
+``config``                the swept values of the point (``servers=6, heap=16G, layout=2 groups of 3``)
+``shape``                 the configuration in words (``6 servers x 4 cores, 16G heap, balanced``)
+``servers``, ``cores``    server count, cores per server
+``heap_bytes``            JVM heap per server, bytes
+``layout``                ``balanced`` or ``2 groups of 3`` (replica groups x servers per group)
+``layout_kind``           ``balanced`` or ``2 replica groups``
+``replica_groups``        replica groups (0 without replica-group assignment)
+``selector``              ``routing.instanceSelectorType``
+``replication``           replicas of each segment
+``instance``              the cheapest instance type that fits (``None`` when none does)
+``per_hour``              its price per instance-hour, in the price table's currency
+``monthly_cost``          ``servers x per_hour x hours per month`` (NaN when no instance fits)
+``cost``                  server cores (``servers x cores``), the cost when prices are unknown
+``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
+``robust``                ``meets_slo`` and, when the point carries the calibration's model
+                          interval (``latency_ms.p99.model_high``), that too is under the SLO
+``at_load``               the point runs at the load the report sizes for: every point, unless
+                          the sweep varies ``workload.arrival.qps`` (then the highest)
+========================  ====================================================================
+
+A sizing answers "which shape for *this* load"; a sweep that varies the query rate mixes loads, so
+the report sizes for the highest one it simulated and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import InputError
+from workbench.io.tables import read_json_file, read_parquet
+from workbench.pinot.assignment import instance_assignment_config
+from workbench.report.options import ReportOptions, parse_report_options
+from workbench.report.prices import PriceTable, load_prices
+from workbench.report.run_report import load_summary
+from workbench.scenario import Scenario, load_scenario
+
+__all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text"]
+
+
+@dataclass(frozen=True)
+class SizingData:
+    """A sweep ready to report on.
+
+    Attributes
+    ----------
+    combined
+        One row per successful point with the columns above.
+    point_dirs
+        Point id -> its run directory.
+    scenarios
+        Point id -> its validated scenario (relative paths resolve against ``base_dir``).
+    slo_p99_ms
+        The p99 target, ms (``None`` when the scenario sets none).
+    scenario_name
+        The base scenario's name.
+    base
+        The first point's scenario as plain data.
+    base_scenario
+        The sweep's base scenario file, when the sweep recorded one (gives the workload directory).
+    sweep_dir
+        The sweep directory (what-if runs are written under it).
+    options
+        The report options recorded with the sweep (``report:`` in the sweep file).
+    prices
+        The instance price table in use.
+    sweep_name
+        The sweep's name.
+    """
+
+    combined: pd.DataFrame
+    point_dirs: Mapping[str, Path]
+    slo_p99_ms: float | None
+    scenario_name: str
+    base: Mapping[str, Any]
+    base_scenario: Scenario | None = None
+    sweep_dir: Path = Path(".")
+    scenarios: Mapping[str, Scenario] = field(default_factory=dict)
+    options: ReportOptions = field(default_factory=ReportOptions)
+    prices: PriceTable | None = None
+    sweep_name: str = ""
+
+
+def size_text(num_bytes: float) -> str:
+    """A heap or memory size as operators write it (``16G``, ``512M``).
+
+    >>> size_text(16 * 1024**3), size_text(1.5 * 1024**3), size_text(512 * 1024**2)
+    ('16G', '1.5G', '512M')
+    """
+    for unit, scale in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
+        if num_bytes >= scale:
+            return f"{num_bytes / scale:.3g}{unit}"
+    return f"{num_bytes:.0f}B"
+
+
+def layout_of(sc: Scenario) -> tuple[str, int]:
+    """``("balanced", 0)`` or ``("2 groups of 3", 2)``: how the table's servers are used by queries."""
+    kinds = ("OFFLINE",) if sc.table.table_type == "OFFLINE" else ("CONSUMING", "COMPLETED")
+    for kind in kinds:
+        config = instance_assignment_config(sc.table, kind)
+        if config is not None and config.replica_group_partition.replica_group_based:
+            rg = config.replica_group_partition
+            groups = rg.num_replica_groups
+            per_group = rg.num_instances_per_replica_group or sc.cluster.servers // max(1, groups)
+            return f"{groups} groups of {per_group}", groups
+    return "balanced", 0
+
+
+def _labels(combined: pd.DataFrame, layouts: list[str]) -> list[str]:
+    """A short label per point from the parameters that vary across the sweep (a swept table config
+    is named by the layout it gives)."""
+    varying = [str(c) for c in combined.columns
+               if str(c).startswith("param.") and combined[c].astype(str).nunique() > 1]
+
+    def part(column: str, value: Any, layout: str) -> str:
+        key = column.removeprefix("param.")
+        if key == "table":
+            return f"layout={layout}"
+        return f"{key.split('.')[-1]}={_short(value)}"
+
+    return [", ".join(part(c, row[c], layouts[i]) for c in varying) or str(row["point"])
+            for i, (_, row) in enumerate(combined.iterrows())]
+
+
+def _short(value: Any) -> str:
+    """A swept value as a label shows it: a file by its name, a long mapping by its start."""
+    text = str(value)
+    if text.endswith(".json") or text.endswith(".yaml"):
+        return Path(text).stem
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _shape(sc: Scenario, layout: str) -> str:
+    selector = sc.table.instance_selector_type
+    route = layout if layout == "balanced" and selector == "balanced" else f"{layout}, {selector}"
+    return (f"{sc.cluster.servers} servers x {sc.cluster.server.cores} cores, "
+            f"{size_text(sc.cluster.server.heap)} heap, {route}")
+
+
+def _shape_columns(combined: pd.DataFrame, scenarios: list[Scenario], prices: PriceTable,
+                   options: ReportOptions) -> pd.DataFrame:
+    rows = []
+    for sc in scenarios:
+        layout, groups = layout_of(sc)
+        inst = prices.cheapest_fit(sc.cluster.server.cores, sc.cluster.server.heap, options.memory_per_heap)
+        rows.append({
+            "shape": _shape(sc, layout), "servers": sc.cluster.servers, "cores": sc.cluster.server.cores,
+            "heap_bytes": sc.cluster.server.heap, "layout": layout, "replica_groups": groups,
+            "layout_kind": "balanced" if groups == 0 else f"{groups} replica groups",
+            "selector": sc.table.instance_selector_type, "replication": sc.table.replication,
+            "instance": inst.name if inst is not None else None,
+            "per_hour": inst.per_hour if inst is not None else math.nan,
+            "monthly_cost": prices.monthly(inst, sc.cluster.servers) if inst is not None else math.nan,
+            "cost": sc.cluster.servers * sc.cluster.server.cores,
+        })
+    extra = pd.DataFrame(rows, index=combined.index)
+    return pd.concat([combined.drop(columns=[c for c in extra.columns if c in combined]), extra], axis=1)
+
+
+def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Series]:
+    """Whether each point meets the SLO, and whether it does across the model interval too (``robust``).
+
+    The run's own verdict (``slo.met``, which also holds ``slo.max_heap`` and OOM) rules a point out
+    whatever its latency; the p99 check uses the top of the interval so noise cannot buy a pass.
+    """
+    verdict = combined["slo.met"] if "slo.met" in combined else pd.Series(None, index=combined.index, dtype=object)
+    run_ok = verdict.map(lambda v: v is None or (isinstance(v, float) and np.isnan(v)) or bool(v)).astype(bool)
+    if slo is None:
+        return run_ok, run_ok
+    value = combined["latency_ms.p99.value"]
+    high = combined["latency_ms.p99.ci_high"].fillna(value) if "latency_ms.p99.ci_high" in combined else value
+    meets = (high <= slo) & run_ok
+    if "latency_ms.p99.model_high" in combined:
+        return meets, meets & (combined["latency_ms.p99.model_high"].fillna(high) <= slo)
+    return meets, meets
+
+
+#: The swept key that changes the load rather than the shape.
+LOAD_KEY = "param.workload.arrival.qps"
+
+
+def _at_load(combined: pd.DataFrame) -> pd.Series:
+    if LOAD_KEY not in combined or combined[LOAD_KEY].nunique() < 2:
+        return pd.Series(True, index=combined.index)
+    load = pd.to_numeric(combined[LOAD_KEY], errors="coerce")
+    highest: pd.Series = load == load.max()
+    return highest
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    path = root / "sweep.json"
+    if not path.is_file():
+        return {}
+    recorded = read_json_file(path, "sweep manifest")
+    data: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    return data
+
+
+def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None) -> SizingData:
+    """Read a sweep directory and add each point's shape, instance, monthly cost and SLO verdict.
+
+    ``options`` replaces the report options recorded in the sweep's ``sweep.json``.
+    """
+    root = Path(sweep_dir)
+    table = root / "combined.parquet"
+    if not table.is_file():
+        raise InputError(str(root), "is not a sweep directory (no combined.parquet); run `workbench sweep` first")
+    combined = read_parquet(table, ["point"], what="combined sweep table")
+    if "status" in combined:
+        combined = combined[combined["status"] == "ok"].reset_index(drop=True)
+    if combined.empty or "latency_ms.p99.value" not in combined:
+        raise InputError(str(table), "has no successful points to report on")
+    manifest = _manifest(root)
+    base_file = manifest.get("base") if isinstance(manifest.get("base"), str) else None
+    base_dir = Path(base_file).parent if base_file else root
+    opts = options or parse_report_options(manifest.get("report"), str(root / "sweep.json"))
+    dirs = {str(p): root / str(p) for p in combined["point"]}
+    raw = [load_summary(dirs[str(p)]).get("scenario", {}) for p in combined["point"]]
+    loaded = [_point_scenario(s, dirs[str(p)], base_dir) for s, p in zip(raw, combined["point"], strict=True)]
+    prices = load_prices(opts.prices)
+    combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
+    combined = _shape_columns(combined, loaded, prices, opts)
+    slo = loaded[0].slo.p99_ms
+    combined["meets_slo"], combined["robust"] = _meets(combined, slo)
+    combined["at_load"] = _at_load(combined)
+    base_scenario = load_scenario(base_file) if base_file and Path(base_file).is_file() else None
+    return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
+                      {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
+                      str(manifest.get("name", root.name)))
+
+
+def _point_scenario(scenario: Mapping[str, Any], point: Path, base_dir: Path) -> Scenario:
+    """The scenario a point recorded in its ``summary.json``, revalidated (it names the point when bad)."""
+    try:
+        return load_scenario(scenario, base_dir=base_dir)
+    except InputError as exc:
+        raise InputError(str(point / "summary.json"), f"records a scenario that no longer validates: {exc}") from None
+
+
+def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
+    """The cheapest configuration whose p99 interval lies under the SLO, and the runner-up.
+
+    Cheapest is the monthly cost when the table has one (``monthly_cost``), else server cores
+    (``cost``); ties go to the lower p99. When the points carry the calibration's model interval, only
+    configurations that meet the SLO across it too (``robust``) are candidates.
+    """
+    ok = combined[combined["robust"] if "robust" in combined else combined["meets_slo"]]
+    if "at_load" in ok:
+        ok = ok[ok["at_load"]]
+    money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
+    keys = ["monthly_cost" if money else "cost", "latency_ms.p99.value"]
+    ordered = ok.sort_values(keys, kind="stable")
+    first = ordered.iloc[0] if len(ordered) else None
+    second = ordered.iloc[1] if len(ordered) > 1 else None
+    return first, second

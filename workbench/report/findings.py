@@ -1,0 +1,222 @@
+"""The sizing report's findings, computed once: the answer, its what-ifs, its load and its warnings.
+
+Every page reads one :class:`Findings`, so page 1's summary and the detail pages cannot disagree.
+
+Calibration hook. A sweep whose base scenario was written by ``workbench calibrate`` sits in a
+calibrated directory: its ``backtest.json`` (observed against predicted percentiles, with a one-line
+``verdict``) is read from beside the base scenario. When the sweep's points carry the calibration's
+model interval (``latency_ms.p99.model_low`` and ``model_high`` in ``combined.parquet``, as
+``workbench.analysis.stats.with_model_intervals`` writes them, with ``model_uncertainty.draws``), the
+report shows it and recommends only configurations that meet the SLO across it. Without either, the
+report says the model is not calibrated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.analysis.readings import compare_intervals
+from workbench.io.tables import read_json_file, read_parquet
+from workbench.report.data import SizingData, recommend
+from workbench.report.fragility import Context, warnings_for
+from workbench.report.whatif import Headroom, cheapest_surviving, headroom, whatif_table
+
+__all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "find", "layout_frame", "load_facts",
+           "routing_sentence"]
+
+
+@dataclass(frozen=True)
+class LoadFacts:
+    """The load the sizing is for: queries per second, the query mix, the data and its keys.
+
+    ``kinds`` maps a query kind to its share of queries; sizes are bytes; ``None`` is unknown.
+    """
+
+    qps: float
+    process: str
+    kinds: Mapping[str, float] = field(default_factory=dict)
+    segments: int | None = None
+    rows: int | None = None
+    data_bytes: int | None = None
+    keys: int | None = None
+    partitions: int | None = None
+    upsert_keys_per_server: int = 0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the report knows of the model's calibration.
+
+    ``directory`` is the calibrated directory (``None``: not calibrated); ``backtest`` its
+    ``backtest.json``; ``has_model_interval`` whether the sweep's points carry model intervals.
+    """
+
+    directory: Path | None
+    backtest: Mapping[str, Any] | None
+    has_model_interval: bool
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether anything says the model's parameters were fitted to this cluster."""
+        return self.directory is not None or self.has_model_interval
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Everything the pages print: the recommendation (``best``), the runner-up, the cheapest
+    configuration that fails the SLO but costs less than ``best`` (``cheaper``), what-ifs, headroom,
+    warnings, the load, the calibration and the routing question's answer."""
+
+    best: pd.Series | None
+    runner: pd.Series | None
+    cheaper: pd.Series | None
+    whatifs: pd.DataFrame | None
+    headroom: Headroom | None
+    warnings: list[str]
+    load: LoadFacts
+    calibration: Calibration
+    #: The routing seed's question answered at the recommended server count (``None``: not asked).
+    routing: str | None = None
+    #: The cheapest configuration meeting the SLO that still meets it with one server down (``None``: none
+    #: of the ``resilient_tried`` cheapest did, or what-ifs are off).
+    resilient: pd.Series | None = None
+    resilient_tried: int = 0
+
+
+def _workload_dir(d: SizingData) -> Path | None:
+    sc = d.base_scenario
+    if sc is None or sc.workload.data is None:
+        return None
+    path = sc.base_dir / sc.workload.data
+    return path if path.is_dir() else None
+
+
+def _keys_per_server(row: pd.Series, sc: Any) -> int:
+    """The most upsert keys a server held in the run (from the data, or ``cluster.gc.upsert_keys``)."""
+    measured = row.get("heap.upsert_keys_max")
+    if measured is not None and measured == measured:
+        return int(measured)
+    return int(sc.cluster.gc.upsert_keys or 0)
+
+
+def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
+    """The load of the sweep: the recommended (else first) point's throughput, the workload's data."""
+    at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+    row = best if best is not None else at_load.iloc[0]
+    sc = d.scenarios[str(row["point"])]
+    facts: dict[str, Any] = {"qps": float(row["throughput_qps"]), "process": sc.workload.arrival.process,
+                             "upsert_keys_per_server": _keys_per_server(row, sc)}
+    data = _workload_dir(d)
+    if data is not None and (data / "segments.parquet").is_file():
+        segs = read_parquet(data / "segments.parquet", columns=["total_docs", "size_bytes", "partition"],
+                            what="segments table")
+        facts.update(segments=len(segs), rows=int(segs["total_docs"].clip(lower=0).sum()),
+                     data_bytes=int(segs["size_bytes"].clip(lower=0).sum()),
+                     partitions=int(segs["partition"].nunique()))
+    if data is not None and (data / "queries.parquet").is_file() and sc.workload.arrival.process == "replay":
+        kinds = read_parquet(data / "queries.parquet", columns=["kind"], what="queries table")["kind"]
+        facts["kinds"] = {str(k): float(v) for k, v in kinds.value_counts(normalize=True).items()}
+    manifest = data / "manifest.json" if data is not None else None
+    if manifest is not None and manifest.is_file():
+        keys = read_json_file(manifest, "workload manifest").get("keys")
+        facts["keys"] = int(keys) if isinstance(keys, int) else None
+    return LoadFacts(**facts)
+
+
+def calibration_of(d: SizingData) -> Calibration:
+    """The calibration behind the sweep: ``backtest.json`` beside the base scenario, model intervals."""
+    directory, backtest = None, None
+    sc = d.base_scenario
+    if sc is not None:
+        candidate = sc.base_dir / "backtest.json"
+        if candidate.is_file() or (sc.base_dir / "calibration.json").is_file():
+            directory = sc.base_dir
+        if candidate.is_file():
+            backtest = read_json_file(candidate, "calibration back-test")
+    column = "latency_ms.p99.model_high"
+    has_model = column in d.combined and bool(d.combined[column].notna().any())
+    return Calibration(directory, backtest, has_model)
+
+
+def _candidates(d: SizingData) -> pd.DataFrame:
+    """Configurations that meet the SLO, cheapest first (the order :func:`recommend` uses)."""
+    c = d.combined
+    ok = c[(c["robust"] if "robust" in c else c["meets_slo"]) & c.get("at_load", True)]
+    money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
+    return ok.sort_values(["monthly_cost" if money else "cost", "latency_ms.p99.value"], kind="stable")
+
+
+def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
+    """The most expensive configuration that costs less than ``best`` (what the saving would risk)."""
+    if best is None:
+        return None
+    c = d.combined
+    column = "monthly_cost" if "monthly_cost" in c and c["monthly_cost"].notna().all() else "cost"
+    c = c[c["at_load"]] if "at_load" in c else c
+    cheaper = c[c[column] < best[column]].sort_values([column, "latency_ms.p99.value"], ascending=[False, True])
+    return cheaper.iloc[0] if len(cheaper) else None
+
+
+def layout_frame(d: SizingData, best: pd.Series | None) -> pd.DataFrame:
+    """Rows with the recommendation's cores and heap, one per (servers, layout kind)."""
+    c = d.combined
+    ref = best if best is not None else c.iloc[0]
+    same: pd.DataFrame = c[(c["cores"] == ref["cores"]) & (c["heap_bytes"] == ref["heap_bytes"])].copy()
+    return same
+
+
+def routing_sentence(d: SizingData, best: pd.Series | None) -> str | None:
+    """The seed's question at the recommended server count: balanced or replica groups, which wins p99."""
+    frame = layout_frame(d, best)
+    if frame["layout_kind"].nunique() < 2:
+        return None
+    ref = best if best is not None else frame.iloc[0]
+    at = frame[frame["servers"] == ref["servers"]]
+    if at["layout_kind"].nunique() < 2:
+        counts = frame.groupby("servers")["layout_kind"].nunique()
+        both = counts[counts > 1]
+        if both.empty:
+            return None
+        at = frame[frame["servers"] == both.index[-1]]
+    values = {str(r["layout_kind"]): (float(r["latency_ms.p99.ci_low"]), float(r["latency_ms.p99.value"]),
+                                      float(r["latency_ms.p99.ci_high"])) for _, r in at.iterrows()}
+    reading = compare_intervals(values, "p99")
+    servers = int(at["servers"].iloc[0])
+    gc = ", ".join(f"{r['layout_kind']} {float(r['gc_delayed_rate']):.1%}" for _, r in at.iterrows())
+    fan = ", ".join(f"{r['layout_kind']} {float(r['servers_queried_mean']):.1f}" for _, r in at.iterrows())
+    return (f"At {servers} servers: {reading.text} Servers per query: {fan}; queries that met a GC pause: {gc}.")
+
+
+def find(d: SizingData) -> Findings:
+    """Compute the findings (runs the what-ifs and the headroom search when the options ask for them)."""
+    best, runner = recommend(d.combined)
+    cal = calibration_of(d)
+    whatifs = whatif_table(d, best) if best is not None else None
+    room = headroom(d, best) if best is not None else None
+    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
+    warnings = warnings_for(best, ctx) if best is not None else []
+    if d.slo_p99_ms is None:
+        warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
+                        "recommendation is only the cheapest shape simulated.")
+    if "at_load" in d.combined and not d.combined["at_load"].all():
+        warnings.append(f"The sweep varies the query rate: the report sizes for the highest simulated, "
+                        f"{float(d.combined.loc[d.combined['at_load'], 'throughput_qps'].mean()):,.0f} queries/s, "
+                        "and leaves the other loads out of the recommendation.")
+    if whatifs is not None:
+        failing = whatifs[~whatifs["meets_slo"]]
+        if len(failing):
+            warnings.append("The SLO breaks under " + ", ".join(str(x) for x in failing["label"]) +
+                            ": see what happens when things change.")
+    if best is not None and "instance" in best and best["instance"] is None:
+        warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
+                        "in money is unknown; give a price table with larger instances (report.prices).")
+    resilient, tried = None, 0
+    if best is not None and d.options.whatif:
+        resilient, tried = cheapest_surviving(d, _candidates(d))
+    return Findings(best, runner, _cheaper(d, best), whatifs, room, warnings, load_facts(d, best), cal,
+                    routing_sentence(d, best), resilient, tried)

@@ -1,0 +1,230 @@
+"""The sizing report's detail pages, after page 1: each a function ``(data, findings) -> pages``.
+
+Every plot carries one sentence that reads it, computed from the same numbers; a section returns no
+pages when its data is absent (no replica-group layouts in the sweep, no rebalance to show...).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.analysis import plots, sizing_plots
+from workbench.io.tables import read_parquet
+from workbench.report.data import SizingData, size_text
+from workbench.report.findings import Findings, layout_frame
+from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
+from workbench.report.summary import money, ms
+
+__all__ = ["configurations", "cost", "fanout", "gc_heap", "layouts", "whatifs"]
+
+
+def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
+    c = d.combined.copy()
+    money_ok = c["monthly_cost"].notna().all()
+    c = c.sort_values(["monthly_cost" if money_ok else "cost", "latency_ms.p99.value"], kind="stable")
+    currency = d.prices.currency if d.prices is not None else ""
+    frame = pd.DataFrame({
+        "swept values": c["config"].astype(str),
+        "servers": c["servers"].astype(int),
+        "instance": c["instance"].fillna("none fits"),
+        "heap": [size_text(float(h)) for h in c["heap_bytes"]],
+        "layout": c["layout"],
+        f"{currency}/month": [f"{v:,.0f}" if v == v else "–" for v in c["monthly_cost"]],
+        "p50 (ms)": c["latency_ms.p50.value"].round(1),
+        "p99 (ms)": c["latency_ms.p99.value"].round(1),
+        "p99 95% interval (ms)": [f"[{lo:.0f}, {hi:.0f}]" for lo, hi in zip(c["latency_ms.p99.ci_low"],
+                                                                           c["latency_ms.p99.ci_high"], strict=True)],
+        "busy (%)": (100 * c["utilisation.mean"]).round(0).astype(int),
+        "partial (%)": (100 * c["partial_rate"]).round(2),
+        "meets SLO": c["meets_slo"].map({True: "yes", False: "no"}),
+    })
+    highlight = None
+    if f.best is not None:
+        positions = list(c["point"])
+        highlight = positions.index(f.best["point"])
+    return frame, highlight
+
+
+def configurations(d: SizingData, f: Findings) -> list[Figure]:
+    """Every configuration with its cost and latency, cheapest first, the recommendation highlighted."""
+    frame, highlight = _unit_table(d, f)
+    pages = []
+    per_page = 34
+    for start in range(0, len(frame), per_page):
+        page = Page("Every configuration simulated", "cheapest first; the recommendation is highlighted",
+                    size=A4_LANDSCAPE, margin=0.04)
+        hl = highlight - start if highlight is not None and start <= highlight < start + per_page else None
+        slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
+        page.table(frame.iloc[start:start + per_page].reset_index(drop=True), size=7.5, highlight=hl,
+                   note=f"SLO: p99 {slo}. A configuration meets it when the upper end of its 95% interval is under "
+                        "it. busy: mean share of the servers' core time spent on queries. partial: queries answered "
+                        "with some server's data missing. Cost: instances x price x 730 h.")
+        pages.append(page.fig)
+    return pages
+
+
+def cost(d: SizingData, f: Findings) -> list[Figure]:
+    """Monthly cost against p99 for every configuration, by layout."""
+    c = d.combined
+    if c["monthly_cost"].isna().all():
+        return []
+    currency = d.prices.currency if d.prices is not None else ""
+    best = f.best
+    fig = sizing_plots.cost_vs_p99(c, d.slo_p99_ms, currency=currency,
+                                   highlight=str(best["point"]) if best is not None else None)
+    meets = int(c["meets_slo"].sum())
+    text = f"{meets} of {len(c)} configurations keep their whole p99 interval under the SLO"
+    if best is not None:
+        text += (f"; the circled one is the cheapest of them, {best['shape']} at "
+                 f"{money(float(best['monthly_cost']), currency)}/month")
+    return [plot_page(fig, text + ". Points to the right cost more; points above the dashed line fail.")]
+
+
+def layouts(d: SizingData, f: Findings) -> list[Figure]:
+    """The routing seed's question: balanced against replica groups at the same server count, under GC."""
+    frame = layout_frame(d, f.best)
+    if frame["layout_kind"].nunique() < 2:
+        return []
+    agg = frame.sort_values("latency_ms.p99.value").drop_duplicates(["servers", "layout_kind"])
+    fig = sizing_plots.layout_comparison(agg, d.slo_p99_ms)
+    text = f.routing or ""
+    cores, heap = int(frame["cores"].iloc[0]), size_text(float(frame["heap_bytes"].iloc[0]))
+    return [plot_page(fig, f"{text} (Servers with {cores} cores and a {heap} heap, as recommended.) Fewer servers "
+                           "per query means fewer chances to wait on a paused one, at the price of more work per "
+                           "server for each query.")]
+
+
+def whatifs(d: SizingData, f: Findings) -> list[Figure]:
+    """The what-ifs of the recommendation, then its p99 as the load grows."""
+    pages = []
+    simulated = f.whatifs[f.whatifs["latency_ms.p99.value"].notna()] if f.whatifs is not None else None
+    if simulated is not None and len(simulated) > 1:
+        fig = sizing_plots.whatif_bars(simulated, d.slo_p99_ms)
+        parts = [f"{r['label']}: p99 {ms(r)}{'' if r['meets_slo'] else ' (breaks the SLO)'}"
+                 for _, r in simulated.iterrows()]
+        notes = "; ".join(f"{r['label']} is modelled as {r['note']}" for _, r in simulated.iloc[1:].iterrows())
+        pages.append(plot_page(fig, "; ".join(parts) + f". ({notes}.)"))
+    room = f.headroom
+    if room is not None and len(room.runs) > 1:
+        from workbench.report.summary import headroom_sentence
+
+        fig = sizing_plots.headroom_curve(room.runs, d.slo_p99_ms)
+        pages.append(plot_page(fig, headroom_sentence(f) + " Each point is the recommendation simulated at that "
+                                                           "multiple of today's query rate."))
+    return pages
+
+
+def fanout(d: SizingData, f: Findings) -> list[Figure]:
+    """How many servers and segments a query of the recommendation touches."""
+    point = f.best["point"] if f.best is not None else d.combined.iloc[0]["point"]
+    q = read_parquet(d.point_dirs[str(point)] / "queries.parquet", what="queries records")
+    if q.empty:
+        return []
+    fig = plots.fanout_histogram(q, "Fan-out of the recommended configuration")
+    return [plot_page(fig, f"a query touches {q['servers_queried'].mean():.1f} servers and "
+                           f"{q['segments_queried'].mean():.1f} segments on average, after the broker pruned "
+                           f"{q['segments_pruned'].mean():.1f}; the tail of this histogram is where GC pauses and "
+                           "slow servers are met.")]
+
+
+def _heap_columns(servers: pd.DataFrame) -> tuple[str | None, str | None]:
+    live = next((c for c in servers.columns if "heap" in c and "live" in c), None)
+    peak = next((c for c in servers.columns if "heap" in c and "peak" in c), None)
+    return live, peak
+
+
+def gc_heap(d: SizingData, f: Findings) -> list[Figure]:
+    """The recommendation's GC pauses by kind, its heap when the records carry it; upsert heap growth."""
+    point = str(f.best["point"] if f.best is not None else d.combined.iloc[0]["point"])
+    pauses = read_parquet(d.point_dirs[point] / "gc_pauses.parquet", ["replication"], what="GC pause records")
+    pages = []
+    sc = d.scenarios[point]
+    if not pauses.empty:
+        first = pauses[pauses["replication"] == pauses["replication"].min()]
+        fig = sizing_plots.pause_timeline(first, "GC pauses of the recommended configuration (first replication)")
+        q = read_parquet(d.point_dirs[point] / "queries.parquet", columns=["gc_delayed"], what="queries records")
+        kinds = (", ".join(f"{n} {k}" for k, n in first["kind"].value_counts().items()) if "kind" in first
+                 else f"{len(first)} pauses")
+        text = (f"{kinds} on {first['server'].nunique()} servers; median {first['duration_ms'].median():.0f} ms, "
+                f"longest {first['duration_ms'].max():.0f} ms; {q['gc_delayed'].mean():.1%} of queries met a pause.")
+        servers = read_parquet(d.point_dirs[point] / "servers.parquet", what="server records")
+        live, peak = _heap_columns(servers)
+        heap = sc.cluster.server.heap
+        if live is not None:
+            text += f" Live heap per server {size_text(float(servers[live].mean()))}"
+            text += (f", peak {size_text(float(servers[peak].max()))}" if peak is not None else "")
+            text += f" of a {size_text(heap)} heap."
+        else:
+            text += (f" Heap {size_text(heap)} per server with {size_text(sc.cluster.gc.live_heap)} of long-lived data "
+                     f"({sc.cluster.gc.collector}).")
+        pages.append(plot_page(fig, text))
+    heap_day = read_parquet(d.point_dirs[point] / "heap.parquet", what="heap records") \
+        if (d.point_dirs[point] / "heap.parquet").is_file() else pd.DataFrame()
+    if len(heap_day):
+        pages.append(_upsert_day(d, point, heap_day))
+    elif sc.table.is_upsert and (sc.cluster.gc.upsert_keys or 0) > 0:
+        pages += _upsert_growth(d, f, point)
+    return pages
+
+
+def _upsert_day(d: SizingData, point: str, heap: pd.DataFrame) -> Figure:
+    """Each server's live heap over the data's day (the upsert maps under the table's TTL, replayed from
+    the data), the moment the run simulated, the heap and the SLO's limit."""
+    sc = d.scenarios[point]
+    summary = d.combined.set_index("point").loc[point]
+    at = summary.get("heap.at_s")
+    at_s = float(at) if at is not None and at == at else None
+    fig = sizing_plots.heap_over_day(heap, at_s, sc.cluster.server.heap, sc.slo.max_heap,
+                                     f"Upsert heap per server over the data's day ({point})")
+    per = heap.groupby("server")["live_heap"].max()
+    ttl = (sc.table.upsert_config or {}).get("metadataTTL", 0) or 0
+    text = (f"With metadataTTL {float(ttl):g} (comparison-column units), the busiest server peaks at "
+            f"{size_text(float(per.max()))} of live heap ({int(heap['upsert_keys'].max()):,} primary keys) in a "
+            f"{size_text(sc.cluster.server.heap)} heap; the run used the moment "
+            f"{'' if at_s is None else f'{at_s / 3600:.1f} h '}into the data, where p99 was "
+            f"{float(summary['latency_ms.p99.value']):.1f} ms and {float(summary['gc_delayed_rate']):.1%} of queries "
+            "met a GC pause.")
+    if sc.slo.max_heap is not None:
+        verdict = "within" if float(summary.get("heap.peak_max", 0.0)) <= sc.slo.max_heap else "over"
+        text += f" Peak heap is {verdict} the SLO's {size_text(sc.slo.max_heap)}."
+    return plot_page(fig, text)
+
+
+def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
+    """Heap per server and its young pauses as the upsert key count grows from today's."""
+    from workbench.analysis.upsert_day import gc_at
+    from workbench.pinot.heap import upsert_bytes_per_key
+
+    sc = d.scenarios[point]
+    gc = sc.cluster.gc
+    keys_now = float(gc.upsert_keys or 0)
+    hash_function = str((sc.table.upsert_config or {}).get("hashFunction", "NONE"))
+    rate = gc.allocation_rate if gc.allocation_rate is not None else 200.0 * 1024**2
+    updates = gc.update_rate or 0.0
+    rows = []
+    for factor in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0):
+        keys = keys_now * factor
+        per_key = upsert_bytes_per_key(["LONG"], hash_function, num_keys=max(1, int(keys)))
+        pause = gc_at(gc.live_heap, keys, per_key, sc.cluster.server.heap, allocation_rate=float(rate),
+                      update_rate=updates)
+        rows.append({"keys": keys / 1e6, "factor": factor, "live_bytes": gc.live_heap + keys * per_key, **pause})
+    frame = pd.DataFrame(rows)
+    heap = sc.cluster.server.heap
+    limits = {"heap (-Xmx)": heap, "IHOP (marking starts)": gc.ihop * heap}
+    fig = sizing_plots.heap_and_pauses(frame, limits, x="keys", xlabel="upsert keys per server (millions)",
+                                       title="Upsert heap per server as keys grow, and the young pauses it causes")
+    now = frame[frame["factor"] == 1.0].iloc[0]
+    text = (f"today's {keys_now / 1e6:.3g}M keys per server hold {size_text(now['live_bytes'])} live of a "
+            f"{size_text(heap)} heap, with young pauses of {now['young_p50_ms']:.0f} ms (p50) and "
+            f"{now['young_p99_ms']:.0f} ms (p99) in the G1 model fitted to real logs")
+    trouble = frame[(frame["full"] > 0) | (frame["oom"] > 0)]
+    if len(trouble):
+        first = trouble.iloc[0]
+        text += (f"; at {first['factor']:g}x the keys ({first['keys']:.3g}M) "
+                 + ("the JVM runs out of memory" if first["oom"] else "full GCs begin"))
+    else:
+        text += f"; even at {frame['factor'].max():g}x the keys no full GC occurs"
+    text += (f"; {updates:,.0f} key updates per second per server" if updates else
+             "; no key updates are assumed (gc.update_rate), so young pauses do not scan the map here")
+    return [plot_page(fig, text + ". The upsert notebook (04) follows the map over days for a key rate and TTL.")]

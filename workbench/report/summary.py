@@ -1,0 +1,250 @@
+"""Page 1 of the sizing report: what to buy, what it costs, how sure we are, what if things change.
+
+Written for an engineering lead who reads one page: the question and the load, the recommendation
+with its shape and monthly cost, the what-ifs and the headroom, how sure the numbers are, the
+runner-up and what it would save or risk, and the warnings. Every sentence is built from the
+findings (:mod:`workbench.report.findings`); the helpers that build them are pure and tested.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from workbench.report.data import SizingData, size_text
+from workbench.report.findings import Findings, LoadFacts
+from workbench.report.layout import Page
+from workbench.report.prices import PriceTable
+
+__all__ = ["headroom_sentence", "load_rows", "money", "ms", "runner_up_sentences", "shape_sentence",
+           "summary_page", "sureness_sentences", "whatif_frame"]
+
+
+def money(value: float, currency: str) -> str:
+    """``1,104 USD``; a dash when unknown.
+
+    >>> money(1104.4, "USD"), money(float("nan"), "USD")
+    ('1,104 USD', 'unknown')
+    """
+    return "unknown" if value != value else f"{value:,.0f} {currency}"
+
+
+def ms(row: pd.Series | dict[str, Any], stat: str = "p99") -> str:
+    """``191 ms [186, 196]``: a latency statistic with its 95% interval.
+
+    >>> ms({"latency_ms.p99.value": 190.6, "latency_ms.p99.ci_low": 186.0, "latency_ms.p99.ci_high": 195.9})
+    '191 ms [186, 196]'
+    """
+    value = float(row[f"latency_ms.{stat}.value"])
+    low, high = row.get(f"latency_ms.{stat}.ci_low"), row.get(f"latency_ms.{stat}.ci_high")
+    if low is None or high is None or low != low or high != high:
+        return f"{value:.0f} ms"
+    return f"{value:.0f} ms [{float(low):.0f}, {float(high):.0f}]"
+
+
+def shape_sentence(row: pd.Series, prices: PriceTable | None) -> str:
+    """The configuration as a purchase: instances, heap, routing, replica groups, replication."""
+    inst = prices.instances.get(str(row["instance"])) if prices is not None and row.get("instance") else None
+    machine = (f"{row['servers']} x {inst.name} ({inst.vcpus} vCPU, {size_text(inst.memory_bytes)} memory)"
+               if inst is not None else f"{row['servers']} servers with {row['cores']} cores")
+    heap = f"a {size_text(float(row['heap_bytes']))} JVM heap each"
+    if int(row["replica_groups"]) > 0:
+        groups, per = int(row["replica_groups"]), int(row["servers"]) // max(1, int(row["replica_groups"]))
+        routing = (f"{groups} replica groups of {per} servers (numReplicaGroups {groups}, numInstancesPerReplicaGroup "
+                   f"{per}), instanceSelectorType {row['selector']}: each query goes to one group")
+    else:
+        routing = (f"instanceSelectorType {row['selector']}, no replica groups: each query spreads over every "
+                   f"server holding its segments; replication {int(row['replication'])}")
+    return f"{machine} as Pinot servers, {heap}; {routing}."
+
+
+def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
+    """The load block of page 1: queries, data, keys."""
+    mix = ", ".join(f"{share:.0%} {kind}" for kind, share in sorted(load.kinds.items(), key=lambda kv: -kv[1]))
+    source = "the workload's query log, replayed" if load.process == "replay" else "Poisson arrivals"
+    queries = f"{load.qps:,.1f} queries/s at the brokers ({source}{': ' + mix if mix else ''})"
+    rows = [("Queries", queries)]
+    if load.segments is not None:
+        rows.append(("Data", f"{load.rows:,} rows in {load.segments:,} segments, "
+                             f"{size_text(float(load.data_bytes or 0))}B of column values"
+                             + (f", {load.partitions} stream partitions" if load.partitions else "")))
+    keys = []
+    if load.keys:
+        keys.append(f"{load.keys:,} distinct keys")
+    if load.upsert_keys_per_server:
+        keys.append(f"{load.upsert_keys_per_server:,} upsert primary keys per server on the heap")
+    if keys:
+        rows.append(("Keys", "; ".join(keys)))
+    return rows
+
+
+def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
+    """The what-if table as printed: what changes, p99 with its interval, the verdict, how busy."""
+    if f.whatifs is None:
+        return pd.DataFrame()
+    rows = []
+    for _, r in f.whatifs.iterrows():
+        verdict = "–" if slo is None else ("meets" if r["meets_slo"] else "BREAKS")
+        p99 = ms(r) if r["latency_ms.p99.value"] == r["latency_ms.p99.value"] else "not simulated"
+        rows.append({"case": str(r["label"]), "how it is modelled": str(r["note"]),
+                     "queries/s": round(float(r.get("throughput_qps", math.nan)), 1), "p99 [95% interval]": p99,
+                     "SLO": verdict, "busy": _share(r.get("utilisation.mean"))})
+    return pd.DataFrame(rows)
+
+
+def _share(value: Any) -> str:
+    """``37%``, or a dash when unknown."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if math.isnan(number) else f"{number:.0%}"
+
+
+def headroom_sentence(f: Findings) -> str:
+    """Where the SLO breaks as load grows, in queries per second."""
+    room = f.headroom
+    if room is None:
+        return "Headroom not computed (no SLO, or report.headroom is empty)."
+    if room.holds_to < 1.0:
+        return "Headroom: none; the recommendation does not meet the SLO at today's load."
+    today = room.qps
+    if room.breaks_at is None:
+        return (f"Headroom: the SLO still holds at {room.holds_to:g}x today's load ({room.holds_to * today:,.0f} "
+                "queries/s), the most tried.")
+    holds = ("at today's load" if room.holds_to == 1.0 else
+             f"up to {room.holds_to:g}x today's load ({room.holds_to * today:,.0f} queries/s)")
+    text = (f"Headroom: the SLO holds {holds} and breaks by {room.breaks_at:g}x "
+            f"({room.breaks_at * today:,.0f} queries/s)")
+    if room.estimate is not None:
+        text += f"; interpolating, at about {room.estimate:.2g}x ({room.estimate * today:,.0f} queries/s)"
+    return text + "."
+
+
+def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
+    """How sure the answer is: the simulation's interval, and the model's (calibrated or not)."""
+    best = f.best
+    if best is None:
+        return []
+    reps = int(best.get("replications", 0) or 0)
+    sc = d.scenarios[str(best["point"])]
+    window = sc.simulation.duration_s - sc.simulation.warmup_s
+    high, low = best.get("latency_ms.p99.ci_high", math.nan), best.get("latency_ms.p99.ci_low", math.nan)
+    half = (float(high) - float(low)) / 2
+    out = [f"Simulation: {reps} independent replication(s) of {window:g} s after warm-up, "
+           f"{int(best.get('queries', 0)):,} queries; p99 is known to within +/-{half:.0f} ms (95%)."]
+    cal = f.calibration
+    if cal.has_model_interval:
+        m_low, m_high = best.get("latency_ms.p99.model_low", math.nan), best.get("latency_ms.p99.model_high", math.nan)
+        draws = best.get("model_uncertainty.draws")
+        count = f" ({int(draws)} draws)" if draws is not None and draws == draws else ""
+        out.append(f"Model: calibrated; across the fitted parameters' uncertainty{count} p99 lies in "
+                   f"[{float(m_low):.0f}, {float(m_high):.0f}] ms.")
+    elif cal.directory is not None:
+        out.append(f"Model: calibrated from {cal.directory.name}/, without the model interval on these points.")
+    else:
+        out.append("Model: not calibrated. The cost per document, per segment and per request and the GC settings "
+                   "are the scenario's assumptions, so the answer is only as good as they are; `workbench calibrate` "
+                   "fits them to your broker log and GC logs, and the report then shows the model's interval.")
+    if cal.backtest is not None and cal.backtest.get("verdict"):
+        out.append(f"Back-test against the log: {cal.backtest['verdict']}.")
+    return out
+
+
+def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
+    """The runner-up and what it adds; the cheaper shape that fails and what it would save and risk."""
+    out: list[str] = []
+    currency = d.prices.currency if d.prices is not None else ""
+    best = f.best
+    if best is None:
+        return out
+    if f.runner is not None:
+        r = f.runner
+        extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
+        margin = float(best["latency_ms.p99.value"]) - float(r["latency_ms.p99.value"])
+        more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
+        out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(float(r['monthly_cost']), currency)}/month: "
+                   f"{more} for p99 {ms(r)}, "
+                   + (f"{margin:.0f} ms more margin under the SLO." if margin > 0 else
+                      f"{-margin:.0f} ms less margin under the SLO."))
+    if f.resilient is not None:
+        r = f.resilient
+        if str(r["point"]) == str(best["point"]):
+            out.append("It rides out one server down within the SLO (see the what-ifs).")
+        else:
+            extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
+            more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
+            out.append(f"To stay within the SLO with one server down: {r['shape']} ({r['instance']}), "
+                       f"{money(float(r['monthly_cost']), currency)}/month ({more}), p99 {ms(r)} with every server up.")
+    elif f.resilient_tried:
+        out.append(f"None of the {f.resilient_tried} cheapest configurations that meet the SLO still meets it with "
+                   "one server down: widen the sweep if the SLO must hold through a failure.")
+    if f.cheaper is not None:
+        c = f.cheaper
+        saving = float(best["monthly_cost"]) - float(c["monthly_cost"])
+        out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save {money(saving, currency)}/month "
+                   f"but its p99 is {ms(c)}, over the SLO.")
+    return out
+
+
+def _title(d: SizingData) -> tuple[str, str]:
+    table = d.base.get("table", {}) if isinstance(d.base.get("table"), dict) else {}
+    name = f"{table.get('tableName', d.scenario_name)}_{table.get('tableType', '')}".rstrip("_")
+    sub = (f"Sizing report of sweep '{d.sweep_name}' ({len(d.combined)} configurations simulated), "
+           f"{_dt.date.today().isoformat()}")
+    return f"Pinot sizing: {name}", sub
+
+
+def summary_page(d: SizingData, f: Findings) -> Figure:
+    """Page 1 (A4 portrait)."""
+    title, sub = _title(d)
+    page = Page(title, sub)
+    slo = d.slo_p99_ms
+    target = f"p99 under {slo:g} ms (the whole 95% interval)" if slo is not None else "no latency SLO (none was set)"
+    page.heading("Executive summary")
+    page.paragraph(f"The question: which cluster shape serves this table's load with {target}, for the least money?",
+                   size=9)
+    page.facts(load_rows(f.load), size=9)
+    currency = d.prices.currency if d.prices is not None else ""
+    if f.best is None:
+        at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+        best_p99 = at_load.sort_values("latency_ms.p99.value").iloc[0]
+        page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
+                     f"({best_p99['shape']}); widen the sweep: more servers, more cores, or replica groups.", "bad",
+                     weight="bold")
+    else:
+        b = f.best
+        page.callout(f"Buy {shape_sentence(b, d.prices)}\nMonthly cost: {money(float(b['monthly_cost']), currency)} "
+                     f"({b['servers']} x {float(b['per_hour']):.3f} {currency}/hour). p99 {ms(b)}, p50 {ms(b, 'p50')}, "
+                     f"servers {float(b['utilisation.mean']):.0%} busy, partial results "
+                     f"{float(b.get('partial_rate', 0.0)):.2%}.", "good", size=9.5)
+    if f.whatifs is not None and len(f.whatifs):
+        page.heading("What if load grows or a server dies")
+        page.table(whatif_frame(f, slo), size=8)
+        page.paragraph(headroom_sentence(f), size=9)
+    if f.routing:
+        page.heading("Balanced routing or replica groups?")
+        page.paragraph(f.routing, size=9)
+    sure = sureness_sentences(d, f)
+    if sure:
+        page.heading("How sure we are")
+        for sentence in sure:
+            page.paragraph(sentence, size=9)
+    runner = runner_up_sentences(d, f)
+    if runner:
+        page.heading("The alternatives")
+        page.bullets(runner, size=9)
+    page.heading("Warnings")
+    if f.warnings:
+        page.callout("\n".join(f"- {w}" for w in f.warnings), "warn", size=9)
+    else:
+        page.paragraph("None: the recommendation meets the SLO with its whole interval, is not near saturation and "
+                       "returned no partial results.", size=9)
+    if d.prices is not None:
+        page.footer(f"Prices: {d.prices.describe()}. Instances need >= cores vCPUs and >= heap x "
+                    f"{d.options.memory_per_heap:g} memory.")
+    return page.fig

@@ -1,0 +1,163 @@
+"""Reading a workload directory (``workbench generate`` or an import) for a run, checked on the way in.
+
+A run trusts two tables of the directory: ``segments.parquet`` (the table's segments: names, doc
+counts, time ranges, ZK metadata) and, for replayed arrivals, ``queries.parquet``. A directory handed
+to ``--data`` may be anything, though: a corrupt file, another tool's Parquet, a hand-edited import.
+These readers name the file, the column and the first bad row instead of failing deep in the model.
+
+>>> import tempfile, pandas as pd
+>>> with tempfile.TemporaryDirectory() as d:
+...     pd.DataFrame({"segment_name": ["s0", "s1"], "total_docs": [10, -1]}).to_parquet(f"{d}/segments.parquet")
+...     read_segments(d)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+workbench.errors.InputError: .../segments.parquet: total_docs of segment 's1' (row 1) is -1: every segment \
+needs its number of documents (0 or more)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench import defaults as D
+from workbench.errors import InputError
+from workbench.io.tables import read_parquet
+from workbench.pinot.segment import check_segment_name
+
+__all__ = ["QUERIES_FILE", "SEGMENTS_FILE", "read_replay_queries", "read_segments"]
+
+_LOG = logging.getLogger(__name__)
+SEGMENTS_FILE = "segments.parquet"
+QUERIES_FILE = "queries.parquet"
+
+
+def _bad_row(path: Path, frame: pd.DataFrame, mask: Any, column: str, problem: str) -> InputError:
+    row = int(mask.to_numpy().nonzero()[0][0])
+    name = frame["segment_name"].iloc[row] if "segment_name" in frame else None
+    label = f"of segment {name!r} (row {row})" if isinstance(name, str) else f"(row {row})"
+    value = frame[column].iloc[row]
+    value = value.item() if hasattr(value, "item") else value
+    return InputError(str(path), f"{column} {label} is {value!r}: {problem}")
+
+
+def _check_names(path: Path, frame: pd.DataFrame) -> None:
+    names = frame["segment_name"]
+    for row, name in enumerate(names):
+        try:
+            check_segment_name(name)
+        except InputError as exc:
+            raise InputError(str(path), f"segment_name (row {row}): {exc.problem}") from None
+    duplicated = names.duplicated()
+    if duplicated.any():
+        raise InputError(str(path), f"segment {names[duplicated].iloc[0]!r} is listed twice; names must be unique")
+
+
+def _consuming(frame: pd.DataFrame) -> pd.Series:
+    if "status" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["status"] == "IN_PROGRESS"
+
+
+def _half_full(frame: pd.DataFrame, docs: pd.Series, unknown: pd.Series) -> list[int]:
+    """A consuming segment of unknown size, at a random moment, is on average half as full as the
+    segments its partition sealed (flushing by rows or time fills it evenly): half their median, or of
+    every sealed segment's when its partition has none yet (0 when none is sealed)."""
+    sealed = docs[~_consuming(frame) & (docs >= 0)]
+    overall = float(sealed.median()) if len(sealed) else 0.0
+    if "partition" not in frame:
+        return [round(overall / 2)] * int(unknown.sum())
+    by_partition = sealed.groupby(frame.loc[sealed.index, "partition"]).median()
+    return [round(float(by_partition.get(p, overall)) / 2) for p in frame.loc[unknown, "partition"]]
+
+
+def _check_docs(path: Path, frame: pd.DataFrame) -> None:
+    docs = pd.to_numeric(frame["total_docs"], errors="coerce")
+    unknown = (docs == -1) & _consuming(frame)
+    if unknown.any():
+        fill = _half_full(frame, docs, unknown)
+        _LOG.warning("%s: %d consuming segment(s) have no doc count (ZK records none while a segment consumes); "
+                     "each is taken as half of its partition's median sealed segment (%s docs)", path,
+                     int(unknown.sum()), ", ".join(f"{v:g}" for v in sorted(set(fill))))
+        fill_docs = pd.Series([int(v) for v in fill], index=frame.index[unknown], dtype="int64")
+        frame.loc[unknown, "total_docs"] = fill_docs
+        docs = docs.astype("float64")
+        docs[unknown] = fill_docs.astype("float64")
+    bad = docs.isna() | (docs < 0)
+    if bad.any():
+        raise _bad_row(path, frame, bad, "total_docs", "every segment needs its number of documents (0 or more)")
+    too_many = docs > D.LIMIT_DOCS_PER_SEGMENT
+    if too_many.any():
+        raise _bad_row(path, frame, too_many, "total_docs", f"Pinot's doc ids are Java ints: at most "
+                                                            f"{D.LIMIT_DOCS_PER_SEGMENT:,} documents per segment")
+
+
+def _check_zk(path: Path, frame: pd.DataFrame) -> None:
+    if "zk_metadata" not in frame:
+        for column in ("start_time_ms", "end_time_ms"):
+            if column not in frame:
+                raise InputError(str(path), f"has neither zk_metadata nor {column}; segments need a time range")
+        return
+    for row, text in enumerate(frame["zk_metadata"]):
+        if text is None or text == "" or (isinstance(text, float) and math.isnan(text)):
+            continue
+        try:
+            ok = isinstance(json.loads(text), dict)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise InputError(str(path), f"zk_metadata of row {row} is not a JSON object of ZK simple fields: "
+                                        f"{str(text)[:80]!r}")
+
+
+def read_segments(data: str | Path) -> pd.DataFrame:
+    """The segments table of a workload directory, every row checked (names, doc counts, ZK metadata).
+
+    A consuming segment (``IN_PROGRESS``) imported from ZK has no doc count yet (-1); it is taken as
+    half its partition's median sealed segment, with a warning. Any other missing or negative count is
+    an error.
+
+    Raises
+    ------
+    InputError
+        No ``segments.parquet``, an unreadable one, no segments, or the first bad row.
+    """
+    path = Path(data) / SEGMENTS_FILE
+    if not path.is_file():
+        raise InputError(str(data), f"has no {SEGMENTS_FILE}; run `workbench generate` (or import) first")
+    frame = read_parquet(path, ["segment_name", "total_docs"], what="segments table")
+    if frame.empty:
+        raise InputError(str(path), "holds no segments")
+    _check_names(path, frame)
+    _check_docs(path, frame)
+    _check_zk(path, frame)
+    return frame
+
+
+def read_replay_queries(data: str | Path) -> pd.DataFrame:
+    """``arrival_s`` and ``sql`` of a workload directory's query log, in arrival order, checked.
+
+    Raises
+    ------
+    InputError
+        No ``queries.parquet``, an unreadable one, no queries, a missing SQL text or an arrival
+        time that is not a finite number of seconds >= 0.
+    """
+    path = Path(data) / QUERIES_FILE
+    frame = read_parquet(path, columns=["arrival_s", "sql"], what="queries table")
+    if frame.empty:
+        raise InputError(str(path), "holds no queries to replay")
+    arrival = pd.to_numeric(frame["arrival_s"], errors="coerce")
+    bad = arrival.isna() | ~arrival.apply(math.isfinite) | (arrival < 0)
+    if bad.any():
+        raise _bad_row(path, frame, bad, "arrival_s", "arrival times are finite seconds >= 0")
+    sql = frame["sql"]
+    missing = sql.isna() | ~sql.map(lambda v: isinstance(v, str) and bool(v.strip()))
+    if missing.any():
+        raise _bad_row(path, frame, missing, "sql", "every replayed query needs its SQL text")
+    return frame.sort_values("arrival_s", kind="stable")
