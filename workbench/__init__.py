@@ -33,6 +33,7 @@ __all__ = [
     "load_table_config",
     "run_scenario",
     "run_sweep",
+    "scale_out",
     "simulate",
     "summarise",
     "write_run",
@@ -52,6 +53,7 @@ _LAZY = {
     "generate": "workbench.api",
     "write_run": "workbench.api",
     "run_scenario": "workbench.api",
+    "scale_out": "workbench.analysis.scale_out",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "build_run_report": "workbench.report",
@@ -59,6 +61,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from workbench.analysis.scale_out import scale_out
     from workbench.analysis.stats import summarise
     from workbench.api import generate, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError

@@ -27,10 +27,11 @@ from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, Sim
 from workbench.sim.records import Result
 
 if TYPE_CHECKING:
+    from workbench.analysis.scale_out import ScaleOut
     from workbench.calibrate import CalibrationResult
 
 __all__ = ["SUMMARY_FILE", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec", "report",
-           "run_scenario", "write_run"]
+           "run_scenario", "scale_out", "write_run"]
 
 #: The run directory's headline file: scenario, seed, overrides and the summary statistics.
 SUMMARY_FILE = "summary.json"
@@ -241,3 +242,31 @@ def calibrate(
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
                                seed=SEED if seed is None else seed)
     return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite)
+
+
+def scale_out(
+    scenario: Scenario | str | Path | Mapping[str, Any], servers: int, *, out: str | Path | None = None,
+    seed: int | None = None, data: str | Path | None = None, minimize_data_movement: bool | None = None,
+    include_consuming: bool | None = None,
+) -> ScaleOut:
+    """The scenario's cluster grown (or shrunk) to ``servers``: Pinot's rebalance, what moves, p99 before
+    and after (:func:`workbench.analysis.scale_out.scale_out`). With ``out``, also a JSON document there:
+    the per-server moves, the rebalanced ideal state and both summaries."""
+    from workbench.analysis.scale_out import scale_out as run
+
+    _check_seed(seed)
+    sc = _resolve(scenario, None, None)
+    if out is not None:
+        check_output(out, kind="file")
+    result = run(sc, servers, seed=seed, data=Path(data) if data is not None else None,
+                 minimize_data_movement=minimize_data_movement, include_consuming=include_consuming)
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(Path(out), {
+            "servers_before": result.servers_before, "servers_after": result.servers_after,
+            "minimize_data_movement": result.plan.minimize_data_movement,
+            "segments_moved": result.plan.segments_moved, "bytes_moved": result.plan.bytes_moved,
+            "moved_share": result.moved_share, "moves": result.plan.table_rows(),
+            "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
+            "before": result.before, "after": result.after})
+    return result

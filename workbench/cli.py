@@ -139,6 +139,19 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scale_out(args: argparse.Namespace) -> int:
+    from workbench.api import scale_out
+
+    minimize = {"table": None, "on": True, "off": False}[args.minimize]
+    result = scale_out(args.scenario, args.servers, out=args.out, seed=args.seed, data=args.data,
+                       minimize_data_movement=minimize, include_consuming=args.include_consuming)
+    for m in result.plan.moves:
+        _say(f"  {m.server:<12} segments {m.segments_before:>5} -> {m.segments_after:<5} "
+             f"in {m.segments_in:>5} ({m.bytes_in / 1e9:.3g} GB)  out {m.segments_out:>5}")
+    _say(result.sentence() + (f"; wrote {args.out}" if args.out else ""))
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from workbench.api import report
 
@@ -241,6 +254,22 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")
     c.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     c.set_defaults(handler=_calibrate)
+
+    o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",
+                       description="Grow (or shrink) the scenario's cluster to --servers: Pinot's instance and "
+                                   "segment reassignment of today's layout (with the table's minimizeDataMovement), "
+                                   "the segments and bytes each server loads, and the simulated p99 before and after "
+                                   "the move on the same seed. See docs/model.md.")
+    o.add_argument("scenario", help="scenario file (its cluster.servers is today's count)")
+    o.add_argument("--servers", required=True, type=_count(1), metavar="N", help="server count after the change")
+    o.add_argument("--data", help="workload directory (default: workload.data)")
+    o.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    o.add_argument("--minimize", choices=("table", "on", "off"), default="table",
+                   help="the rebalance's minimizeDataMovement: the table config's flag (default), on or off")
+    o.add_argument("--include-consuming", action="store_true", default=None,
+                   help="also move CONSUMING segments (always done when the cluster shrinks)")
+    o.add_argument("--out", help="write the moves, the new ideal state and both summaries to this JSON file")
+    o.set_defaults(handler=_scale_out)
 
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "

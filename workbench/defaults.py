@@ -71,6 +71,11 @@ ARRIVAL_PROCESS: Final = "poisson"
 QPS: Final = 100.0
 SEGMENTS_PER_SERVER: Final = 4
 DOCS_PER_SEGMENT: Final = 1_000_000
+#: Bytes per document of a segment whose size is unknown (a synthetic layout, or an import without
+#: sizes), for the scale-out what-if's bytes moved only: segment counts and routing do not use it.
+#: A mid-range figure for columnar, dictionary-encoded rows of a dozen columns; give real sizes to rely
+#: on the bytes.
+SEGMENT_BYTES_PER_DOC: Final = 100
 
 # -- simulation control -----------------------------------------------------------------------------
 DURATION_S: Final = 120.0

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.report.fragility import Context, backtest_fit, busy, partial_results, slo_overlap, straddling
+from workbench.report.fragility import (
+    Context,
+    backtest_fit,
+    busy,
+    idle_servers,
+    partial_results,
+    slo_overlap,
+    straddling,
+)
 
 
 def _row(**values: float) -> pd.Series:
@@ -22,6 +30,11 @@ def test_busy_servers_warn_above_the_threshold() -> None:
 def test_any_partial_result_warns() -> None:
     assert partial_results(_row(), Context(200.0)) is None
     assert "0.01%" in (partial_results(_row(partial_rate=0.0001), Context(200.0)) or "")
+
+
+def test_servers_no_query_reached_warn() -> None:
+    assert idle_servers(_row(servers_idle=0, servers=6), Context(200.0)) is None
+    assert "2 of 6 servers received no query" in (idle_servers(_row(servers_idle=2, servers=6), Context(200.0)) or "")
 
 
 def test_a_p99_interval_near_or_across_the_slo_warns() -> None:

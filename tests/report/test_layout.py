@@ -6,7 +6,7 @@ import itertools
 
 import pandas as pd
 
-from workbench.report.layout import A4_LANDSCAPE, Page
+from workbench.report.layout import A4_LANDSCAPE, Page, fitted
 
 
 def _text_boxes(page: Page) -> list[tuple[float, float, float, float]]:
@@ -39,3 +39,18 @@ def test_a_wide_table_shrinks_to_the_margins() -> None:
     page.table(frame, size=9)
     boxes = _text_boxes(page)
     assert max(b[2] for b in boxes) <= page.right + 0.01
+
+
+def test_a_long_page_shrinks_its_type_to_end_above_the_footer() -> None:
+    def build(scale: float) -> Page:
+        page = Page("Long", scale=scale)
+        for _ in range(9):
+            page.heading("Section")
+            page.paragraph("Words that fill the page until it would run into the footer. " * 6)
+        return page
+
+    assert build(1.0).y < 0.06  # at full size it runs past the footer's top
+    page = fitted(build, 0.06)
+    assert page.y >= 0.06 and page.scale < 1.0
+    short = fitted(lambda scale: Page("Short", scale=scale), 0.06)
+    assert short.scale == 1.0  # nothing to shrink

@@ -14,6 +14,7 @@ from workbench.report.sizing import load_sizing_data
 from workbench.report.whatif import headroom, scale_query_log, whatif_table, whatif_variants
 from workbench.scenario import load_scenario
 from workbench.scenario.variants import replica_group_layout
+from workbench.sim.layout import build_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,18 +34,25 @@ def test_balanced_what_ifs_lose_one_server(tmp_path: Path) -> None:
     sc = load_scenario(ROOT / "scenarios" / "synthetic.yaml").with_overrides({"table.segmentsConfig.replication": 2})
     names = {w.name: w for w in whatif_variants(sc, tmp_path)}
     assert set(names) == {"load-x1.5", "server-down"}  # no replica group to lose
-    assert names["server-down"].overrides == {"cluster.servers": sc.cluster.servers - 1}
+    down = sc.with_overrides(names["server-down"].overrides)
+    assert down.cluster.failures.down == ("Server_0",)
+    assert down.cluster.servers == sc.cluster.servers  # the same layout, one machine missing
     assert names["load-x1.5"].overrides == {"workload.arrival.qps": 1.5 * sc.workload.arrival.qps}
+    alone = sc.with_overrides({"table.segmentsConfig.replication": 1})
+    assert [w.name for w in whatif_variants(alone, tmp_path)] == ["load-x1.5"]  # nothing to route around to
 
 
-def test_replica_group_what_ifs_lose_a_group_or_a_server_per_group(tmp_path: Path) -> None:
+def test_replica_group_what_ifs_lose_a_whole_group_or_one_of_its_servers(tmp_path: Path) -> None:
     base = load_scenario(ROOT / "scenarios" / "synthetic.yaml")
     sc = base.with_overrides(replica_group_layout(base, 3, 4))
     names = {w.name: w for w in whatif_variants(sc, tmp_path)}
-    group_down = sc.with_overrides(names["group-down"].overrides)
-    assert (group_down.cluster.servers, group_down.table.replication) == (8, 2)
-    server_down = sc.with_overrides(names["server-down"].overrides)
-    assert (server_down.cluster.servers, server_down.table.replication) == (9, 3)
+    group = sc.with_overrides(names["group-down"].overrides).cluster.failures.down
+    one = sc.with_overrides(names["server-down"].overrides).cluster.failures.down
+    assert len(group) == 4 and len(set(group)) == 4 and one[0] in group
+    # a replica group holds one replica of every segment: downing it leaves exactly two of each
+    layout = build_layout(sc)
+    for replicas in layout.replicas:
+        assert sum(layout.servers[s] in group for s in replicas) == 1
 
 
 def test_what_ifs_change_what_they_say(layout_sweep: Path) -> None:

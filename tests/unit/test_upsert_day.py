@@ -66,3 +66,13 @@ def test_a_bigger_map_means_longer_young_pauses_and_a_full_heap_runs_out() -> No
     assert big["young_p50_ms"] > small["young_p50_ms"]  # the remembered-set scan grows with the map
     full = gc_at(1e9, 60e6, per_key, 8 * 1024**3, allocation_rate=300e6, seconds=60)  # 9.4 GB live in 8 GiB
     assert full["oom"] == 1.0
+
+
+def test_pause_figures_are_of_the_steady_state_not_of_g1_sizing_its_young_generation() -> None:
+    # G1 starts with its smallest young generation: without the warm-up, a short window counted about
+    # twice the young GCs of a long one at the same load
+    args = (2 * 1024**3, 11e6, 151.0, 16 * 1024**3)
+    short = gc_at(*args, allocation_rate=300e6, update_rate=1_000, seconds=900, seed=1)
+    long = gc_at(*args, allocation_rate=300e6, update_rate=1_000, seconds=3600, seed=2)
+    assert short["young_per_s"] == pytest.approx(long["young_per_s"], rel=0.15)
+    assert short["young_p50_ms"] == pytest.approx(long["young_p50_ms"], rel=0.2)

@@ -97,6 +97,12 @@ CASES: dict[str, dict[str, Any]] = {
         cluster={"servers": 3, "server": {"cores": 1}, "failures": {"mtbf_s": 5, "mttr_s": 3}},
         table={**TABLE, "segmentsConfig": {"replication": 1}},
         service={"model": "empirical", "values_ms": [1.5, 2.5, 9.0]}),
+    "a server down all run, replica groups, adaptive-free routing around it": scenario(
+        cluster={"servers": 6, "server": {"cores": 2}, "failures": {"down": ["Server_2"]}},
+        table={**TABLE, "segmentsConfig": {"replication": 2}, "routing": {"instanceSelectorType": "replicaGroup"},
+               "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                            "replicaGroupPartitionConfig": {
+                                                                "replicaGroupBased": True, "numReplicaGroups": 2}}}}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},

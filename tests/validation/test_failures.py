@@ -66,3 +66,30 @@ def test_with_replicas_the_broker_routes_around_a_down_server() -> None:
 def test_failure_schedules_are_reproducible() -> None:
     a, b = simulate(scenario(2)), simulate(scenario(2))
     pd.testing.assert_frame_equal(a.failures, b.failures)
+
+
+def _down_all_run(replication: int, down: list[str]) -> Any:
+    sc = scenario(replication)
+    sc["cluster"]["failures"] = {"down": down}
+    sc["simulation"] = {"duration_s": 60, "warmup_s": 2, "replications": 1, "seed": 9}
+    return simulate(sc)
+
+
+def test_a_server_down_all_run_gets_no_request_and_its_replicas_carry_its_share() -> None:
+    whole = _down_all_run(2, [])
+    r = _down_all_run(2, ["Server_1"])
+    requests = r.servers.set_index("server")["requests"]
+    assert requests["Server_1"] == 0
+    assert not r.queries["partial"].any()  # every segment keeps a live replica
+    # the same queries are served by three servers instead of four: their requests go up, none is lost
+    assert requests.sum() >= whole.servers["requests"].sum() * 0.99
+    assert requests.drop("Server_1").mean() > whole.servers["requests"].mean()
+    f = r.failures
+    assert f["server"].tolist() == ["Server_1"] and f["down_s"].iloc[0] == 0.0
+
+
+def test_without_replicas_a_server_down_all_run_leaves_every_query_partial() -> None:
+    r = _down_all_run(1, ["Server_0"])
+    # every query scans every segment, and the down server's segments have no other replica
+    assert r.queries["partial"].all()
+    assert (r.queries["servers_queried"] == 3).all()

@@ -144,6 +144,9 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
             "mean": float(result.servers["utilisation"].mean()),
             "max": float(result.servers["utilisation"].max()),
         },
+        # servers that no query reached in some replication: down, or holding no segment queries need
+        "servers_idle": int(result.servers.groupby("replication")["requests"].agg(lambda r: int((r == 0).sum())).max())
+        if len(result.servers) else 0,
         **{name: float(w[column].sum()) / n if n else float("nan") for name, column in _RATES},
         "gc_pauses": len(result.gc_pauses),
         "cache_hit_rate": float(w["cache_hits"].sum()) / n if n else 0.0,

@@ -117,17 +117,23 @@ def heap_timeline(load: UpsertLoad, ttl_s: float, hours: float, static_bytes: fl
 
 
 def gc_at(live_bytes_static: float, keys: float, bytes_per_key: float, heap_bytes: float, *,
-          allocation_rate: float, update_rate: float = 0.0, seconds: float = 120.0, seed: int = 0,
-          params: G1Params | None = None) -> dict[str, float]:
+          allocation_rate: float, update_rate: float = 0.0, seconds: float = 1800.0, seed: int = 0,
+          params: G1Params | None = None, warmup_s: float = 600.0) -> dict[str, float]:
     """G1 pauses of one server holding ``keys`` upsert keys, over ``seconds`` of steady load.
+
+    G1 starts with its smallest young generation and sizes it up over the first collections, so the
+    first ``warmup_s`` seconds (about ten minutes at these rates) have more, shorter young pauses than
+    the steady state; they are simulated and left out of the figures.
 
     Returns ``young_p50_ms``, ``young_p99_ms`` (young and mixed pauses), ``young_per_s``,
     ``full`` (full GCs in the window), ``longest_ms`` and ``oom`` (1.0 when the live heap no longer
     fits: the JVM would throw ``OutOfMemoryError``).
     """
     live = LiveHeap(float(live_bytes_static), int(keys), float(bytes_per_key))
-    pauses, heap = g1_pauses_at_constant_rate(params or G1Params(), heap_bytes, live, allocation_rate,
-                                              seconds * 1000.0, np.random.default_rng(seed), update_rate=update_rate)
+    every, heap = g1_pauses_at_constant_rate(params or G1Params(), heap_bytes, live, allocation_rate,
+                                             (warmup_s + seconds) * 1000.0, np.random.default_rng(seed),
+                                             update_rate=update_rate)
+    pauses = [p for p in every if p.start_ms >= warmup_s * 1000.0]
     evac = np.array([p.duration_ms for p in pauses if p.kind in ("young", "mixed")])
     return {
         "young_p50_ms": float(np.percentile(evac, 50)) if len(evac) else float("nan"),

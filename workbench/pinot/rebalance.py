@@ -48,7 +48,8 @@ from workbench.pinot.assignment import (
 )
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "plan_rebalance", "servers_for_table"]
+__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "initial_ideal_state", "plan_rebalance",
+           "relocates_completed", "servers_for_table", "table_instance_partitions"]
 
 IdealState = Mapping[str, Mapping[str, str]]
 Servers = Sequence[str] | Sequence[Instance]
@@ -115,27 +116,39 @@ def _kinds(table_config: TableConfig) -> tuple[str, ...]:
     return ("OFFLINE",) if table_config.table_type == "OFFLINE" else ("CONSUMING", "COMPLETED")
 
 
-def _relocates_completed(table_config: TableConfig) -> bool:
+def relocates_completed(table_config: TableConfig) -> bool:
+    """Whether a REALTIME table moves its completed segments off the consuming servers.
+
+    Pinot does so only with COMPLETED instance partitions: a ``COMPLETED`` instance assignment config,
+    or ``tenants.tagOverrideConfig.realtimeCompleted`` naming a tag other than the consuming one.
+    Otherwise a completed segment stays where its stream partition is consumed
+    (``RealtimeSegmentAssignment``), so a table with fewer partitions than servers leaves servers idle.
+    """
     override = table_config.section("tenants", "tagOverrideConfig")
     moved = override.get("realtimeCompleted") and override.get("realtimeCompleted") != override.get(
         "realtimeConsuming", server_tag(table_config, "CONSUMING"))
     return instance_assignment_config(table_config, "COMPLETED") is not None or bool(moved)
 
 
-def _partitions(table_config: TableConfig, instances: list[Instance], existing: Mapping[str, InstancePartitions] | None,
-                minimize: bool | None) -> dict[str, InstancePartitions]:
+def table_instance_partitions(table_config: TableConfig, instances: Sequence[Instance],
+                              existing: Mapping[str, InstancePartitions] | None = None,
+                              minimize: bool | None = None) -> dict[str, InstancePartitions]:
+    """The table's instance partitions by kind (OFFLINE, or CONSUMING and, when it relocates, COMPLETED),
+    as table creation (``existing`` absent) or a rebalance that reassigns instances computes them."""
     out = {}
     for kind in _kinds(table_config):
-        if kind == "COMPLETED" and not _relocates_completed(table_config):
+        if kind == "COMPLETED" and not relocates_completed(table_config):
             continue
         before = None if existing is None else existing.get(kind)
         out[kind] = instance_partitions_for(table_config, kind, instances, before, minimize)
     return out
 
 
-def _initial_assignment(table_config: TableConfig, ips: Mapping[str, InstancePartitions], segments: Iterable[str],
+def initial_ideal_state(table_config: TableConfig, ips: Mapping[str, InstancePartitions], segments: Iterable[str],
                         consuming: frozenset[str], partition_of: Callable[[str], int]) -> dict[str, dict[str, str]]:
-    """The ideal state the controller builds uploading ``segments`` in order onto ``ips``."""
+    """The ideal state the controller builds committing or uploading ``segments`` in order onto ``ips``
+    (:func:`table_instance_partitions`): completed segments by the table's strategy when the table
+    relocates them, else on their stream partition's consuming servers; consuming ones by partition."""
     replication = table_config.replication
     names = list(segments)
     if table_config.table_type == "OFFLINE":
@@ -234,11 +247,11 @@ def plan_rebalance(table_config: TableConfig, current_servers: Servers, new_serv
     sizes = {str(k): _size(k, v) for k, v in segment_sizes.items()}
     before = servers_for_table(table_config, current_servers)
     after = servers_for_table(table_config, new_servers)
-    old_ips = dict(current_instance_partitions or _partitions(table_config, before, None, None))
+    old_ips = dict(current_instance_partitions or table_instance_partitions(table_config, before, None, None))
     current = current_assignment
     if current is None:
-        current = _initial_assignment(table_config, old_ips, sizes, frozenset(consuming), partition_of)
-    new_ips = _partitions(table_config, after, old_ips, minimize_data_movement)
+        current = initial_ideal_state(table_config, old_ips, sizes, frozenset(consuming), partition_of)
+    new_ips = table_instance_partitions(table_config, after, old_ips, minimize_data_movement)
     new = _reassign(table_config, current, new_ips, partition_of, include_consuming)
     flag = _effective_minimize(table_config, minimize_data_movement)
     return RebalancePlan(table_config.table_name_with_type, flag, MappingProxyType(old_ips), MappingProxyType(new_ips),

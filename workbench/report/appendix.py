@@ -31,18 +31,18 @@ def _workload_dir(d: SizingData) -> Path | None:
     return path if path.is_dir() else None
 
 
-def _plan_rows(d: SizingData, f: Findings, segments: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    from workbench.pinot.rebalance import plan_rebalance
+def _plan_rows(d: SizingData, f: Findings, data: Path) -> tuple[pd.DataFrame, list[str]]:
+    """Rebalance moves of today's servers -> the recommendation and of the recommendation -> the next size
+    up; the first step is also simulated on its rebalanced ideal state (p99 once the move is done)."""
+    from workbench.analysis.scale_out import rebalance_layout
+    from workbench.report.whatif import WhatIf, run_whatif
 
     assert f.best is not None
-    sc = d.scenarios[str(f.best["point"])]
+    point = str(f.best["point"])
+    sc, seed = d.scenarios[point], int(f.best["seed"]) if "seed" in f.best else 0
     rec = sc.cluster.servers
     now = d.base_scenario.cluster.servers if d.base_scenario is not None else rec
-    counts = sorted(set(int(s) for s in d.combined["servers"]))
-    bigger = [n for n in counts if n > rec]
-    sizes = {str(n): int(max(0, b)) for n, b in zip(segments["segment_name"], segments["size_bytes"], strict=True)}
-    consuming = [str(n) for n in segments.loc[segments["status"] == "IN_PROGRESS", "segment_name"]]
-    total = sum(sizes.values()) * sc.table.replication
+    bigger = [n for n in sorted(set(int(s) for s in d.combined["servers"])) if n > rec]
     steps = []
     same_layout = d.base_scenario is not None and d.base_scenario.table.to_json() == sc.table.to_json()
     if now != rec and same_layout:
@@ -50,33 +50,39 @@ def _plan_rows(d: SizingData, f: Findings, segments: pd.DataFrame) -> tuple[pd.D
     if bigger:
         steps.append((rec, bigger[0], f"{rec} -> {bigger[0]} (the next size up)"))
     rows, sentences = [], []
-    for before, after, label in steps:
-        plan = plan_rebalance(sc.table, [f"Server_{i}" for i in range(before)], [f"Server_{i}" for i in range(after)],
-                              sizes, consuming=consuming)
+    for i, (before, after, label) in enumerate(steps):
+        plan, total = rebalance_layout(sc.with_overrides({"cluster.servers": before}), after, data=data)
         rows += [{**r, "plan": label} for r in plan.table_rows()]
         share = plan.bytes_moved / total if total else 0.0
-        sentences.append(f"{label}: {plan.segments_moved} segment replicas, {from_bytes(plan.bytes_moved)}B "
-                         f"({share:.0%} of the table's replicated bytes) are loaded"
-                         f"{' with minimizeDataMovement' if plan.minimize_data_movement else ''}")
+        sentence = (f"{label}: {plan.segments_moved} segment replicas, {from_bytes(plan.bytes_moved)}B "
+                    f"({share:.0%} of the table's replicated bytes) are loaded"
+                    f"{' with minimizeDataMovement' if plan.minimize_data_movement else ''}")
+        if i == 0:
+            moved = WhatIf(f"rebalanced-{before}-to-{after}", f"rebalanced to {after}", {"cluster.servers": after},
+                           ideal_state=plan.assignment)
+            doc = run_whatif(sc, moved, d.sweep_dir / "whatif" / point / moved.name, seed)
+            p99 = doc["summary"]["latency_ms"]["p99"]
+            sentence += (f"; once moved, p99 is {p99['value']:.1f} ms (interval {p99['ci_low']:.1f}-"
+                         f"{p99['ci_high']:.1f}) on the rebalanced assignment")
+        sentences.append(sentence)
     return pd.DataFrame(rows), sentences
 
 
 def movement(d: SizingData, f: Findings) -> list[Figure]:
-    """What a rebalance moves: today's servers to the recommendation, and the recommendation's next step."""
+    """What a rebalance moves and p99 after it: today's servers to the recommendation, and the
+    recommendation's next step."""
     data = _workload_dir(d)
     if f.best is None or data is None or not (data / "segments.parquet").is_file():
         return []
     if d.combined["servers"].nunique() < 2 and (d.base_scenario is None or
                                                 d.base_scenario.cluster.servers == int(f.best["servers"])):
         return []
-    segments = read_parquet(data / "segments.parquet", columns=["segment_name", "size_bytes", "status"],
-                            what="segments table")
-    moves, sentences = _plan_rows(d, f, segments)
+    moves, sentences = _plan_rows(d, f, data)
     if moves.empty:
         return []
     fig = sizing_plots.data_movement(moves, "Data each server loads when the table is rebalanced")
-    return [plot_page(fig, "; ".join(sentences) + ". Pinot's instance and segment reassignment for this table's "
-                           "layout (workbench.pinot.rebalance); sizes are the workload's segments.")]
+    return [plot_page(fig, "; ".join(sentences) + ". Pinot's instance and segment reassignment of the table's "
+                           "current layout (workbench.analysis.scale_out); sizes are the workload's segments.")]
 
 
 def cache(d: SizingData, f: Findings) -> list[Figure]:

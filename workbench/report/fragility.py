@@ -23,8 +23,8 @@ import pandas as pd
 
 from workbench import defaults as D
 
-__all__ = ["CHECKS", "Context", "backtest_fit", "busy", "partial_results", "slo_overlap", "straddling",
-           "warnings_for"]
+__all__ = ["CHECKS", "Context", "backtest_fit", "busy", "idle_servers", "partial_results", "slo_overlap",
+           "straddling", "warnings_for"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,18 @@ def partial_results(row: pd.Series, ctx: Context) -> str | None:
         return None
     return (f"{rate:.2%} of queries returned partial results (a server timed out, was down or its segments "
             "were unavailable): users would see incomplete answers, whatever the latency says.")
+
+
+def idle_servers(row: pd.Series, ctx: Context) -> str | None:
+    """Servers no query reached: the shape pays for machines its layout does not use."""
+    idle, servers = _get(row, "servers_idle"), _get(row, "servers")
+    if not idle > 0:
+        return None
+    of = f" of {servers:.0f}" if servers == servers else ""
+    return (f"{idle:.0f}{of} servers received no query: they hold no segment the queries need. A realtime table "
+            "keeps completed segments on the servers consuming their stream partition unless it relocates them "
+            "(tagOverrideConfig.realtimeCompleted or a COMPLETED instance assignment), so fewer partitions than "
+            "servers leaves machines idle; relocate, add partitions, or buy fewer servers.")
 
 
 def slo_overlap(row: pd.Series, ctx: Context) -> str | None:
@@ -117,7 +129,7 @@ def backtest_fit(row: pd.Series, ctx: Context) -> str | None:
 
 Check = Callable[[pd.Series, Context], "str | None"]
 #: Every check, in the order the report prints its warning.
-CHECKS: dict[str, Check] = {"busy": busy, "partial": partial_results, "slo_overlap": slo_overlap,
+CHECKS: dict[str, Check] = {"busy": busy, "partial": partial_results, "idle": idle_servers, "slo_overlap": slo_overlap,
                             "straddling": straddling, "backtest": backtest_fit}
 
 

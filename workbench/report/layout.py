@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 from matplotlib.axes import Axes
@@ -28,7 +28,7 @@ from matplotlib.text import Text
 
 from workbench.analysis.figure import InlineFigure
 
-__all__ = ["A4_LANDSCAPE", "A4_PORTRAIT", "Page", "plot_page"]
+__all__ = ["A4_LANDSCAPE", "A4_PORTRAIT", "Page", "fitted", "plot_page"]
 
 A4_PORTRAIT = (8.27, 11.69)
 A4_LANDSCAPE = (11.69, 8.27)
@@ -51,10 +51,14 @@ class Page:
         Page size in inches (portrait A4 by default).
     margin
         Left and right margin, share of the page width.
+    scale
+        Multiplies the font size of every block (not the title): :func:`fitted` lowers it until a
+        page's content fits.
     """
 
     def __init__(self, title: str, subtitle: str = "", size: tuple[float, float] = A4_PORTRAIT,
-                 margin: float = 0.07) -> None:
+                 margin: float = 0.07, scale: float = 1.0) -> None:
+        self.scale = scale
         self.fig: Figure = InlineFigure(figsize=size)
         FigureCanvasAgg(self.fig)
         self._renderer = self.fig.canvas.get_renderer()  # type: ignore[attr-defined]
@@ -104,10 +108,11 @@ class Page:
 
     def paragraph(self, text: str, *, size: float = 9.5, color: str = _INK, weight: str = "normal") -> None:
         """Wrapped proportional text; ``\\n`` starts a new line."""
-        self._text(text, size=size, color=color, weight=weight, gap=0.006)
+        self._text(text, size=size * self.scale, color=color, weight=weight, gap=0.006)
 
     def bullets(self, items: Sequence[str], *, size: float = 9.5) -> None:
         """A bulleted list, each item wrapped under its own indent."""
+        size *= self.scale
         for item in items:
             top = self.y
             self.fig.text(self.left + 0.01, top, "\u2022", fontsize=size, va="top", color=_ACCENT)
@@ -116,6 +121,7 @@ class Page:
 
     def facts(self, rows: Sequence[tuple[str, str]], *, size: float = 9.5, label_width: float = 0.2) -> None:
         """Label-value rows: the label in bold on the left, the value wrapped beside it."""
+        size *= self.scale
         for label, value in rows:
             top = self.y
             self.fig.text(self.left, top, label, fontsize=size, va="top", weight="bold", color=_INK)
@@ -127,6 +133,7 @@ class Page:
     def callout(self, text: str, kind: str = "note", *, size: float = 10.0, weight: str = "normal") -> None:
         """Text in a tinted box with a coloured left bar (``note``, ``good``, ``warn`` or ``bad``)."""
         fill, bar = _BOXES[kind]
+        size *= self.scale
         top = self.y
         self.space(0.006)
         artist = self._text(text, x=self.left + 0.02, size=size, weight=weight, width=self.right - self.left - 0.035,
@@ -144,6 +151,7 @@ class Page:
               note: str = "") -> None:
         """A table: bold header over a rule, text left-aligned, numbers right-aligned, row ``highlight``
         (position) tinted; column widths follow the widest cell. ``note`` goes under it, small."""
+        size *= self.scale
         cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
         headers = [str(c) for c in frame.columns]
         numeric = [frame[c].dtype.kind in "iuf" or all(_NUMBERLIKE.match(v) for v in col)
@@ -206,6 +214,19 @@ class Page:
         """Small muted text at the bottom of the page, wrapped to the margins."""
         wrapped = textwrap.fill(text, self._chars(7.0, self.right - self.left))
         self.fig.text(self.left, 0.02, wrapped, fontsize=7, color=_MUTED, va="bottom", linespacing=1.3)
+
+
+def fitted(build: Callable[[float], Page], bottom: float, scales: Sequence[float] = (1.0, 0.94, 0.88, 0.82, 0.76)
+           ) -> Page:
+    """The page ``build(scale)`` makes at the largest of ``scales`` whose content ends above ``bottom``
+    (figure fraction; the footer's top), else at the smallest: a long page-one shrinks its type rather
+    than run into its footer or off the page."""
+    page = build(scales[0])
+    for scale in scales[1:]:
+        if page.y >= bottom:
+            break
+        page = build(scale)
+    return page
 
 
 def _cell(value: object) -> str:

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from workbench.report.data import SizingData, size_text
 from workbench.report.findings import Findings, LoadFacts
-from workbench.report.layout import Page
+from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 
 __all__ = ["headroom_sentence", "load_rows", "money", "ms", "runner_up_sentences", "shape_sentence",
@@ -83,7 +83,8 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
 
 
 def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
-    """The what-if table as printed: what changes, p99 with its interval, the verdict, how busy."""
+    """The what-if table as printed: what changes, p99 with its interval, the verdict, how busy the
+    busiest server is (a mean would count a server that is down as idle and hide its replicas' load)."""
     if f.whatifs is None:
         return pd.DataFrame()
     rows = []
@@ -92,7 +93,7 @@ def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
         p99 = ms(r) if r["latency_ms.p99.value"] == r["latency_ms.p99.value"] else "not simulated"
         rows.append({"case": str(r["label"]), "how it is modelled": str(r["note"]),
                      "queries/s": round(float(r.get("throughput_qps", math.nan)), 1), "p99 [95% interval]": p99,
-                     "SLO": verdict, "busy": _share(r.get("utilisation.mean"))})
+                     "SLO": verdict, "busiest server": _share(r.get("utilisation.max"))})
     return pd.DataFrame(rows)
 
 
@@ -199,10 +200,19 @@ def _title(d: SizingData) -> tuple[str, str]:
     return f"Pinot sizing: {name}", sub
 
 
+#: Where page one's content must end: above its prices footer (two 7-pt lines from 2% up), figure fraction.
+_FOOTER_TOP = 0.055
+
+
 def summary_page(d: SizingData, f: Findings) -> Figure:
-    """Page 1 (A4 portrait)."""
+    """Page 1 (A4 portrait), its type made smaller when the content would run into the footer."""
+    bottom = _FOOTER_TOP if d.prices is not None else 0.02
+    return fitted(lambda scale: _summary(d, f, scale), bottom).fig
+
+
+def _summary(d: SizingData, f: Findings, scale: float) -> Page:
     title, sub = _title(d)
-    page = Page(title, sub)
+    page = Page(title, sub, scale=scale)
     slo = d.slo_p99_ms
     target = f"p99 under {slo:g} ms (the whole 95% interval)" if slo is not None else "no latency SLO (none was set)"
     page.heading("Executive summary")
@@ -247,4 +257,4 @@ def summary_page(d: SizingData, f: Findings) -> Figure:
     if d.prices is not None:
         page.footer(f"Prices: {d.prices.describe()}. Instances need >= cores vCPUs and >= heap x "
                     f"{d.options.memory_per_heap:g} memory.")
-    return page.fig
+    return page

@@ -8,12 +8,12 @@ the point's seed (common random numbers, so the difference is the change and not
   replayed query log is replayed ``m`` times faster (the same queries, arrival times divided by ``m``,
   repeated when the faster log no longer covers the simulated horizon).
 * **one server down**: with replication 1 nothing is simulated: the server's segments have no other
-  replica, so queries miss them until it is back. Balanced tables with replicas run on one server
-  fewer, the data spread over the rest (what the surviving replicas of its segments serve between the
-  failure and the rebalance, approximately); replica-group tables run with every group one server
-  short, a pessimistic bound (in Pinot only one group loses a server and the other groups' servers
-  take its segments).
-* **one replica group down**: the other groups answer every query (replica-group tables only).
+  replica, so queries miss them until it is back. With replicas, one server (the first of replica
+  group 0 for a replica-group table) is down for the whole run (``cluster.failures.down``) on the
+  same layout: the brokers route around it and the surviving replicas of its segments carry its
+  share, as between a failure and the rebalance that follows it.
+* **one replica group down**: every server of replica group 0 down; the other groups answer every
+  query (replica-group tables only).
 * **headroom**: the load multipliers of ``report.headroom`` in increasing order, until the p99
   interval passes the SLO; the load at which it breaks is interpolated between the last multiplier that
   met it and the first that did not.
@@ -38,7 +38,7 @@ import pandas as pd
 from workbench.analysis.compare import flatten
 from workbench.io import atomic_file, write_json_atomic
 from workbench.io.tables import read_json_file, read_parquet
-from workbench.pinot.table_config import thaw_json
+from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
 from workbench.report.data import SizingData, layout_of
 from workbench.scenario import Scenario
 
@@ -51,6 +51,7 @@ class WhatIf:
     """One change to a scenario: its directory name, how the report labels it, and what it changes.
 
     ``load`` is the query-rate multiplier; ``data`` a replacement workload directory (a faster replay);
+    ``ideal_state`` where the segments live instead of a fresh assignment (after a rebalance);
     ``note`` says how the change is modelled, for the report's reading.
     """
 
@@ -60,6 +61,7 @@ class WhatIf:
     load: float = 1.0
     data: Path | None = None
     note: str = ""
+    ideal_state: Mapping[str, Mapping[str, str]] | None = None
 
 
 def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> pd.DataFrame:
@@ -110,36 +112,28 @@ def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
     return WhatIf(name, label, {}, factor, out, note=f"the query log replayed {factor:g} times faster")
 
 
-def _group_table(sc: Scenario, groups: int, per_group: int) -> dict[str, Any]:
-    """The table config with ``groups`` replica groups of ``per_group`` servers (replication = groups)."""
-    table = thaw_json(sc.table.to_json())
-    for entry in table.get("instanceAssignmentConfigMap", {}).values():
-        rg = entry.setdefault("replicaGroupPartitionConfig", {})
-        rg["numReplicaGroups"] = groups
-        rg["numInstancesPerReplicaGroup"] = per_group
-    table.setdefault("segmentsConfig", {})["replication"] = groups
-    return dict(table)
+def _first_group(sc: Scenario) -> tuple[str, ...]:
+    """The servers of replica group 0 as Pinot's instance assignment forms it (the completed segments'
+    instance partitions when the table has them, else the table's only kind)."""
+    servers = [f"Server_{i}" for i in range(sc.cluster.servers)]
+    ips = table_instance_partitions(sc.table, servers_for_table(sc.table, servers))
+    ip = ips.get("COMPLETED") or ips.get("OFFLINE") or ips["CONSUMING"]
+    return tuple(dict.fromkeys(s for p in range(ip.num_partitions) for s in ip.instances(p, 0)))
 
 
 def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:
     """+50% load, one server down and one replica group down for ``sc`` (those that apply to it)."""
     out = [load_variant(sc, 1.5, scratch)]
     _, groups = layout_of(sc)
-    servers = sc.cluster.servers
-    if groups == 0:
-        if sc.table.replication >= 2 and servers - 1 >= sc.table.replication:
-            out.append(WhatIf("server-down", "one server down", {"cluster.servers": servers - 1},
-                              note=f"{servers - 1} servers share the data until it is rebalanced"))
+    if sc.table.replication < 2:
         return out
-    per_group = servers // groups
-    if per_group > 1:
-        shorter = {"table": _group_table(sc, groups, per_group - 1), "cluster.servers": groups * (per_group - 1)}
-        out.append(WhatIf("server-down", "one server down", shorter,
-                          note=f"a bound: every group one server short ({groups} groups of {per_group - 1})"))
+    group = _first_group(sc) if groups else ("Server_0",)
+    out.append(WhatIf("server-down", "one server down", {"cluster.failures.down": [group[0]]},
+                      note=f"{group[0]} down, not yet rebalanced: its replicas answer for it"))
     if groups > 1:
-        fewer = {"table": _group_table(sc, groups - 1, per_group), "cluster.servers": (groups - 1) * per_group}
-        out.append(WhatIf("group-down", "one replica group down", fewer,
-                          note=f"{groups - 1} group(s) of {per_group} answer every query"))
+        out.append(WhatIf("group-down", "one replica group down", {"cluster.failures.down": list(group)},
+                          note=f"replica group 0 ({len(group)} servers) down: the other "
+                               f"{'group answers' if groups == 2 else f'{groups - 1} groups answer'} every query"))
     return out
 
 
@@ -160,7 +154,7 @@ def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str
     if (done := _matches(path, what, seed)) is not None:
         return done
     scenario = sc.with_overrides(what.overrides) if what.overrides else sc
-    result = simulate(scenario, seed, data=what.data)
+    result = simulate(scenario, seed, data=what.data, ideal_state=what.ideal_state)
     doc = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, "seed": seed,
            "overrides": json.loads(json.dumps(what.overrides, default=str)), "summary": summarise(result)}
     document: dict[str, Any] = json.loads(json.dumps(doc, default=str))
@@ -175,7 +169,8 @@ def _row(doc: Mapping[str, Any], slo: float | None) -> dict[str, Any]:
     high = row.get("latency_ms.p99.ci_high", row.get("latency_ms.p99.value"))
     if high is None or (isinstance(high, float) and math.isnan(high)):
         high = row.get("latency_ms.p99.value")
-    row["meets_slo"] = True if slo is None else bool(high is not None and high <= slo)
+    verdict = row.get("slo.met")  # the run's own verdict, which also holds the heap SLO and OOM
+    row["meets_slo"] = (True if slo is None else bool(high is not None and high <= slo)) and verdict is not False
     return row
 
 

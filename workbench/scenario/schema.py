@@ -276,10 +276,18 @@ class GCSpec:
 
 @dataclass(frozen=True)
 class FailureSpec:
-    """Server crashes: mean time between failures and mean time to recover (exponential)."""
+    """Server failures: crashes at random (mean time between failures and to recover, exponential),
+    and servers down for the whole run.
+
+    ``down`` names servers (``Server_0`` .. ``Server_<n-1>``, the names the layout gives) that are down
+    from the start: the what-if of losing a machine before anyone rebalances. Brokers route around
+    them from the first query, as Pinot's do once the external view drops them; segments with no
+    other replica are unavailable (partial results).
+    """
 
     mtbf_s: float | None = _f(None, kind="duration", gt=0)
     mttr_s: float | None = _f(None, kind="duration", gt=0)
+    down: tuple[str, ...] = ()
 
     def check(self, path: str) -> None:
         if (self.mtbf_s is None) != (self.mttr_s is None):
@@ -300,6 +308,15 @@ class ClusterSpec:
     failures: FailureSpec = _f(FailureSpec)
 
     def check(self, path: str) -> None:
+        names = [f"Server_{i}" for i in range(self.servers)]
+        for i, name in enumerate(self.failures.down):
+            if name not in names:
+                raise ScenarioError(f"{path}.failures.down[{i}]", f"{name!r} is not a server of this cluster; "
+                                                                  f"use Server_0 .. Server_{self.servers - 1}")
+            if name in self.failures.down[:i]:
+                raise ScenarioError(f"{path}.failures.down[{i}]", f"{name!r} is listed twice")
+        if len(self.failures.down) >= self.servers:
+            raise ScenarioError(f"{path}.failures.down", "leaves no server up; keep at least one server out of it")
         live, heap = self.gc.live_heap / 1024**3, self.server.heap / 1024**3
         if self.gc.collector != "none" and live >= heap:
             raise ScenarioError(f"{path}.gc.live_heap", f"{live:.3g} GiB of live data does not fit the {heap:.3g} GiB "

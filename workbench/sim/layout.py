@@ -1,11 +1,15 @@
 """Where segments live: the table's segments and Pinot's assignment of their replicas to servers.
 
 The layout is the ideal state the broker routes from, built with the real replica-group instance
-assignment and segment assignment of :mod:`workbench.pinot.assignment`: OFFLINE segments by the
-table's strategy, REALTIME sealed segments on the COMPLETED (else CONSUMING) instance partitions,
-consuming segments by stream partition, and every segment of an upsert or dedup table on its stream
-partition's consuming servers. Synthetic layouts make ``servers x segments_per_server /
-replication`` equal segments; generated layouts read the segments Spark built.
+assignment and segment assignment of :mod:`workbench.pinot.assignment`, the same path a rebalance
+plan starts from (:func:`workbench.pinot.rebalance.initial_ideal_state`): OFFLINE segments by the
+table's strategy; consuming segments by stream partition; REALTIME completed segments by the table's
+strategy on the COMPLETED instance partitions when the table relocates them (a COMPLETED instance
+assignment config or ``tagOverrideConfig.realtimeCompleted``), else where their partition is consumed,
+as in Pinot, so a table with fewer stream partitions than servers leaves servers without data; every
+segment of an upsert or dedup table on its stream partition's consuming servers. Synthetic layouts
+make ``servers x segments_per_server / replication`` equal segments, each its own stream partition;
+generated layouts read the segments Spark built.
 """
 
 from __future__ import annotations
@@ -17,15 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from workbench.errors import InputError, TableConfigError
-from workbench.pinot.assignment import (
-    Instance,
-    InstancePartitions,
-    assign_consuming_segment,
-    assign_segments,
-    instance_partitions_for,
-    segment_assignment_strategy,
-    server_tag,
-)
+from workbench.pinot.assignment import Instance, segment_partition_id, server_tag
+from workbench.pinot.rebalance import initial_ideal_state, table_instance_partitions
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
@@ -47,7 +44,7 @@ class Layout:
     replicas: tuple[tuple[int, ...], ...]
     #: Segment metadata as the broker's pruners read it (generated or imported segments only).
     metadata: Mapping[str, SegmentMetadata] | None = None
-    #: Each segment's stream partition (0 for synthetic segments).
+    #: Each segment's stream partition (a synthetic segment is its own partition).
     partitions: np.ndarray | None = None
 
     @property
@@ -63,46 +60,56 @@ def _instances(table: TableConfig, servers: tuple[str, ...]) -> list[Instance]:
 
 def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str, ...],
                   consuming: np.ndarray, partitions: np.ndarray) -> dict[str, dict[str, str]]:
-    """The ideal state Pinot's controller would build for these segments on these servers."""
-    instances = _instances(table, servers)
+    """The ideal state Pinot's controller would build for these segments on these servers.
+
+    Every server carries the table's server tags (including a ``tagOverrideConfig`` tag). Upsert and
+    dedup tables use Pinot's ``StrictRealtimeSegmentAssignment``, which takes the CONSUMING instance
+    partitions only: each server's primary-key map must see every segment of the partitions it serves.
+    """
     replication = table.replication
     if replication > len(servers):
         raise InputError("table.segmentsConfig.replication", "needs at least as many servers as replicas: "
                          f"{replication} replicas on {len(servers)} servers")
+    partition = dict(zip(names, (int(p) for p in partitions), strict=True))
+    # OFFLINE segments take their partition as the controller does (name, else ZK metadata, else hash).
+    partition_of = segment_partition_id if table.table_type == "OFFLINE" else partition.__getitem__
     try:
-        if table.table_type == "OFFLINE":
-            ip = instance_partitions_for(table, "OFFLINE", instances)
-            strategy = segment_assignment_strategy(table, "OFFLINE", ip)
-            return assign_segments(names, ip, strategy=strategy, replication=replication)
-        consuming_ip = instance_partitions_for(table, "CONSUMING", instances)
+        ips = table_instance_partitions(table, _instances(table, servers))
         if table.is_upsert or table.is_dedup:
-            return _strict(names, consuming, partitions, consuming_ip, replication)
-        has_completed = "COMPLETED" in table.instance_assignment_config_map
-        completed_ip = instance_partitions_for(table, "COMPLETED", instances) if has_completed else consuming_ip
-        strategy = segment_assignment_strategy(table, "COMPLETED", completed_ip)
-        sealed = [n for n, c in zip(names, consuming, strict=True) if not c]
-        ideal = assign_segments(sealed, completed_ip, strategy=strategy, replication=replication)
-        for name, is_consuming, partition in zip(names, consuming, partitions, strict=True):
-            if is_consuming:
-                hosts = assign_consuming_segment(int(partition), consuming_ip, replication)
-                ideal[name] = dict.fromkeys(hosts, "CONSUMING")
-        return {n: ideal[n] for n in names}
+            ips = {"CONSUMING": ips["CONSUMING"]}
+        ideal = initial_ideal_state(table, ips, names, frozenset(n for n, c in zip(names, consuming, strict=True) if c),
+                                    partition_of)
     except TableConfigError as exc:
         raise InputError(f"table.{exc.where}", exc.problem) from None
+    return {n: ideal[n] for n in names}
 
 
-def _strict(names: tuple[str, ...], consuming: np.ndarray, partitions: np.ndarray, ip: InstancePartitions,
-            replication: int) -> dict[str, dict[str, str]]:
-    """Upsert and dedup tables (Pinot's ``StrictRealtimeSegmentAssignment``): every segment of a stream
-    partition, sealed or consuming, stays on the servers consuming that partition, because each server's
-    primary-key map must see every segment of the partitions it serves."""
-    return {name: dict.fromkeys(assign_consuming_segment(int(p), ip, replication),
-                                "CONSUMING" if c else "ONLINE")
-            for name, c, p in zip(names, consuming, partitions, strict=True)}
+def _given(ideal_state: Mapping[str, Mapping[str, str]], names: tuple[str, ...],
+           servers: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """A given ideal state, checked to place every segment of the table on servers of the cluster."""
+    known = set(servers)
+    out = {}
+    for name in names:
+        hosts = ideal_state.get(name)
+        if not hosts:
+            raise InputError(f"ideal_state.{name}", "places no replica of this segment of the table; give every "
+                                                    "segment at least one server")
+        unknown = sorted(set(hosts) - known)
+        if unknown:
+            raise InputError(f"ideal_state.{name}", f"names {unknown[0]!r}, not a server of this cluster "
+                                                    f"(Server_0 .. Server_{len(servers) - 1})")
+        out[name] = dict(hosts)
+    return out
 
 
-def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
-    """The layout for a scenario: synthetic, or the segments of a workload directory (``data``)."""
+def build_layout(scenario: Scenario, data: Path | None = None,
+                 ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> Layout:
+    """The layout for a scenario: synthetic, or the segments of a workload directory (``data``).
+
+    ``ideal_state`` replaces the assignment Pinot would build from scratch (segment -> server ->
+    state), e.g. the one a rebalance produced (:func:`workbench.pinot.rebalance.plan_rebalance`),
+    which with ``minimizeDataMovement`` differs from a fresh assignment on the same servers.
+    """
     servers = tuple(f"Server_{i}" for i in range(scenario.cluster.servers))
     table = scenario.table
     metadata = None
@@ -116,11 +123,14 @@ def build_layout(scenario: Scenario, data: Path | None = None) -> Layout:
     else:
         synth = scenario.workload.synthetic
         per_server = synth.segments_per_server if synth else 1
-        count = max(1, scenario.cluster.servers * per_server // table.replication)
+        # a given ideal state keeps the table's data (a rebalance moves segments, it does not make more)
+        count = len(ideal_state) if ideal_state is not None else \
+            max(1, scenario.cluster.servers * per_server // table.replication)
         names = tuple(f"{table.table_name}_{i}" for i in range(count))
         docs = np.full(count, float(synth.docs_per_segment if synth else 1))
-        consuming, partitions = np.zeros(count, bool), np.zeros(count, int)
-    ideal = assign_layout(table, servers, names, consuming, partitions)
+        consuming, partitions = np.zeros(count, bool), np.arange(count)
+    ideal = assign_layout(table, servers, names, consuming, partitions) if ideal_state is None else \
+        _given(ideal_state, names, servers)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
     return Layout(servers, names, docs, consuming, ideal, replicas, metadata, np.asarray(partitions, dtype=np.int64))

@@ -309,7 +309,10 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     fail = spec.failures
     mtbf = None if fail.mtbf_s is None else fail.mtbf_s * 1000.0
     mttr = None if fail.mttr_s is None else fail.mttr_s * 1000.0
-    crashes = tuple(crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms) for i in range(layout.num_servers))
+    down = set(fail.down)
+    crashes = tuple(PauseSchedule.from_intervals([(0.0, horizon_ms)]) if name in down
+                    else crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms)
+                    for i, name in enumerate(layout.servers))
     queries = draw_queries(streams.arrivals, sc.workload.arrival.qps, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
     work = _work(queries, service, layout, streams.service)

@@ -8,7 +8,7 @@ replication's SimPy environment.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 from workbench.workload.directory import read_replay_queries
 
-__all__ = ["build_cluster", "check_run", "choose_engine", "simulate"]
+__all__ = ["build_cluster", "check_run", "choose_engine", "simulate", "workload_dir"]
 
 
 def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams, plan: Plan) -> Cluster:
@@ -90,7 +90,9 @@ def _planner(sc: Scenario, layout: Layout, replay: pd.DataFrame | None, data: Pa
     return planner
 
 
-def _data_dir(sc: Scenario, data: Path | None) -> Path | None:
+def workload_dir(sc: Scenario, data: Path | None) -> Path | None:
+    """The workload directory a run reads: ``data`` when given, else the scenario's ``workload.data``
+    (relative to the scenario's file), else none (a synthetic layout)."""
     return sc.base_dir / sc.workload.data if data is None and sc.workload.data is not None else data
 
 
@@ -104,7 +106,7 @@ def check_run(sc: Scenario, data: Path | None = None, *, data_to_come: bool = Fa
     schedules cost nothing. ``data_to_come``: a workload directory that does not exist yet
     (``workbench generate`` will write it) is not an error; the rest is checked without it.
     """
-    data = _data_dir(sc, data)
+    data = workload_dir(sc, data)
     if data_to_come and data is not None and not Path(data).exists():
         data = None
     layout = build_layout(sc, data)
@@ -145,6 +147,7 @@ def simulate(
     data: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     threads: int = 1,
+    ideal_state: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Result:
     """Run every replication of ``scenario`` and return its records.
 
@@ -165,11 +168,14 @@ def simulate(
     threads
         Threads the compiled engine runs servers on (servers are independent: the records are the same for
         any count). A sweep already runs one point per core, so it leaves this at 1.
+    ideal_state
+        Where the table's segments live (segment -> server -> state) instead of the assignment Pinot
+        builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`).
     """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    data = _data_dir(sc, data)
+    data = workload_dir(sc, data)
     base_seed = sc.simulation.seed if seed is None else seed
-    layout = build_layout(sc, data)
+    layout = build_layout(sc, data, ideal_state)
     replay = _replay_queries(sc, data)
     planner = _planner(sc, layout, replay, data)
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)

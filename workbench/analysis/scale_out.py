@@ -1,0 +1,137 @@
+"""Scale-out what-if: the cluster grows from N to M servers (or loses some), what Pinot moves, and p99 after.
+
+A planner asking "what if we go from 6 to 8 servers" wants three things: the assignment Pinot's
+rebalance produces (with the table's ``minimizeDataMovement``), how many segments and bytes the new
+servers must download, and how queries behave once the move is done. :func:`scale_out` answers all
+three from one scenario: the layout the scenario builds today, Pinot's rebalance of it onto the new
+servers (:func:`workbench.pinot.rebalance.plan_rebalance`, the current assignment being exactly that
+layout), and two runs on the same seed, before and after, the second on the rebalanced ideal state
+rather than a fresh assignment (they differ when data movement is minimised). Common random numbers
+make the p99 difference the move's, not noise.
+
+Servers keep their names: growing adds ``Server_N .. Server_<M-1>``, shrinking removes the last ones.
+Segment sizes come from the workload's ``segments.parquet`` (``size_bytes``) when it has them, else
+``total_docs x SEGMENT_BYTES_PER_DOC`` (:mod:`workbench.defaults`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench import defaults as D
+from workbench.analysis.stats import summarise
+from workbench.errors import InputError
+from workbench.pinot.assignment import segment_partition_id
+from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
+from workbench.scenario import Scenario, load_scenario
+from workbench.sim.layout import Layout, build_layout
+from workbench.sim.run import simulate, workload_dir
+from workbench.workload.directory import read_segments
+
+__all__ = ["ScaleOut", "rebalance_layout", "scale_out", "segment_sizes"]
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """A rebalance from ``servers_before`` to ``servers_after`` servers and the runs either side of it.
+
+    ``before`` and ``after`` are :func:`~workbench.analysis.stats.summarise` summaries (``after`` on the
+    rebalanced ideal state); ``plan`` holds the instance partitions, the ideal states and per-server moves.
+    """
+
+    servers_before: int
+    servers_after: int
+    plan: RebalancePlan
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    table_bytes: int
+
+    @property
+    def moved_share(self) -> float:
+        """Bytes downloaded as a share of the table's replicated bytes."""
+        return self.plan.bytes_moved / self.table_bytes if self.table_bytes else 0.0
+
+    def p99_ms(self) -> tuple[float, float]:
+        """p99 latency before and after the move, ms."""
+        return float(self.before["latency_ms"]["p99"]["value"]), float(self.after["latency_ms"]["p99"]["value"])
+
+    def sentence(self) -> str:
+        """One line for a report or a notebook."""
+        old, new = self.p99_ms()
+        return (f"{self.servers_before} -> {self.servers_after} servers: {self.plan.segments_moved} segment "
+                f"replicas ({self.plan.bytes_moved / 1e9:.3g} GB, {self.moved_share:.0%} of the table) move"
+                f"{' with minimizeDataMovement' if self.plan.minimize_data_movement else ''}; p99 "
+                f"{old:.1f} -> {new:.1f} ms")
+
+
+def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:
+    """Each segment's size in bytes: the workload's own ``size_bytes``, else docs x ``SEGMENT_BYTES_PER_DOC``."""
+    estimate = {n: int(d * D.SEGMENT_BYTES_PER_DOC) for n, d in zip(layout.segments, layout.docs, strict=True)}
+    if data is None:
+        return estimate
+    table = read_segments(data)
+    if "size_bytes" not in table:
+        return estimate
+    known = {str(n): int(b) for n, b in zip(table["segment_name"], table["size_bytes"], strict=True)
+             if b is not None and np.isfinite(b) and b >= 0}
+    return {n: known.get(n, estimate[n]) for n in layout.segments}
+
+
+def rebalance_layout(sc: Scenario, servers: int, *, data: Path | None = None,
+                     minimize_data_movement: bool | None = None,
+                     include_consuming: bool | None = None) -> tuple[RebalancePlan, int]:
+    """Pinot's rebalance of the layout ``sc`` builds today onto ``servers`` servers, and the table's
+    replicated bytes (no simulation; :func:`scale_out` takes the same arguments).
+
+    ``include_consuming`` ``None`` moves CONSUMING segments only when the cluster shrinks: a rebalance
+    without ``includeConsuming`` leaves them where they are, which on a removed server is nowhere.
+    """
+    if servers < 1 or servers == sc.cluster.servers:
+        raise InputError("servers", f"must be a positive server count other than today's {sc.cluster.servers}, "
+                                    f"got {servers}")
+    directory = workload_dir(sc, data)
+    layout = build_layout(sc, directory)
+    sizes = segment_sizes(layout, directory)
+    streams = layout.partitions if layout.partitions is not None else np.zeros(len(layout.segments), dtype=int)
+    partition = dict(zip(layout.segments, (int(p) for p in streams), strict=True))
+    # as the layout was built: OFFLINE segments by name or metadata, REALTIME ones by stream partition
+    partition_of = segment_partition_id if sc.table.table_type == "OFFLINE" else partition.__getitem__
+    consuming = [n for n, c in zip(layout.segments, layout.consuming, strict=True) if c]
+    if include_consuming is None:
+        include_consuming = servers < sc.cluster.servers
+    plan = plan_rebalance(sc.table, layout.servers, [f"Server_{i}" for i in range(servers)], sizes,
+                          current_assignment=layout.ideal_state, minimize_data_movement=minimize_data_movement,
+                          consuming=consuming, include_consuming=include_consuming, partition_of=partition_of)
+    return plan, sum(sizes[n] * len(layout.ideal_state[n]) for n in layout.segments)
+
+
+def scale_out(scenario: Scenario | str | Path | Mapping[str, Any], servers: int, *, seed: int | None = None,
+              data: Path | None = None, minimize_data_movement: bool | None = None,
+              include_consuming: bool | None = None) -> ScaleOut:
+    """Rebalance ``scenario``'s table onto ``servers`` servers and simulate before and after.
+
+    Parameters
+    ----------
+    scenario
+        The cluster today (its ``cluster.servers`` is N).
+    servers
+        M, the server count after the change (larger to grow, smaller to shrink).
+    seed, data
+        As :func:`~workbench.sim.run.simulate`; both runs use the same seed.
+    minimize_data_movement
+        The rebalance's option: ``None`` uses the table config's flag (``DEFAULT``), else ENABLE/DISABLE.
+    include_consuming
+        Also move CONSUMING segments (the rebalance's ``includeConsuming``); ``None``: only when shrinking.
+    """
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    plan, table_bytes = rebalance_layout(sc, servers, data=data, minimize_data_movement=minimize_data_movement,
+                                         include_consuming=include_consuming)
+    before = summarise(simulate(sc, seed, data=data))
+    after = summarise(simulate(sc.with_overrides({"cluster.servers": servers}), seed, data=data,
+                               ideal_state=plan.assignment))
+    return ScaleOut(sc.cluster.servers, servers, plan, before, after, table_bytes)
