@@ -46,7 +46,8 @@ def _groups(queries: pd.DataFrame, batches: int) -> list[np.ndarray]:
     reps = queries["replication"].unique()
     if len(reps) >= 2:
         return [g["latency_ms"].to_numpy() for _, g in queries.groupby("replication")]
-    ordered = queries.sort_values("arrival_s")["latency_ms"].to_numpy()
+    # a ``records: latency`` run keeps no arrival times, but its query ids count arrivals in order
+    ordered = queries.sort_values("arrival_s" if "arrival_s" in queries else "query_id")["latency_ms"].to_numpy()
     return [b for b in np.array_split(ordered, batches) if len(b)]
 
 

@@ -38,6 +38,7 @@ from workbench.sim.records import (
     frame,
     window_counts,
 )
+from workbench.sim.routes import RouteCache
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
@@ -145,6 +146,7 @@ def simulate(
     *,
     data: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    threads: int = 1,
     ideal_state: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Result:
     """Run every replication of ``scenario`` and return its records.
@@ -163,6 +165,9 @@ def simulate(
         layout) is used.
     progress
         Called with (replications done, replications) after each replication (the CLI's progress bar).
+    threads
+        Threads the compiled engine runs servers on (servers are independent: the records are the same for
+        any count). A sweep already runs one point per core, so it leaves this at 1.
     ideal_state
         Where the table's segments live (segment -> server -> state) instead of the assignment Pinot
         builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`).
@@ -176,13 +181,14 @@ def simulate(
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
     memory = server_memory(sc, layout, data)
+    routing = RouteCache(layout, sc.table, sc.workload.query_options, sc.cluster.broker.config)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
         streams = Streams.spawn(child, layout.num_servers)
         plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
-                          memory=memory)
+                          memory=memory, routing=routing)
         if engine == "fast":
-            run = run_fast(sc, layout, plan, window, rep)
+            run = run_fast(sc, layout, plan, window, rep, records=sc.simulation.records, parallel=threads)
             frame_, window_row = run.queries, run.window
             servers += run.servers
             pauses += run.pauses
@@ -191,11 +197,12 @@ def simulate(
             env = simpy.Environment()
             model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, window)
             model.run()
-            frame_, window_row = model.records.frame(rep), model.window_row(rep)
+            frame_ = model.records.frame(rep)
+            window_row = {**model.window_row(rep), **window_counts(frame_)}
             servers += model.server_rows(rep)
             pauses += model.pause_rows(rep)
             failures += model.failure_rows(rep)
-        windows.append({**window_row, **window_counts(frame_)})
+        windows.append(window_row)
         queries.append(frame_ if sc.simulation.records == "all" else frame_[list(LATENCY_COLUMNS)])
         del plan
         if progress is not None:

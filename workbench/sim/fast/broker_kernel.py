@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from workbench.sim.fast.jit import kernel
-from workbench.sim.fast.pauses import intersects
+from workbench.sim.fast.pauses import HINTS, intersects
+from workbench.sim.fast.sorting import stable_order
 
 __all__ = ["CODE_BITS", "gather_and_reduce"]
 
@@ -32,38 +33,58 @@ def _bit(code: int) -> int:
     return 0
 
 
-@kernel
-def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarray, unavailable: np.ndarray,
-                      query_requests: np.ndarray, server: np.ndarray, resp_at: np.ndarray, code: np.ndarray,
-                      responded: np.ndarray, back_delay: np.ndarray, paused: np.ndarray, wait: np.ndarray,
-                      rows: np.ndarray, pause_start: np.ndarray, pause_end: np.ndarray, pause_offset: np.ndarray,
+def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarray, template: np.ndarray,
+                      unavailable: np.ndarray, query_requests: np.ndarray, template_requests: np.ndarray,
+                      server: np.ndarray, rows: np.ndarray, entry_of: np.ndarray, resp_at: np.ndarray,
+                      code: np.ndarray, responded: np.ndarray, delays: np.ndarray, paused: np.ndarray, wait: np.ndarray,
+                      pause_start: np.ndarray, pause_end: np.ndarray, pause_offset: np.ndarray,
                       overhead: float, per_server: float, per_row: float, slots: np.ndarray, horizon: float
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per query: the reply time (inf when not before the horizon), the code mask, whether a queried server
-    paused while holding it, the longest queue wait among the responses counted, and when the gather closed.
+    paused while holding it, and the longest queue wait among the responses counted.
 
-    ``slots[b]`` is broker ``b``'s reduce capacity; pauses of server ``s`` are
-    ``pause_start[pause_offset[s]:pause_offset[s + 1]]`` (and ``pause_end``).
+    Query ``q``'s requests are ``query_requests[q]:query_requests[q + 1]``, routed by its template
+    (``template_requests`` CSR into ``server`` and ``rows``, per template ``unavailable`` segments);
+    request ``r``'s response is entry ``entry_of[r]`` of ``resp_at``...``wait`` and travels back for
+    ``delays[2 r + 1]``. ``slots[b]`` is broker ``b``'s reduce
+    capacity; pauses of server ``s`` are ``pause_start[pause_offset[s]:pause_offset[s + 1]]`` (and
+    ``pause_end``).
     """
     nq = len(arrival)
-    closed = np.full(nq, _INF)
-    mask = np.zeros(nq, dtype=np.int64)
-    delayed = np.zeros(nq, dtype=np.bool_)
-    qwait = np.zeros(nq)
-    reduce_work = np.zeros(nq)
-    for q in range(nq):
+    closed, reduce_work, qwait = np.empty(nq), np.empty(nq), np.empty(nq)
+    mask, delayed = np.empty(nq, dtype=np.int8), np.empty(nq, dtype=np.bool_)
+    _gather(arrival, timeout, template, unavailable, query_requests, template_requests, server, rows, entry_of,
+            resp_at, code, responded, delays, paused, wait, pause_start, pause_end, pause_offset, overhead, per_server,
+            per_row, closed, mask, delayed, qwait, reduce_work)
+    reply = np.full(nq, _INF)
+    _reduce(stable_order(closed), closed, reduce_work, broker, slots, horizon, reply)
+    return reply, mask, delayed, qwait
+
+
+@kernel
+def _gather(arrival: np.ndarray, timeout: np.ndarray, template: np.ndarray, unavailable: np.ndarray,
+            query_requests: np.ndarray, template_requests: np.ndarray, server: np.ndarray, rows: np.ndarray,
+            entry_of: np.ndarray, resp_at: np.ndarray, code: np.ndarray, responded: np.ndarray, delays: np.ndarray,
+            paused: np.ndarray, wait: np.ndarray, pause_start: np.ndarray, pause_end: np.ndarray,
+            pause_offset: np.ndarray, overhead: float, per_server: float, per_row: float, closed: np.ndarray,
+            mask: np.ndarray, delayed: np.ndarray, qwait: np.ndarray, reduce_work: np.ndarray) -> None:
+    """Each query's gather: when it closed, its code mask, GC flag, queue wait and reduce work."""
+    hints = np.zeros((len(pause_offset), HINTS), np.int64)  # per server: where its last look-up ended
+    for q in range(len(arrival)):
         a, b = query_requests[q], query_requests[q + 1]
+        first = template_requests[template[q]] - a  # request r's template request is first + r
         deadline = arrival[q] + timeout[q]
         if a == b:
             closed[q] = arrival[q]
         else:
             first_fail, last, all_known = _INF, -_INF, True
             for r in range(a, b):
-                if not responded[r]:
+                e = entry_of[r]
+                if not responded[e]:
                     all_known = False
                     continue
-                back = resp_at[r] + back_delay[r]
-                if code[r] == -1:
+                back = resp_at[e] + delays[2 * r + 1]
+                if code[e] == -1:
                     first_fail = min(first_fail, back)
                 else:
                     last = max(last, back)
@@ -76,37 +97,41 @@ def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarr
         close = closed[q]
         answered, ok_rows, failed, m, w, pz = 0, 0, False, 0, 0.0, False
         for r in range(a, b):
-            back = resp_at[r] + back_delay[r]
-            if responded[r] and code[r] != -1 and back <= close:
+            e = entry_of[r]
+            back = resp_at[e] + delays[2 * r + 1]
+            if responded[e] and code[e] != -1 and back <= close:
                 answered += 1
-                m |= _bit(code[r])
-                w = max(w, wait[r])
-                pz = pz or paused[r]
-                if code[r] == 0:
-                    ok_rows += rows[r]
+                m |= _bit(code[e])
+                w = max(w, wait[e])
+                pz = pz or paused[e]
+                if code[e] == 0:
+                    ok_rows += rows[first + r]
                 continue
-            if responded[r] and code[r] == -1 and back == close and back < deadline:
+            if responded[e] and code[e] == -1 and back == close and back < deadline:
                 failed = True
             # no DataTable from this server: was it paused while the broker waited for it?
-            s = server[r]
+            s = server[first + r]
             lo, hi = pause_offset[s], pause_offset[s + 1]
-            if hi > lo and intersects(pause_start[lo:hi], pause_end[lo:hi], arrival[q], close):
+            if hi > lo and intersects(pause_start[lo:hi], pause_end[lo:hi], arrival[q], close, hints[s]):
                 pz = True
         if failed:
             m |= 16
         if answered < b - a:
             m |= 32
-        if unavailable[q] > 0:
+        if unavailable[template[q]] > 0:
             m |= 8
         mask[q], qwait[q], delayed[q] = m, w, pz
         reduce_work[q] = overhead + per_server * answered + per_row * ok_rows
-    # reduces: FCFS on each broker's slots, in the order the gathers close (ties by arrival order)
-    order = np.argsort(closed, kind="mergesort")
+
+
+@kernel
+def _reduce(order: np.ndarray, closed: np.ndarray, reduce_work: np.ndarray, broker: np.ndarray, slots: np.ndarray,
+            horizon: float, reply: np.ndarray) -> None:
+    """Reduces FCFS on each broker's slots, in the order the gathers close (``order``: ties by arrival)."""
     free = np.zeros((len(slots), int(slots.max()) if len(slots) else 1))
     for b_ in range(len(slots)):
         free[b_, slots[b_]:] = _INF
-    reply = np.full(nq, _INF)
-    for k in range(nq):
+    for k in range(len(order)):
         q = order[k]
         if closed[q] >= horizon:
             break
@@ -117,4 +142,3 @@ def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarr
         free[b_, j] = end
         if end < horizon:
             reply[q] = end
-    return reply, mask, delayed, qwait, closed

@@ -13,7 +13,9 @@ rounding: the SimPy engine is the reference, and a disagreement is a bug here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -23,12 +25,14 @@ from workbench.scenario import Scenario
 from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.fast.broker_kernel import CODE_BITS, gather_and_reduce
-from workbench.sim.fast.server_kernel import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS, simulate_server
+from workbench.sim.fast.server_kernel import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS
+from workbench.sim.fast.servers import by_entry, run_servers
 from workbench.sim.layout import Layout
 from workbench.sim.model import Window
 from workbench.sim.pauses import PauseSchedule
-from workbench.sim.plan import Plan, expand
-from workbench.sim.records import QUERY_COLUMNS, failure_rows, pause_rows, server_row
+from workbench.sim.plan import Delivery, Plan
+from workbench.sim.records import ERROR_CODES, LATENCY_COLUMNS, QUERY_COLUMNS, failure_rows, pause_rows, server_row
+from workbench.sim.routes import Routes
 from workbench.sim.server import ExecutionModel
 
 __all__ = ["FastRun", "coverage", "run_fast"]
@@ -64,7 +68,7 @@ class FastRun:
     window: dict[str, Any]
 
 
-def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, work: np.ndarray) -> np.ndarray:
+def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, routes: Routes, work: np.ndarray) -> np.ndarray:
     """Segment-cache decisions in the SimPy engine's order (each query at its arrival, requests in routing
     order, churn at its times), with the same cache objects: hits cost nothing. Returns hits per server."""
     hits = np.zeros(layout.num_servers, dtype=np.int64)
@@ -84,13 +88,14 @@ def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, work: np.ndarr
         query = plan.plans[int(plan.plan_index[q])].query
         if query is None:
             continue
-        segs_of_query = plan.segment[plan.query_segments[q]:plan.query_segments[q + 1]]
+        segs_of_query, _ = plan.query_work(q)
         base = int(plan.query_segments[q])
-        for r in range(int(plan.query_requests[q]), int(plan.query_requests[q + 1])):
-            cache = caches[int(plan.server[r])]
-            for pos in plan.request_position[plan.request_segments[r]:plan.request_segments[r + 1]]:
+        t = int(routes.template[q])
+        for j in range(int(routes.requests[t]), int(routes.requests[t + 1])):
+            cache = caches[int(routes.server[j])]
+            for pos in routes.position[routes.segments[j]:routes.segments[j + 1]].tolist():
                 if cache.hit(query, names[int(segs_of_query[pos])], at):
-                    work[base + int(pos)] = 0.0
+                    work[base + pos] = 0.0
     return np.array([cache.hits for cache in caches], dtype=np.int64)
 
 
@@ -104,113 +109,156 @@ def _config(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:
     return cfg, np.array([q.query_deadline_s * 1000.0, q.secondary_timeout_s * 1000.0])
 
 
-def _schedule_arrays(p: PauseSchedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    return (np.ascontiguousarray(p.starts, dtype=float), np.ascontiguousarray(p.ends, dtype=float),
-            np.ascontiguousarray(p.run_at_start, dtype=float), np.ascontiguousarray(p.paused_before, dtype=float),
-            float((p.ends - p.starts).sum()) if len(p) else 0.0)
+@dataclass(frozen=True)
+class _Schedules:
+    """Every server's pauses (or crashes) as flat arrays, server ``s``'s at ``offsets[s]:offsets[s + 1]``."""
+
+    offsets: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    run: np.ndarray
+    before: np.ndarray
+    total: np.ndarray
+
+    @classmethod
+    def of(cls, schedules: Sequence[PauseSchedule]) -> _Schedules:
+        def flat(name: str) -> np.ndarray:
+            parts = [np.asarray(getattr(p, name), dtype=float) for p in schedules]
+            return np.ascontiguousarray(np.concatenate(parts) if parts else np.empty(0), dtype=float)
+
+        offsets = np.concatenate(([0], np.cumsum([len(p) for p in schedules]))).astype(np.int64)
+        totals = np.array([float((p.ends - p.starts).sum()) if len(p) else 0.0 for p in schedules], dtype=float)
+        return cls(offsets, flat("starts"), flat("ends"), flat("run_at_start"), flat("paused_before"), totals)
 
 
 @dataclass
-class _Requests:
-    """Every request of the plan with what its server needs (work after the segment cache)."""
+class _Responses:
+    """Every request's response from its server, by delivery entry (``entry_of[r]``: request ``r``'s)."""
 
-    query: np.ndarray
-    arrival: np.ndarray  # when the server reads it (after a pause in progress)
-    delivered: np.ndarray
-    seg_start: np.ndarray
-    seg_work: np.ndarray
-
-
-def _requests(plan: Plan, work: np.ndarray) -> _Requests:
-    req_query = plan.request_query
-    delivered = plan.arrival_ms[req_query] + plan.out_delay
-    arrival = delivered.copy()
-    for s, p in enumerate(plan.pauses):
-        if len(p):
-            mine = plan.server == s
-            starts, ends = p.starts, p.ends
-            t = delivered[mine]
-            i = np.searchsorted(starts, t, side="right") - 1
-            inside = (i >= 0) & (t < ends[np.maximum(i, 0)])
-            arrival[mine] = np.where(inside, ends[np.maximum(i, 0)], t)
-    positions = plan.request_position + np.repeat(plan.query_segments[req_query],
-                                                  np.diff(plan.request_segments))
-    seg_scale = np.repeat(plan.cpu_scale[plan.server], np.diff(plan.request_segments))
-    return _Requests(req_query, arrival, delivered, plan.request_segments, work[positions] * seg_scale)
+    at: np.ndarray
+    code: np.ndarray
+    responded: np.ndarray
+    paused: np.ndarray
+    wait: np.ndarray
+    meters: np.ndarray
+    busy: np.ndarray
+    entry_of: np.ndarray
 
 
-def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int) -> FastRun:
-    """Execute ``plan`` with the compiled kernels; the records of one replication."""
-    work = plan.work.copy()
-    hits = _segment_cache_pass(sc, layout, plan, work)
-    req = _requests(plan, work)
+def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, work: np.ndarray,
+                 pauses: _Schedules, horizon_ms: float, parallel: int) -> _Responses:
+    entries = (delivery.offsets, delivery.request, delivery.query, delivery.delivered)
+    queries = (plan.timeout_ms, plan.group_by, plan.secondary, plan.execution_threads, plan.query_segments,
+               routes.template, plan.query_requests)
+    seg_offsets, seg_work, entry_of = by_entry(entries, queries, (routes.requests, routes.segments, routes.position),
+                                               work, plan.cpu_scale)
+    n, servers = plan.num_requests, len(plan.cpu_scale)
+    out = _Responses(np.empty(n), np.empty(n, dtype=np.int16), np.empty(n, dtype=bool), np.empty(n, dtype=bool),
+                     np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
+    crashes = _Schedules.of(plan.crashes)
     cfg, limits = _config(sc)
-    n_req = len(plan.server)
-    resp_at, code = np.full(n_req, np.inf), np.zeros(n_req, dtype=np.int64)
-    paused, wait = np.zeros(n_req, dtype=bool), np.zeros(n_req)
-    responded = np.zeros(n_req, dtype=bool)
-    req_query = req.query
-    group_by, secondary = plan.group_by[req_query], plan.secondary[req_query]
-    option, timeout = plan.execution_threads[req_query].astype(np.int64), plan.timeout_ms[req_query]
-    rows: list[dict[str, Any]] = []
-    for s in range(layout.num_servers):
-        mine = np.flatnonzero(plan.server == s)
-        mine = mine[np.lexsort((mine, req.delivered[mine], req.arrival[mine]))]
-        seg_start, row, local = expand(np.diff(req.seg_start)[mine])
-        seg_work = req.seg_work[req.seg_start[mine][row] + local]
-        ps, pe, pr, pp, ptotal = _schedule_arrays(plan.pauses[s])
-        crashes = plan.crashes[s]
-        scale = plan.cpu_scale[s]
-        out = simulate_server(req.arrival[mine], req.delivered[mine], timeout[mine], plan.prepare[mine] * scale,
-                              plan.merge[mine] * scale, group_by[mine], secondary[mine], option[mine], seg_start,
-                              np.ascontiguousarray(seg_work, dtype=float), cfg, limits, ps, pe, pr, pp, ptotal,
-                              np.ascontiguousarray(crashes.starts, dtype=float),
-                              np.ascontiguousarray(crashes.ends, dtype=float), window.horizon_ms)
-        resp_at[mine], code[mine], paused[mine], wait[mine], responded[mine] = out[:5]
-        meters, busy = out[5], out[6]
-        rows.append(server_row(replication, layout.servers[s], meters[0], meters[1], meters[2], busy,
-                               sc.cluster.server.cores, window.horizon_ms, meters[4], hits[s], plan.heaps[s]))
-    pause_offset = np.concatenate(([0], np.cumsum([len(p) for p in plan.pauses]))).astype(np.int64)
-    pause_start = np.concatenate([p.starts for p in plan.pauses]) if plan.pauses else np.empty(0)
-    pause_end = np.concatenate([p.ends for p in plan.pauses]) if plan.pauses else np.empty(0)
+    run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
+                float(plan.prepare_ms), float(plan.merge_ms_per_segment),
+                (pauses.offsets, pauses.start, pauses.end, pauses.run, pauses.before, pauses.total),
+                (crashes.offsets, crashes.start, crashes.end), cfg, limits, horizon_ms,
+                (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy), parallel)
+    return out
+
+
+def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,
+             records: str = "all", parallel: int = 1) -> FastRun:
+    """Execute ``plan`` with the compiled kernels; the records of one replication (``records``: ``all``, or
+    ``latency`` for only :data:`~workbench.sim.records.LATENCY_COLUMNS` of ``queries``). ``parallel``
+    threads run the servers (the records are the same for any count)."""
+    routes, delivery = plan.routes, plan.delivery
+    assert routes is not None and delivery is not None, "the compiled engine runs routed plans only"
+    work = plan.work
+    if sc.cluster.server.segment_cache.enabled:
+        work = work.copy()
+    hits = _segment_cache_pass(sc, layout, plan, routes, work)
+    pauses = _Schedules.of(plan.pauses)
+    resp = _run_servers(sc, plan, routes, delivery, work, pauses, window.horizon_ms, parallel)
+    rows = [server_row(replication, layout.servers[s], m[0], m[1], m[2], resp.busy[s], sc.cluster.server.cores,
+                       window.horizon_ms, m[4], hits[s], plan.heaps[s]) for s, m in enumerate(resp.meters.tolist())]
     broker = sc.cluster.broker
     slots = np.full(sc.cluster.brokers, reduce_slots(broker), dtype=np.int64)
-    reply, mask, delayed, qwait, _ = gather_and_reduce(
-        plan.arrival_ms, plan.timeout_ms, plan.broker.astype(np.int64), plan.unavailable, plan.query_requests,
-        plan.server.astype(np.int64), resp_at, code, responded, plan.back_delay, paused, wait, plan.rows,
-        np.ascontiguousarray(pause_start, dtype=float), np.ascontiguousarray(pause_end, dtype=float), pause_offset,
-        broker.overhead_ms, broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
-    return FastRun(_queries(plan, window, reply, mask, delayed, qwait, replication), rows,
-                   pause_rows(layout.servers, plan.pauses, replication),
-                   failure_rows(layout.servers, plan.crashes, replication), _window(plan, window, reply, replication))
+    reply, mask, delayed, qwait = gather_and_reduce(
+        plan.arrival_ms, plan.timeout_ms, plan.broker, routes.template, routes.unavailable, plan.query_requests,
+        routes.requests, routes.server, routes.rows, resp.entry_of, resp.at, resp.code, resp.responded, plan.delays,
+        resp.paused, resp.wait, pauses.start, pauses.end, pauses.offsets, broker.overhead_ms,
+        broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
+    del resp
+    outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
+    return FastRun(outcome.queries(replication, records), rows, pause_rows(layout.servers, plan.pauses, replication),
+                   failure_rows(layout.servers, plan.crashes, replication),
+                   {**outcome.window_row(replication), **outcome.counts()})
 
 
-def _queries(plan: Plan, window: Window, reply: np.ndarray, mask: np.ndarray, delayed: np.ndarray,
-             qwait: np.ndarray, replication: int) -> pd.DataFrame:
-    keep = np.flatnonzero((plan.arrival_ms >= window.warmup_ms) & np.isfinite(reply))
-    n_req = np.diff(plan.query_requests)[keep]
-    req_query = plan.request_query
-    segs = np.bincount(req_query, weights=np.diff(plan.request_segments), minlength=plan.num_queries)[keep] \
-        if len(plan.server) else np.zeros(len(keep))
-    pruned = np.array([p.pruned for p in plan.plans], dtype=np.int32)[plan.plan_index[keep]]
-    return pd.DataFrame({
-        "replication": np.full(len(keep), replication, dtype=np.int32),
-        "query_id": keep.astype(np.int64),
-        "arrival_s": plan.arrival_ms[keep] / 1000.0,
-        "latency_ms": reply[keep] - plan.arrival_ms[keep],
-        "servers_queried": n_req.astype(np.int32),
-        "segments_queried": segs.astype(np.int32),
-        "segments_pruned": pruned,
-        "partial": mask[keep] != 0,
-        "gc_delayed": delayed[keep],
-        "queue_wait_ms": qwait[keep],
-        "cache_hit": pd.Series([""] * len(keep), dtype="string"),
-        "error_codes": pd.Series(_CODE_TEXT[mask[keep]], dtype="string"),
-    }, columns=list(QUERY_COLUMNS))
+@dataclass
+class _Outcome:
+    """Each query's reply, code mask, GC flag and queue wait; the kept ones are those arrived after the
+    warm-up and answered before the horizon."""
 
+    plan: Plan
+    routes: Routes
+    window: Window
+    reply: np.ndarray
+    mask: np.ndarray
+    delayed: np.ndarray
+    qwait: np.ndarray
 
-def _window(plan: Plan, window: Window, reply: np.ndarray, replication: int) -> dict[str, Any]:
-    end = np.minimum(np.where(np.isfinite(reply), reply, window.horizon_ms), window.horizon_ms)
-    area = float(np.maximum(0.0, end - np.maximum(plan.arrival_ms, window.warmup_ms)).sum())
-    window_ms = window.horizon_ms - window.warmup_ms
-    return {"replication": replication, "window_s": window_ms / 1000.0, "mean_in_flight": area / window_ms}
+    @cached_property
+    def keep(self) -> np.ndarray:
+        return np.flatnonzero((self.plan.arrival_ms >= self.window.warmup_ms) & np.isfinite(self.reply))
+
+    @cached_property
+    def servers_queried(self) -> np.ndarray:
+        out: np.ndarray = self.routes.request_counts[self.routes.template[self.keep]].astype(np.int32)
+        return out
+
+    @cached_property
+    def segments_queried(self) -> np.ndarray:
+        cumulative = np.concatenate(([0], np.cumsum(self.routes.segment_counts)))
+        per_template = cumulative[self.routes.requests[1:]] - cumulative[self.routes.requests[:-1]]
+        out: np.ndarray = per_template[self.routes.template[self.keep]].astype(np.int32)
+        return out
+
+    def queries(self, replication: int, records: str) -> pd.DataFrame:
+        """The ``queries`` table (only the latency columns when ``records`` is ``latency``)."""
+        plan, keep = self.plan, self.keep
+        latency = {"replication": np.full(len(keep), replication, dtype=np.int32),
+                   "query_id": keep.astype(np.int64),
+                   "latency_ms": self.reply[keep] - plan.arrival_ms[keep]}
+        if records == "latency":
+            return pd.DataFrame(latency, columns=list(LATENCY_COLUMNS))
+        pruned = np.array([p.pruned for p in plan.plans], dtype=np.int32)[plan.plan_index[keep]]
+        mask = self.mask[keep]
+        return pd.DataFrame({
+            **latency,
+            "arrival_s": plan.arrival_ms[keep] / 1000.0,
+            "servers_queried": self.servers_queried,
+            "segments_queried": self.segments_queried,
+            "segments_pruned": pruned,
+            "partial": mask != 0,
+            "gc_delayed": self.delayed[keep],
+            "queue_wait_ms": self.qwait[keep],
+            "cache_hit": pd.Series([""] * len(keep), dtype="string"),
+            "error_codes": pd.Series(_CODE_TEXT[mask], dtype="string"),
+        }, columns=list(QUERY_COLUMNS))
+
+    def counts(self) -> dict[str, Any]:
+        """What the kept queries add up to (:func:`~workbench.sim.records.window_counts` of the full table)."""
+        mask = self.mask[self.keep]
+        return {"queries": len(self.keep), "partial": int(np.count_nonzero(mask)),
+                "gc_delayed": int(np.count_nonzero(self.delayed[self.keep])), "cache_hits": 0,
+                "servers_queried": int(self.servers_queried.sum()),
+                "segments_queried": int(self.segments_queried.sum()), "errored": int(np.count_nonzero(mask)),
+                **{f"code_{c}": int(np.count_nonzero(mask >> CODE_BITS[c] & 1)) for c in ERROR_CODES}}
+
+    def window_row(self, replication: int) -> dict[str, Any]:
+        """The ``windows`` row's measured window and time-average queries in flight."""
+        window, plan = self.window, self.plan
+        end = np.minimum(np.where(np.isfinite(self.reply), self.reply, window.horizon_ms), window.horizon_ms)
+        area = float(np.maximum(0.0, end - np.maximum(plan.arrival_ms, window.warmup_ms)).sum())
+        window_ms = window.horizon_ms - window.warmup_ms
+        return {"replication": replication, "window_s": window_ms / 1000.0, "mean_in_flight": area / window_ms}

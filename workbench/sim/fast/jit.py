@@ -26,5 +26,5 @@ def helper(fn: F) -> F:
 
 
 def kernel(fn: F) -> F:
-    """Compile an entry point (it may allocate arrays)."""
-    return cast(F, njit(cache=True)(fn))
+    """Compile an entry point (it may allocate arrays; it releases the GIL, so threads can run it at once)."""
+    return cast(F, njit(cache=True, nogil=True)(fn))

@@ -8,7 +8,11 @@ is exact whenever nothing that happens in time changes what is sent to the serve
 coverage, :mod:`workbench.sim.fast.engine`).
 
 The server's scalars live in two small arrays (``I`` integers, ``F`` floats, indexed by the constants
-below) so that the pieces can be separate compiled functions. Codes: 0, 211, 240, 250, or -1 (failed).
+below) so that the pieces can be separate compiled functions. Each request is a row of two tables (``RF``
+floats, ``RI`` integers), each task a row of one (``TI``): a row sits in one or two cache lines, and the
+compiled code keeps one base address per table instead of one per field (with some thirty arrays it ran
+out of registers and reloaded addresses from the stack at every access). Codes: 0, 211, 240, 250, or -1
+(failed).
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import math
 import numpy as np
 
 from workbench.sim.fast.jit import helper, kernel
-from workbench.sim.fast.pauses import finish, intersects, release, run_time
+from workbench.sim.fast.pauses import HINTS, finish, intersects, release, run_time
 
-__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "simulate_server"]
+__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "set_request", "simulate_server", "workspace"]
 
 SCHED_FCFS, SCHED_BOUNDED, SCHED_BINARY = 0, 1, 2
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
@@ -35,10 +39,18 @@ C_SEC_RUNNING, C_SEC_PENDING, C_MAX_EXEC, C_DEFAULT_EXEC = 8, 9, 10, 11
  I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING) = range(16)
 # float state
 F_T0, F_V0, F_BUSY, F_G_DEADLINE = 0, 1, 2, 3
-
-
-class _Server:
-    """The arrays of one server's run (a plain holder; the compiled functions take its fields)."""
+#: A request's columns: floats (``RF``: when the server reads it, when it was delivered, its timeout, its
+#: runner work before and after the fan-out, when a runner took it, its longest task wait) ...
+RF_ARRIVAL, RF_DELIVERED, RF_TIMEOUT, RF_PREPARE, RF_MERGE, RF_STARTED, RF_TASK_WAIT = range(7)
+RF = 8
+#: ... and integers (``RI``: its first segment in the work array, segments, ``maxExecutionThreads``, flags,
+#: the next segment to take, tasks not done, permits reserved, timed out, held by the server).
+(RI_SEG_START, RI_NSEG, RI_OPTION, RI_GROUP_BY, RI_SECONDARY, RI_NEXT_SEGMENT, RI_TASKS_LEFT, RI_RESERVED,
+ RI_TIMED_OUT, RI_HELD) = range(10)
+RI = 10
+#: A task's columns: its request, its next own segment and its stride (``fcfs_threads``).
+TI_REQ, TI_POS, TI_STRIDE = range(3)
+TI = 3
 
 
 @helper
@@ -99,12 +111,12 @@ def _tasks(segments: int, group_by: bool, option: int, max_exec: int, default_ex
 
 @helper
 def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray,
-                t: float) -> None:
+                t: float, ph: np.ndarray) -> None:
     """``SharedCPU._checkpoint``."""
     t0 = fs[F_T0]
     if t <= t0:
         return
-    run = (run_time(ps, pe, pr, t) - run_time(ps, pe, pr, t0)) if len(ps) > 0 else t - t0
+    run = (run_time(ps, pe, pr, t, ph) - run_time(ps, pe, pr, t0, ph)) if len(ps) > 0 else t - t0
     hn, tn = ist[I_HN], ist[I_TN]
     if hn:
         fs[F_V0] += run * (1.0 if hn <= cores else cores / hn)
@@ -113,22 +125,23 @@ def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe:
 
 
 @helper
-def _respond(r: int, now: float, code: int, arrival: np.ndarray, delivered: np.ndarray, started: np.ndarray,
-             task_wait: np.ndarray, ps: np.ndarray, pe: np.ndarray, out_at: np.ndarray, out_code: np.ndarray,
-             out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> None:
+def _respond(r: int, now: float, code: int, rf: np.ndarray, ps: np.ndarray, pe: np.ndarray, ph: np.ndarray,
+             out_at: np.ndarray, out_code: np.ndarray, out_paused: np.ndarray, out_wait: np.ndarray,
+             responded: np.ndarray) -> None:
     """``PinotServer._respond``."""
+    arrival = rf[r, RF_ARRIVAL]
     out_at[r], out_code[r], responded[r] = now, code, True
-    out_wait[r] = (min(started[r], now) - arrival[r]) + task_wait[r]
-    dl = min(delivered[r], arrival[r])
-    out_paused[r] = len(ps) > 0 and intersects(ps, pe, dl, max(now, arrival[r]))
+    out_wait[r] = (min(rf[r, RF_STARTED], now) - arrival) + rf[r, RF_TASK_WAIT]
+    dl = min(rf[r, RF_DELIVERED], arrival)
+    out_paused[r] = len(ps) > 0 and intersects(ps, pe, dl, max(now, arrival), ph)
 
 
 @helper
-def _group_next(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, arrival: np.ndarray, nseg: np.ndarray,
-                reserved: np.ndarray, held: np.ndarray, hard: int, mtpq: int, now: float) -> int:
+def _group_next(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, rf: np.ndarray, ri: np.ndarray, hard: int,
+                mtpq: int, now: float) -> int:
     """``BoundedGroup.next`` (expired requests are no longer held); -1 when nothing is eligible."""
-    while ist[I_G_LEN] > 0 and now - arrival[gq[ist[I_G_HEAD]]] > fs[F_G_DEADLINE]:
-        held[gq[ist[I_G_HEAD]]] = False
+    while ist[I_G_LEN] > 0 and now - rf[gq[ist[I_G_HEAD]], RF_ARRIVAL] > fs[F_G_DEADLINE]:
+        ri[gq[ist[I_G_HEAD]], RI_HELD] = 0
         ist[I_G_HEAD] += 1
         ist[I_G_LEN] -= 1
     if ist[I_G_LEN] == 0 or ist[I_G_RUNNING] >= ist[I_G_MAX_RUNNING] or ist[I_G_RESERVED] >= hard:
@@ -136,20 +149,19 @@ def _group_next(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, arrival: np.nda
     r = gq[ist[I_G_HEAD]]
     ist[I_G_HEAD] += 1
     ist[I_G_LEN] -= 1
-    want = min(mtpq, max(1, nseg[r]))
-    reserved[r] = max(1, min(want, hard - ist[I_G_RESERVED]))
-    ist[I_G_RESERVED] += reserved[r]
+    want = min(mtpq, max(1, ri[r, RI_NSEG]))
+    ri[r, RI_RESERVED] = max(1, min(want, hard - ist[I_G_RESERVED]))
+    ist[I_G_RESERVED] += ri[r, RI_RESERVED]
     ist[I_G_RUNNING] += 1
     return int(r)
 
 
 @helper
-def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: np.ndarray, arrival: np.ndarray,
-                        nseg: np.ndarray, reserved: np.ndarray, held: np.ndarray, hard: int, mtpq: int,
-                        now: float) -> None:
+def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: np.ndarray, rf: np.ndarray,
+                        ri: np.ndarray, hard: int, mtpq: int, now: float) -> None:
     """``BinaryWorkloadScheduler._dispatch_secondary``."""
     while True:
-        r = _group_next(ist, fs, gq, arrival, nseg, reserved, held, hard, mtpq, now)
+        r = _group_next(ist, fs, gq, rf, ri, hard, mtpq, now)
         if r < 0:
             return
         fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = r
@@ -158,13 +170,12 @@ def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: n
 
 @helper
 def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: np.ndarray, fifo: np.ndarray, gq: np.ndarray,
-                    arrival: np.ndarray, nseg: np.ndarray, reserved: np.ndarray, held: np.ndarray,
-                    now: float) -> int:
+                    rf: np.ndarray, ri: np.ndarray, now: float) -> int:
     kind, hard, mtpq = cfg[C_KIND], cfg[C_HARD], cfg[C_MTPQ]
     if kind == SCHED_BOUNDED:
-        return _group_next(ist, fs, gq, arrival, nseg, reserved, held, hard, mtpq, now)
+        return _group_next(ist, fs, gq, rf, ri, hard, mtpq, now)
     if kind == SCHED_BINARY:
-        _dispatch_secondary(ist, fs, gq, fifo, arrival, nseg, reserved, held, hard, mtpq, now)
+        _dispatch_secondary(ist, fs, gq, fifo, rf, ri, hard, mtpq, now)
     if ist[I_F_LEN] == 0:
         return -1
     r = fifo[ist[I_F_HEAD]]
@@ -174,65 +185,77 @@ def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: np.ndarray, fifo: np.n
 
 
 @helper
-def _scheduler_finished(ist: np.ndarray, cfg: np.ndarray, secondary: np.ndarray, reserved: np.ndarray,
-                        r: int) -> None:
+def _scheduler_finished(ist: np.ndarray, cfg: np.ndarray, ri: np.ndarray, r: int) -> None:
     kind = cfg[C_KIND]
-    if kind == SCHED_BOUNDED or (kind == SCHED_BINARY and secondary[r]):
-        ist[I_G_RESERVED] -= reserved[r]
+    if kind == SCHED_BOUNDED or (kind == SCHED_BINARY and ri[r, RI_SECONDARY] != 0):
+        ist[I_G_RESERVED] -= ri[r, RI_RESERVED]
         ist[I_G_RUNNING] -= 1
 
 
 @helper
 def _next_cpu(ist: np.ndarray, fs: np.ndarray, cores: int, hk: np.ndarray, tk: np.ndarray, ps: np.ndarray,
-              pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float) -> float:
+              pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float, ph: np.ndarray) -> float:
     """``SharedCPU.next_time``."""
     best = _INF
     t0, hn, tn = fs[F_T0], ist[I_HN], ist[I_TN]
     paused = len(ps) > 0
     if hn > 0:
         need = max(0.0, (hk[0] - fs[F_V0]) / (1.0 if hn <= cores else cores / hn))
-        best = finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need
+        best = finish(ps, pe, pr, pp, ptotal, t0, need, ph) if paused else t0 + need
     if tn > 0:
-        need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0) if paused else t0))
-        best = min(best, finish(ps, pe, pr, pp, ptotal, t0, need) if paused else t0 + need)
+        need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0, ph) if paused else t0))
+        best = min(best, finish(ps, pe, pr, pp, ptotal, t0, need, ph) if paused else t0 + need)
     return best
 
 
+def workspace(requests: int, tasks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Working tables for servers of up to ``requests`` requests and ``tasks`` segments plus requests:
+    the request tables (``RF`` and ``RI`` columns), the task table (``TI`` columns), the tasks' queue times,
+    and the queues (runner FIFO, bounded group, worker queue). Allocated once per run (by numpy, which asks
+    for huge pages), reused by every server: touching fresh pages costs more than simulating a request."""
+    return (np.empty((requests + 1, RF)), np.empty((requests + 1, RI), np.int64), np.empty((tasks + 1, TI), np.int64),
+            np.empty(tasks + 1), np.empty((3, max(requests, tasks) + 1), np.int64))
+
+
+@helper
+def set_request(rf: np.ndarray, ri: np.ndarray, i: int, arrival: float, delivered: float, timeout: float,
+                prepare: float, merge: float, seg_start: int, segments: int, option: int, group_by: bool,
+                secondary: bool) -> None:
+    """Row ``i`` of the request tables: what the request asks (times and work in ms) and its fresh state."""
+    rf[i, RF_ARRIVAL], rf[i, RF_DELIVERED], rf[i, RF_TIMEOUT] = arrival, delivered, timeout
+    rf[i, RF_PREPARE], rf[i, RF_MERGE], rf[i, RF_STARTED], rf[i, RF_TASK_WAIT] = prepare, merge, _INF, 0.0
+    ri[i, RI_SEG_START], ri[i, RI_NSEG], ri[i, RI_OPTION] = seg_start, segments, option
+    ri[i, RI_GROUP_BY], ri[i, RI_SECONDARY] = group_by, secondary
+    ri[i, RI_NEXT_SEGMENT], ri[i, RI_TASKS_LEFT], ri[i, RI_RESERVED] = 0, 0, 0
+    ri[i, RI_TIMED_OUT], ri[i, RI_HELD] = 0, 0
+
+
 @kernel
-def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndarray, prepare: np.ndarray,
-                    merge: np.ndarray, group_by: np.ndarray, secondary: np.ndarray, option: np.ndarray,
-                    seg_start: np.ndarray, seg_work: np.ndarray, cfg: np.ndarray, limits: np.ndarray,
-                    ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
-                    cs: np.ndarray, ce: np.ndarray, horizon: float
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """Run one server over its requests (in submit order) until ``horizon``.
+def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int, cfg: np.ndarray,
+                    limits: np.ndarray, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
+                    cs: np.ndarray, ce: np.ndarray, horizon: float, ti: np.ndarray, t_queued: np.ndarray,
+                    queues: np.ndarray, out_at: np.ndarray, out_code: np.ndarray, out_paused: np.ndarray,
+                    out_wait: np.ndarray, responded: np.ndarray) -> tuple[np.ndarray, float]:
+    """Run one server over its first ``n`` requests (in submit order) until ``horizon``.
 
-    ``cfg`` (int64, the ``C_*`` indices): cores, runners, workers, static, scheduler kind, max pending,
-    hard limit, max threads per query, secondary max running and max pending, max and default execution
-    threads. ``limits`` (float64): the bounded queue deadline and the secondary queue deadline, ms.
+    ``rf`` and ``ri``: the requests, rows set by :func:`set_request` (``RI_SEG_START`` indexes
+    ``seg_work``, each segment's work). ``cfg`` (int64, the ``C_*`` indices): cores, runners, workers,
+    static, scheduler kind, max pending, hard limit, max threads per query, secondary max running and max
+    pending, max and default execution threads. ``limits`` (float64): the bounded queue deadline and the
+    secondary queue deadline, ms. ``ti``, ``t_queued``, ``queues``: the rest of a :func:`workspace` at
+    least this large (overwritten).
 
-    Returns per request the response time, code, paused flag, queue wait and whether a response was
-    sent by the horizon; the meters (requests, scheduling timeouts, execution timeouts, rejected, failed);
-    and the core time used up to the horizon.
+    Writes per request the response time, code, paused flag, queue wait and whether a response was
+    sent by the horizon (``out_at``...``responded``); returns the meters (requests, scheduling timeouts,
+    execution timeouts, rejected, failed) and the core time used up to the horizon.
     """
-    n = len(arrival)
     cores, kind = cfg[C_CORES], cfg[C_KIND]
-    nseg = seg_start[1:] - seg_start[:-1]
-    out_at, out_code = np.full(n, _INF), np.zeros(n, dtype=np.int64)
-    out_paused, out_wait = np.zeros(n, dtype=np.bool_), np.zeros(n)
-    responded, meters = np.zeros(n, dtype=np.bool_), np.zeros(5, dtype=np.int64)
-    started, task_wait = np.full(n, _INF), np.zeros(n)
-    timed_out, held = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
-    next_segment, tasks_left, reserved = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    cap = 0
-    for i in range(n):
-        cap += max(1, nseg[i])
-    t_req, t_queued = np.zeros(cap, np.int64), np.zeros(cap)
-    t_pos, t_stride, wq = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap + 1, np.int64)
-    fifo, gq = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64)
+    meters = np.zeros(5, dtype=np.int64)
+    fifo, gq, wq = queues[0], queues[1], queues[2]
+    cap = n if n == 0 else ri[n - 1, RI_SEG_START] + ri[n - 1, RI_NSEG] - ri[0, RI_SEG_START] + n
     # at most one work item per busy runner and worker; timers only for the simplification's runners
     static_mode = cfg[C_STATIC] != 0
-    heap = (min(n, cfg[C_CORES]) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
+    heap = (min(n, cores) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
     theap = n + 8 if static_mode else 8
     hk, hs, hkd, hr = np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64)
     tk, tsq = np.zeros(theap), np.zeros(theap, np.int64)
@@ -242,8 +265,9 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
     due_action = np.zeros(due, np.int64)
     # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
     stack = 2 * (heap + theap) + 64
-    st_kind, st_x, st_y = np.zeros(stack, np.int64), np.zeros(stack, np.int64), np.zeros(stack, np.int64)
+    st_kind = np.zeros(stack, np.int64)  # only the dispatch loops wait on the stack: they need no argument
     ist, fs = np.zeros(16, np.int64), np.zeros(4)
+    ph, ch = np.zeros(HINTS, np.int64), np.zeros(HINTS, np.int64)  # where the last pause and crash look-ups ended
     if kind == SCHED_BOUNDED:
         ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_RUNNERS], cfg[C_MAX_PENDING], limits[0]
     else:
@@ -252,22 +276,28 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
     runners = cfg[C_RUNNERS] if not static else 1 << 30
     workers = cfg[C_WORKERS] if not static else cores
     crash, nxt = 0, 0
+    # the CPU's next finish is a function of its state alone (checkpoint, heap tops): computed again only
+    # after the state changed (a CPU or crash event, or an item started), which is every other event
+    cpu_at, cpu_changed = _INF, True
     while True:
         # the next moment: a CPU item finishing, a crash, or an arrival (internal events first at a tie)
-        cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal)
+        if cpu_changed:
+            cpu_at = _next_cpu(ist, fs, cores, hk, tk, ps, pe, pr, pp, ptotal, ph)
+            cpu_changed = False
         crash_at = cs[crash] if crash < len(cs) else _INF
         first = min(cpu_at, crash_at)
-        arr_at = arrival[nxt] if nxt < n and arrival[nxt] < horizon else _INF
+        arr_at = rf[nxt, RF_ARRIVAL] if nxt < n and rf[nxt, RF_ARRIVAL] < horizon else _INF
         nd = 0
         if first <= arr_at and first <= horizon and first != _INF:
             now = first
-            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+            cpu_changed = True
+            _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
             if crash_at < cpu_at:  # PinotServer._go_down: every request held fails now
-                for i in range(n):
-                    if held[i]:
+                for i in range(nxt):
+                    if ri[i, RI_HELD] != 0:
                         meters[4] += 1
                         out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
-                        held[i] = False
+                        ri[i, RI_HELD] = 0
                 ist[I_HN] = ist[I_TN] = ist[I_F_LEN] = ist[I_G_LEN] = ist[I_G_RESERVED] = ist[I_G_RUNNING] = 0
                 ist[I_WQ_LEN] = ist[I_RUNNERS_BUSY] = ist[I_WORKERS_BUSY] = 0
                 crash += 1
@@ -280,7 +310,7 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
                     ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
-            rt = run_time(ps, pe, pr, now) if len(ps) > 0 else now
+            rt = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
             if ist[I_TN] > 0 and tk[0] <= rt + 4e-12 * max(1.0, abs(rt)):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
@@ -302,12 +332,13 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
             now, i = arr_at, nxt
             nxt += 1
             meters[0] += 1
-            if len(cs) > 0 and release(cs, ce, now) != now:
+            out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
+            if len(cs) > 0 and release(cs, ce, now, ch) != now:
                 meters[4] += 1
                 out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = now, -1, False, 0.0, True
                 continue
             code = 0
-            if kind == SCHED_FCFS or (kind == SCHED_BINARY and not secondary[i]):
+            if kind == SCHED_FCFS or (kind == SCHED_BINARY and ri[i, RI_SECONDARY] == 0):
                 fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = i
                 ist[I_F_LEN] += 1
             else:
@@ -317,136 +348,137 @@ def simulate_server(arrival: np.ndarray, delivered: np.ndarray, timeout: np.ndar
                     gq[ist[I_G_HEAD] + ist[I_G_LEN]] = i
                     ist[I_G_LEN] += 1
                 if kind == SCHED_BINARY:
-                    _dispatch_secondary(ist, fs, gq, fifo, arrival, nseg, reserved, held, cfg[C_HARD],
-                                        cfg[C_MTPQ], now)
+                    _dispatch_secondary(ist, fs, gq, fifo, rf, ri, cfg[C_HARD], cfg[C_MTPQ], now)
             if code != 0:
                 meters[3] += 1
-                _respond(i, now, code, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
-                         out_paused, out_wait, responded)
+                _respond(i, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
                 continue
-            held[i] = True
+            ri[i, RI_HELD] = 1
             due_action[0], due_ref[0], due_kind[0] = _DISPATCH_RUNNERS, 0, 0
             nd = 1
-        # PinotServer._run for each action due now: the same stack, the same order
+        # PinotServer._run for each action due now, in the same order. An action that ends by pushing the
+        # next one to run (the stack's top, popped at once) runs it directly instead ("chain"); only the
+        # loops that resume after that work (dispatch runners, dispatch workers) wait on the stack.
         for d in range(nd):
-            st_kind[0], st_x[0], st_y[0] = due_action[d], due_ref[d], due_kind[d]
-            sp = 1
-            while sp > 0:
-                sp -= 1
-                a, x, y = st_kind[sp], st_x[sp], st_y[sp]
+            a, x, y = due_action[d], due_ref[d], due_kind[d]
+            sp = 0
+            while True:
+                chain = False
                 if a == _DISPATCH_RUNNERS:
-                    if ist[I_RUNNERS_BUSY] >= runners:
-                        continue
-                    req = _scheduler_next(ist, fs, cfg, fifo, gq, arrival, nseg, reserved, held, now)
-                    if req < 0:
-                        continue
-                    st_kind[sp] = _DISPATCH_RUNNERS
-                    sp += 1
-                    if now - arrival[req] >= timeout[req]:
-                        meters[1] += 1
-                        _scheduler_finished(ist, cfg, secondary, reserved, req)
-                        held[req] = False
-                        _respond(req, now, 240, arrival, delivered, started, task_wait, ps, pe, out_at, out_code,
-                                 out_paused, out_wait, responded)
-                        continue
-                    ist[I_RUNNERS_BUSY] += 1
-                    started[req] = now
-                    st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, req, _PREPARE
-                    sp += 1
+                    if ist[I_RUNNERS_BUSY] < runners:
+                        req = _scheduler_next(ist, fs, cfg, fifo, gq, rf, ri, now)
+                        if req >= 0:
+                            chain = True
+                            if now - rf[req, RF_ARRIVAL] >= rf[req, RF_TIMEOUT]:
+                                meters[1] += 1
+                                _scheduler_finished(ist, cfg, ri, req)
+                                ri[req, RI_HELD] = 0
+                                _respond(req, now, 240, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait,
+                                         responded)
+                            else:
+                                st_kind[sp] = _DISPATCH_RUNNERS
+                                sp += 1
+                                ist[I_RUNNERS_BUSY] += 1
+                                rf[req, RF_STARTED] = now
+                                a, x, y = _RUNNER_WORK, req, _PREPARE
                 elif a == _RUNNER_WORK:
-                    work = prepare[x] if y == _PREPARE else merge[x]
+                    work = rf[x, RF_PREPARE] if y == _PREPARE else rf[x, RF_MERGE]
                     if work <= 0:
-                        st_kind[sp], st_x[sp], st_y[sp] = _FINISHED, x, y
-                        sp += 1
-                        continue
-                    _checkpoint(fs, ist, cores, ps, pe, pr, now)
-                    if static:
-                        key = (run_time(ps, pe, pr, now) if len(ps) > 0 else now) + work
-                        ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                        a, chain = _FINISHED, True
                     else:
-                        ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
-                    ist[I_SEQ] += 1
+                        _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
+                        if static:
+                            key = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) + work
+                            ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                        else:
+                            ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
+                        ist[I_SEQ] += 1
+                        cpu_changed = True
                 elif a == _DISPATCH_WORKERS:
-                    if ist[I_WORKERS_BUSY] >= workers or ist[I_WQ_LEN] == 0:
-                        continue
-                    task = wq[ist[I_WQ_HEAD]]
-                    ist[I_WQ_HEAD] += 1
-                    ist[I_WQ_LEN] -= 1
-                    ist[I_WORKERS_BUSY] += 1
-                    r = t_req[task]
-                    task_wait[r] = max(task_wait[r], now - t_queued[task])
-                    st_kind[sp] = _DISPATCH_WORKERS
-                    sp += 1
-                    st_kind[sp], st_x[sp] = _STEP, task
-                    sp += 1
+                    if ist[I_WORKERS_BUSY] < workers and ist[I_WQ_LEN] > 0:
+                        task = wq[ist[I_WQ_HEAD]]
+                        ist[I_WQ_HEAD] += 1
+                        ist[I_WQ_LEN] -= 1
+                        ist[I_WORKERS_BUSY] += 1
+                        r = ti[task, TI_REQ]
+                        rf[r, RF_TASK_WAIT] = max(rf[r, RF_TASK_WAIT], now - t_queued[task])
+                        st_kind[sp] = _DISPATCH_WORKERS
+                        sp += 1
+                        a, x, chain = _STEP, task, True
                 elif a == _STEP:
-                    task, r = x, t_req[x]
-                    deadline = arrival[r] + timeout[r]
+                    task, r = x, ti[x, TI_REQ]
+                    deadline = rf[r, RF_ARRIVAL] + rf[r, RF_TIMEOUT]
+                    nseg = ri[r, RI_NSEG]
                     running = False
                     while True:
-                        left = (1 if t_pos[task] < nseg[r] else 0) if static else nseg[r] - next_segment[r]
+                        left = (1 if ti[task, TI_POS] < nseg else 0) if static else nseg - ri[r, RI_NEXT_SEGMENT]
                         if left == 0:
                             break
                         if now >= deadline:
-                            timed_out[r] = True
+                            ri[r, RI_TIMED_OUT] = 1
                             if static:
-                                t_pos[task] = nseg[r]
+                                ti[task, TI_POS] = nseg
                             else:
-                                next_segment[r] = nseg[r]
+                                ri[r, RI_NEXT_SEGMENT] = nseg
                             break
                         if static:
-                            index = t_pos[task]
-                            t_pos[task] += t_stride[task]
+                            index = ti[task, TI_POS]
+                            ti[task, TI_POS] += ti[task, TI_STRIDE]
                         else:
-                            index = next_segment[r]
-                            next_segment[r] += 1
-                        w = seg_work[seg_start[r] + index]
+                            index = ri[r, RI_NEXT_SEGMENT]
+                            ri[r, RI_NEXT_SEGMENT] += 1
+                        w = seg_work[ri[r, RI_SEG_START] + index]
                         if w > 0:
-                            _checkpoint(fs, ist, cores, ps, pe, pr, now)
+                            _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
                             ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
                             ist[I_SEQ] += 1
+                            cpu_changed = True
                             running = True
                             break
-                    if running:
-                        continue
-                    ist[I_WORKERS_BUSY] -= 1
-                    tasks_left[r] -= 1
-                    if tasks_left[r] == 0:
-                        if timed_out[r] or now >= deadline:
-                            meters[2] += 1
-                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, r, 250
-                        else:
-                            st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_WORK, r, _MERGE
-                        sp += 1
+                    if not running:
+                        ist[I_WORKERS_BUSY] -= 1
+                        ri[r, RI_TASKS_LEFT] -= 1
+                        if ri[r, RI_TASKS_LEFT] == 0:
+                            chain = True
+                            if ri[r, RI_TIMED_OUT] != 0 or now >= deadline:
+                                meters[2] += 1
+                                a, x, y = _RUNNER_DONE, r, 250
+                            else:
+                                a, x, y = _RUNNER_WORK, r, _MERGE
                 elif a == _FINISHED:
+                    chain = True
                     if y == _SEGMENT:
                         st_kind[sp] = _DISPATCH_WORKERS
                         sp += 1
-                        st_kind[sp], st_x[sp] = _STEP, x
-                        sp += 1
+                        a = _STEP
                     elif y == _PREPARE:
-                        tasks = _tasks(nseg[x], group_by[x], option[x], cfg[C_MAX_EXEC], cfg[C_DEFAULT_EXEC], cores)
-                        if reserved[x] > 0:
-                            tasks = min(tasks, reserved[x])
-                        tasks_left[x] = tasks
+                        tasks = _tasks(ri[x, RI_NSEG], ri[x, RI_GROUP_BY] != 0, ri[x, RI_OPTION], cfg[C_MAX_EXEC],
+                                       cfg[C_DEFAULT_EXEC], cores)
+                        if ri[x, RI_RESERVED] > 0:
+                            tasks = min(tasks, ri[x, RI_RESERVED])
+                        ri[x, RI_TASKS_LEFT] = tasks
                         for t in range(tasks):
                             task = ist[I_TASKS]
                             ist[I_TASKS] += 1
-                            t_req[task], t_queued[task], t_pos[task], t_stride[task] = x, now, t, tasks
+                            ti[task, TI_REQ], ti[task, TI_POS], ti[task, TI_STRIDE] = x, t, tasks
+                            t_queued[task] = now
                             wq[ist[I_WQ_HEAD] + ist[I_WQ_LEN]] = task
                             ist[I_WQ_LEN] += 1
-                        st_kind[sp] = _DISPATCH_WORKERS
-                        sp += 1
+                        a = _DISPATCH_WORKERS
                     else:
-                        st_kind[sp], st_x[sp], st_y[sp] = _RUNNER_DONE, x, 0
-                        sp += 1
+                        a, y = _RUNNER_DONE, 0
                 else:  # _RUNNER_DONE
                     ist[I_RUNNERS_BUSY] -= 1
-                    _scheduler_finished(ist, cfg, secondary, reserved, x)
-                    held[x] = False
-                    _respond(x, now, y, arrival, delivered, started, task_wait, ps, pe, out_at, out_code, out_paused,
-                             out_wait, responded)
-                    st_kind[sp] = _DISPATCH_RUNNERS
-                    sp += 1
-    _checkpoint(fs, ist, cores, ps, pe, pr, horizon)
-    return out_at, out_code, out_paused, out_wait, responded, meters, fs[F_BUSY]
+                    _scheduler_finished(ist, cfg, ri, x)
+                    ri[x, RI_HELD] = 0
+                    _respond(x, now, y, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
+                    a, chain = _DISPATCH_RUNNERS, True
+                if not chain:
+                    if sp == 0:
+                        break
+                    sp -= 1
+                    a = st_kind[sp]
+    for i in range(nxt, n):  # never submitted
+        out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
+    _checkpoint(fs, ist, cores, ps, pe, pr, horizon, ph)
+    return meters, fs[F_BUSY]

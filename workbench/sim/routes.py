@@ -1,0 +1,216 @@
+"""Every query's routing, decided once per distinct case: Pinot's instance selector on the layout.
+
+Without adaptive feedback a route depends only on the query's plan, its request id modulo the replica
+counts (:attr:`~workbench.sim.router.Router.period`) and which servers are up, whose crash times are
+known in advance. A run of a million queries has a handful of such cases; each is routed once into a
+*template* (its requests: server, segment positions, rows returned, documents scanned) and every query
+names its template. The plan's per-request arrays are views of these templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.pinot.table_config import TableConfig
+from workbench.sim.fast.plan_kernels import first_seen
+from workbench.sim.layout import Layout
+from workbench.sim.pauses import PauseSchedule
+from workbench.sim.planner import QueryPlan, result_rows
+from workbench.sim.router import Router
+
+__all__ = ["RouteCache", "Routes", "route_queries"]
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Routing templates and the template of each query.
+
+    A template's requests are ``requests[t]:requests[t + 1]`` of the template-request arrays, in routing
+    order; request ``j`` goes to ``server[j]`` and scans the query plan's segments at positions
+    ``position[segments[j]:segments[j + 1]]``.
+    """
+
+    #: Per query: its template (int32).
+    template: np.ndarray
+    #: Per template: unavailable segments (int32), its query plan, and its requests (CSR, int64).
+    unavailable: np.ndarray
+    plan: np.ndarray
+    requests: np.ndarray
+    #: Per template request: server (int32), segment positions (CSR, int64), rows its server returns
+    #: (int64) and documents it scans (float, summed in position order).
+    server: np.ndarray
+    segments: np.ndarray
+    position: np.ndarray
+    rows: np.ndarray
+    docs: np.ndarray
+
+    @property
+    def request_counts(self) -> np.ndarray:
+        """Requests per template."""
+        return np.diff(self.requests)
+
+    @property
+    def segment_counts(self) -> np.ndarray:
+        """Segments per template request."""
+        return np.diff(self.segments)
+
+
+def _health_events(crashes: Sequence[PauseSchedule]) -> list[tuple[float, int, bool]]:
+    events = [(t, s, up) for s, c in enumerate(crashes) for start, end in c.intervals()
+              for t, up in ((start, False), (end, True))]
+    events.sort(key=lambda e: (e[0], e[1]))
+    return events
+
+
+def _templates(epoch: np.ndarray, plan_index: np.ndarray, residue: np.ndarray, period: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's template number and the first query of each (numbered by first appearance, so in
+    epoch order). Keys are ``plan x period + residue``; when there are far more possible keys than
+    queries they are first renumbered densely."""
+    key = plan_index.astype(np.int64) * period + residue
+    n_keys = (int(plan_index.max()) + 1) * period if len(key) else 0
+    if n_keys > 4 * len(key) + 1024:
+        _, key = np.unique(key, return_inverse=True)
+        key = key.reshape(-1).astype(np.int64)
+        n_keys = int(key.max()) + 1
+    return first_seen(epoch, key, n_keys)
+
+
+@dataclass(frozen=True)
+class _Template:
+    """One routed case: its requests (server, segment positions, rows returned, documents scanned)."""
+
+    unavailable: int
+    server: tuple[int, ...]
+    positions: tuple[np.ndarray, ...]
+    rows: tuple[int, ...]
+    docs: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class _PlanSegments:
+    """A plan's segments (layout indices, plan order), the documents each scans, and the rows a server returns
+    for a request: one for an aggregation, else its documents up to the query's cap (:func:`result_rows`)."""
+
+    segments: np.ndarray
+    docs: np.ndarray
+    aggregate: int
+    cap: int
+    #: Whether ``segments`` ascend (the planner keeps the layout's order): positions are then a binary search.
+    ascending: bool
+
+    @classmethod
+    def of(cls, plan: QueryPlan, layout: Layout) -> _PlanSegments:
+        segments = np.asarray(plan.segments if plan.segments is not None else range(len(layout.segments)),
+                              dtype=np.int64)
+        docs = np.asarray(plan.docs_scanned if plan.docs_scanned is not None else layout.docs, dtype=float)
+        none, many = result_rows(plan.query, 0.0), result_rows(plan.query, float(2**62))
+        return cls(segments, docs, none if none == many else -1, many, bool(np.all(segments[1:] > segments[:-1])))
+
+    def positions(self, chosen: Sequence[int]) -> np.ndarray:
+        """Where each chosen segment (layout index) sits in the plan."""
+        if self.ascending:
+            pos = np.searchsorted(self.segments, np.asarray(chosen, dtype=np.int64))
+        else:
+            lookup = {int(seg): i for i, seg in enumerate(self.segments.tolist())}
+            pos = np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
+        return np.asarray(pos, dtype=np.int64)
+
+    def rows(self, docs_scanned: float) -> int:
+        """:func:`result_rows` for this plan's query (computed from its two limits: no re-parse per request)."""
+        return self.aggregate if self.aggregate >= 0 else min(max(0, int(docs_scanned)), self.cap)
+
+
+class RouteCache:
+    """The routing of one run (one layout, table, broker configuration and planner), shared by its
+    replications: each distinct case (servers down, plan, request-id residue) is routed once per run.
+
+    Pinot's selectors without adaptive feedback are functions of exactly these, so a replication routes
+    only the cases earlier ones did not meet.
+    """
+
+    def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any],
+                 broker_config: Mapping[str, Any] | None) -> None:
+        self.layout = layout
+        self.router = Router(layout, table, options, broker_config=broker_config)
+        self._down: set[int] = set()
+        self._templates: dict[tuple[frozenset[int], int, int], _Template] = {}
+        self._plans: dict[int, _PlanSegments] = {}
+
+    @property
+    def period(self) -> int:
+        """Routes repeat with the request id modulo this."""
+        return self.router.period
+
+    def template(self, down: frozenset[int], plan: QueryPlan, residue: int) -> _Template:
+        """The route of a query of ``plan`` with request id ``residue`` while the servers ``down`` are down."""
+        key = (down, plan.key, residue)
+        hit = self._templates.get(key)
+        if hit is None:
+            hit = self._templates[key] = self._route(down, plan, residue)
+        return hit
+
+    def _route(self, down: frozenset[int], plan: QueryPlan, residue: int) -> _Template:
+        for server in sorted(self._down - down):
+            self.router.set_server_health(server, True)
+        for server in sorted(down - self._down):
+            self.router.set_server_health(server, False)
+        self._down = set(down)
+        route, missing = self.router.route(residue, plan.names, plan.key)
+        of_plan = self._plan(plan)
+        positions = tuple(of_plan.positions(chosen) for _, chosen in route)
+        return _Template(missing, tuple(server for server, _ in route), positions,
+                         tuple(of_plan.rows(float(of_plan.docs[pos].sum())) for pos in positions),
+                         tuple(_sequential_sum(of_plan.docs[pos]) for pos in positions))
+
+    def _plan(self, plan: QueryPlan) -> _PlanSegments:
+        hit = self._plans.get(plan.key)
+        if hit is None:
+            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout)
+        return hit
+
+
+def route_queries(cache: RouteCache, brokers: int, arrival_ms: np.ndarray, plan_index: np.ndarray,
+                  plans: Sequence[QueryPlan], crashes: Sequence[PauseSchedule]) -> Routes:
+    """Pinot's routing of every query (request id = its broker's counter), around servers that are down."""
+    health = _health_events(crashes)
+    times = np.array([h[0] for h in health], dtype=float)
+    epoch = np.searchsorted(times, arrival_ms, side="right").astype(np.int64)
+    residue = (np.arange(len(arrival_ms), dtype=np.int64) // brokers) % cache.period
+    template, first = _templates(epoch, plan_index, residue, cache.period)
+    chosen: list[_Template] = []
+    down: set[int] = set()
+    applied = 0
+    for q in first.tolist():  # templates in epoch order: health changes are applied in time order
+        while applied < epoch[q]:
+            _, server, healthy = health[applied]
+            (down.discard if healthy else down.add)(server)
+            applied += 1
+        chosen.append(cache.template(frozenset(down), plans[int(plan_index[q])], int(residue[q])))
+    return _assemble(template, np.asarray(plan_index[first], dtype=np.int64), chosen)
+
+
+def _assemble(template: np.ndarray, of_plan: np.ndarray, chosen: Sequence[_Template]) -> Routes:
+    """The templates as flat arrays."""
+    counts = np.array([len(t.server) for t in chosen], dtype=np.int64)
+    positions = [p for t in chosen for p in t.positions]
+    sizes = np.array([len(p) for p in positions], dtype=np.int64)
+    return Routes(template, np.array([t.unavailable for t in chosen], dtype=np.int32), of_plan,
+                  np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                  np.array([s for t in chosen for s in t.server], dtype=np.int32),
+                  np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+                  (np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)).astype(np.int32),
+                  np.array([r for t in chosen for r in t.rows], dtype=np.int64),
+                  np.array([d for t in chosen for d in t.docs], dtype=float))
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """Left-to-right sum (as ``np.bincount`` with weights adds a request's documents)."""
+    total = 0.0
+    for v in values.tolist():
+        total += v
+    return total
