@@ -67,6 +67,8 @@ __all__ = ["KeyContext", "canonical_filter", "canonicalize", "key_digest", "quer
 Op = FilterOperator
 _COMMUTATIVE_FUNCTIONS = frozenset({"plus", "times"})
 _RANGE_OPERATORS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE, Op.BETWEEN})
+#: Operators an AND's range merge reads on a single-value numeric column (``=`` is a one-point range).
+_MERGED = _RANGE_OPERATORS | {Op.EQ}
 #: ``NOT (x op v)`` is ``x op' v`` on a single-value column.
 _NEGATED: dict[FilterOperator, FilterOperator] = {
     Op.EQ: Op.NEQ, Op.NEQ: Op.EQ, Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN,
@@ -238,7 +240,9 @@ def _merge_range_children(children: list[FilterNode], ctx: KeyContext) -> list[F
     rest: list[FilterNode] = []
     for child in children:
         spec = ctx.single_value_spec(child.lhs) if isinstance(child, Predicate) else None
-        if isinstance(child, Predicate) and child.operator in _RANGE_OPERATORS and spec and spec.data_type.is_numeric:
+        # an equality is the range [v, v]: merged with the other ranges, ``a = 0 AND a >= 0`` is ``a = 0``
+        # however the AND was nested, so canonicalising is idempotent
+        if isinstance(child, Predicate) and child.operator in _MERGED and spec and spec.data_type.is_numeric:
             groups.setdefault(child.lhs, []).append(child)
         else:
             rest.append(child)
@@ -277,6 +281,7 @@ _BOUND_READERS: dict[FilterOperator, Callable[[list[int | float]], list[tuple[st
     Op.LT: lambda v: [("high", _Bound(v[0], False))],
     Op.LTE: lambda v: [("high", _Bound(v[0], True))],
     Op.BETWEEN: lambda v: [("low", _Bound(v[0], True)), ("high", _Bound(v[1], True))],
+    Op.EQ: lambda v: [("low", _Bound(v[0], True)), ("high", _Bound(v[0], True))],
 }
 
 
