@@ -77,6 +77,10 @@ DOCS_PER_SEGMENT: Final = 1_000_000
 #: on the bytes.
 SEGMENT_BYTES_PER_DOC: Final = 100
 
+#: Distinct SQL texts a process keeps parsed (frozen ``Query`` values, a few KB each): the points of a
+#: sweep replay the same query log, so each worker parses each text once, not once per point.
+PARSED_SQL_CACHE: Final = 8192
+
 # -- simulation control -----------------------------------------------------------------------------
 DURATION_S: Final = 120.0
 #: Warm-up discarded before statistics; 10% of the default horizon.

@@ -11,6 +11,7 @@ once; the decision is the pruners', the cost a dictionary look-up.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench import defaults as D
 from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.sql import parse_query
@@ -29,6 +31,9 @@ __all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "result_rows",
 
 #: PE §2.2: a server trims group-by results to max(5 x LIMIT, ``min.server.group.trim.size`` 5000) groups.
 SERVER_GROUP_TRIM_MIN = 5000
+
+#: ``parse_query`` kept per process for the texts seen last (queries are immutable values).
+_parsed = functools.lru_cache(maxsize=D.PARSED_SQL_CACHE)(parse_query)
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,7 @@ class Planner:
         """The plan of one SQL text (cached)."""
         hit = self._plans.get(sql)
         if hit is None:
-            hit = self._plans[sql] = self._make(parse_query(sql), len(self._plans) + 1)
+            hit = self._plans[sql] = self._make(_parsed(sql), len(self._plans) + 1)
         return hit
 
     def _make(self, query: Query, key: int) -> QueryPlan:
