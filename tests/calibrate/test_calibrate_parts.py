@@ -139,3 +139,14 @@ def test_the_scenario_text_nests_keys_and_keeps_every_comment() -> None:
     assert yaml.safe_load(text) == {"cluster": {"servers": 3, "gc": {"collector": "none"}},
                                     "service": {"ns_per_doc": 8.5}}
     assert "# from the log" in text and "# DEFAULT: no GC logs" in text and "# fitted: ± 0.1" in text
+
+
+def test_back_test_kinds_follow_each_replayed_query_even_within_one_millisecond() -> None:
+    from workbench.calibrate.backtest import _with_kinds
+
+    # the log out of order, two queries in the same millisecond with different kinds
+    window = pd.DataFrame({"arrival_s": [0.5, 0.1, 0.1004, 0.9], "kind_of_query": ["c", "a", "b", "d"]})
+    # query_id: position in the log sorted stably by arrival (as the replay reads it)
+    records = pd.DataFrame({"replication": [0, 0, 0, 1, 1], "query_id": [1, 0, 3, 2, 0],
+                            "latency_ms": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    assert _with_kinds(records, window)["kind"].tolist() == ["b", "a", "d", "c", "a"]

@@ -68,17 +68,14 @@ def _window(queries: pd.DataFrame, max_queries: int) -> pd.DataFrame:
 
 
 def _with_kinds(records: pd.DataFrame, window: pd.DataFrame) -> pd.DataFrame:
-    """Each model record with the kind of the logged query that arrived at the same millisecond.
+    """Each model record with the kind of the logged query it replays.
 
-    Queries logged in the same millisecond are paired in order (their kinds may then be swapped).
+    A replayed query's ``query_id`` is its row's position in the log sorted stably by arrival
+    (:func:`~workbench.workload.directory.read_replay_queries`), so queries logged in the same
+    millisecond keep their own kinds.
     """
-    key = np.rint(window["arrival_s"].to_numpy(dtype=float) * 1000).astype(np.int64)
-    logged = pd.DataFrame({"key": key, "kind": window["kind_of_query"].to_numpy()})
-    logged["n"] = logged.groupby("key").cumcount()
-    out = records.copy()
-    out["key"] = np.rint(out["arrival_s"].to_numpy(dtype=float) * 1000).astype(np.int64)
-    out["n"] = out.groupby(["replication", "key"]).cumcount()
-    return out.merge(logged, on=["key", "n"], how="left")
+    kinds = window.sort_values("arrival_s", kind="stable")["kind_of_query"].to_numpy()
+    return records.assign(kind=kinds[records["query_id"].to_numpy(dtype=np.int64)])
 
 
 def _fan_out(window: pd.DataFrame, records: pd.DataFrame) -> dict[str, Any]:
