@@ -89,3 +89,15 @@ def test_the_command_prints_each_servers_moves_and_writes_them(tmp_path: Path, c
     assert all(len(hosts) == 2 for hosts in doc["ideal_state"].values())
     assert main(["scale-out", str(scenario), "--servers", "4"]) == 2  # today's count: nothing to plan
     assert "servers" in capsys.readouterr().err
+
+
+def test_a_fixed_instance_count_keeps_new_servers_empty_and_the_sentence_says_so() -> None:
+    fixed = {**GROUPS, "instanceAssignmentConfigMap": {"OFFLINE": {
+        "tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+        "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 2,
+                                        "numInstancesPerReplicaGroup": 2}}}}
+    out = scale_out(_scenario(fixed), 6)
+    assert out.servers_used() == 4  # Pinot picks 2 servers per group, whatever the tenant holds
+    assert "data on 4 of the 6 servers" in out.sentence()
+    grown = scale_out(_scenario(GROUPS), 6)  # without the fixed count every server takes part
+    assert grown.servers_used() == 6 and "of the 6 servers" not in grown.sentence()

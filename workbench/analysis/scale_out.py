@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from workbench import defaults as D
 from workbench.analysis.stats import summarise
@@ -60,13 +61,30 @@ class ScaleOut:
         """p99 latency before and after the move, ms."""
         return float(self.before["latency_ms"]["p99"]["value"]), float(self.after["latency_ms"]["p99"]["value"])
 
+    def moves(self) -> pd.DataFrame:
+        """One row per server (:class:`~workbench.pinot.rebalance.ServerMoves` fields) and the ``plan``
+        label, as :func:`~workbench.analysis.sizing_plots.data_movement` draws them."""
+        label = f"{self.servers_before} -> {self.servers_after} servers"
+        return pd.DataFrame(self.plan.table_rows()).assign(plan=label)
+
+    def servers_used(self) -> int:
+        """Servers that hold at least one segment after the move."""
+        return sum(1 for m in self.plan.moves if m.segments_after > 0)
+
     def sentence(self) -> str:
         """One line for a report or a notebook."""
         old, new = self.p99_ms()
-        return (f"{self.servers_before} -> {self.servers_after} servers: {self.plan.segments_moved} segment "
-                f"replicas ({self.plan.bytes_moved / 1e9:.3g} GB, {self.moved_share:.0%} of the table) move"
+        moved = self.plan.bytes_moved
+        size = f"{moved / 1e9:.3g} GB" if moved >= 1e9 else f"{moved / 1e6:.3g} MB"
+        text = (f"{self.servers_before} -> {self.servers_after} servers: {self.plan.segments_moved} segment "
+                f"replicas ({size}, {self.moved_share:.0%} of the table) move"
                 f"{' with minimizeDataMovement' if self.plan.minimize_data_movement else ''}; p99 "
                 f"{old:.1f} -> {new:.1f} ms")
+        used = self.servers_used()
+        if used < self.servers_after:
+            text += (f". The table's instance assignment places data on {used} of the {self.servers_after} servers "
+                     "(its numInstancesPerReplicaGroup or numInstances): raise it to use the rest")
+        return text
 
 
 def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:

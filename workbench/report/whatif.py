@@ -30,7 +30,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,10 @@ from workbench.pinot.rebalance import servers_for_table, table_instance_partitio
 from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
-__all__ = ["Headroom", "WhatIf", "cheapest_surviving", "headroom", "load_variant", "run_whatif",
+if TYPE_CHECKING:
+    from workbench.analysis.scale_out import ScaleOut
+
+__all__ = ["Headroom", "WhatIf", "cheapest_surviving", "grow_recommendation", "headroom", "load_variant", "run_whatif",
            "scale_query_log", "survives_server_loss", "whatif_table", "whatif_variants"]
 
 
@@ -187,6 +190,17 @@ def whatif_table(d: SizingData, best: pd.Series) -> pd.DataFrame:
                          "note": "no replica: queries miss its segments until it is back",
                          "latency_ms.p99.value": math.nan})
     return pd.DataFrame(rows)
+
+
+def grow_recommendation(d: SizingData, best: pd.Series, servers: int | None = None) -> ScaleOut:
+    """Configuration ``best`` grown to ``servers`` (default: the sweep's next server count up, else two
+    more): Pinot's rebalance of its layout and p99 before and after, on the point's seed."""
+    from workbench.analysis.scale_out import scale_out
+
+    sc, _, seed = _point(d, best)
+    counts = sorted({int(s) for s in d.combined["servers"]})
+    target = servers or next((n for n in counts if n > sc.cluster.servers), sc.cluster.servers + 2)
+    return scale_out(sc, target, seed=seed)
 
 
 def survives_server_loss(d: SizingData, row: pd.Series) -> bool | None:
