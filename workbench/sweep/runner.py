@@ -8,7 +8,8 @@ a stock pool does not:
 
 - a worker that dies (killed, segfault, out of memory) fails its point, which is retried; the sweep goes on;
 - the driver stops promptly: on Ctrl-C (or any error) :meth:`LocalRunner.close` terminates busy
-  workers instead of waiting for their points (workers ignore SIGINT: the driver decides);
+  workers instead of waiting for their points (workers ignore SIGINT: the driver decides), then
+  removes the staging their unfinished points leave;
 - workers never outlive the driver: each watches its parent and exits when it dies, even by SIGKILL.
 
 The Spark runner lives in :mod:`workbench.sweep.spark_runner`.
@@ -25,8 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Protocol
 
+from workbench.io import clean_staging
 from workbench.sweep.point import run_point
 from workbench.sweep.task import PointOutcome, PointTask
 
@@ -139,6 +142,9 @@ class LocalRunner:
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
+            if worker.task is not None:  # terminated mid-point: its staging has no live owner left
+                point = Path(worker.task.out_dir)
+                clean_staging(point.parent, point.name)
 
     @staticmethod
     def _inline(task: PointTask, attempt: int, progress: Progress) -> PointOutcome:
