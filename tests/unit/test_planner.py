@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -10,7 +11,12 @@ import pandas as pd
 import pytest
 
 from workbench.pinot.table_config import TableConfig
-from workbench.sim.planner import Planner, default_schema, segment_metadata
+from workbench.sim.fast.plan_kernels import segment_sums
+from workbench.sim.layout import Layout
+from workbench.sim.pauses import PauseSchedule
+from workbench.sim.planner import Planner, QueryPlan, default_schema, segment_metadata
+from workbench.sim.router import Router
+from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.run import simulate
 
 TABLE = {"tableName": "t", "tableType": "OFFLINE",
@@ -74,3 +80,81 @@ def test_replay_prunes_and_routes_each_query(tmp_path: Path) -> None:
     kinds = np.rint(q["arrival_s"].to_numpy() / 0.01).astype(int) % 3
     assert (q["segments_queried"].to_numpy() == np.vectorize(expected_kept.get)(kinds)).all()
     assert (q["segments_queried"] + q["segments_pruned"] == 8).all()
+
+
+# --- routing templates: Pinot's selector runs once per segment list; each plan keeps its own documents and rows
+
+SERVERS = ("Server_0", "Server_1", "Server_2")
+#: Same segments, same order after pruning (s1, s2); different filters, so different documents and rows.
+SAME_LIST = ("SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 250",
+             "SELECT key_id FROM t WHERE ts >= 120 AND ts < 230 LIMIT 70",
+             "SELECT key_id FROM t WHERE ts >= 100 AND ts < 300 LIMIT 1500")
+OTHER_LIST = "SELECT key_id FROM t WHERE ts < 400 LIMIT 10"
+
+
+def layout_and_planner() -> tuple[Layout, Planner, TableConfig]:
+    """Eight segments, two replicas each on three servers (segment i on servers i and i + 1, mod 3)."""
+    seg = segments()
+    names = tuple(seg["segment_name"])
+    table = TableConfig.from_json({**TABLE, "segmentsConfig": {**TABLE["segmentsConfig"], "replication": 2}})
+    replicas = tuple((i % 3, (i + 1) % 3) for i in range(len(names)))
+    ideal = {n: {SERVERS[s]: "ONLINE" for s in r} for n, r in zip(names, replicas, strict=True)}
+    docs = seg["total_docs"].to_numpy(float)
+    meta = segment_metadata(seg)
+    layout = Layout(SERVERS, names, docs, np.zeros(len(names), dtype=bool), ideal, replicas, meta)
+    return layout, Planner(names, docs, table, default_schema(table), meta), table
+
+
+def routed(cache: RouteCache, plans: list[QueryPlan], plan_index: list[int]) -> Routes:
+    n = len(plan_index)
+    return route_queries(cache, 1, np.arange(n, dtype=float), np.array(plan_index, dtype=np.int32), plans,
+                         [PauseSchedule.empty() for _ in SERVERS])
+
+
+def requests_of(routes: Routes, q: int) -> list[tuple[int, list[int], int, float]]:
+    """Query ``q``'s requests: server, plan positions, rows, documents."""
+    t = int(routes.template[q])
+    out = []
+    for j in range(int(routes.requests[t]), int(routes.requests[t + 1])):
+        pos = routes.position[routes.segments[j]:routes.segments[j + 1]].tolist()
+        out.append((int(routes.server[j]), pos, int(routes.rows[j]), float(routes.docs[j])))
+    return out
+
+
+def test_plans_with_one_segment_list_share_pinots_route_and_keep_their_own_documents_and_rows() -> None:
+    layout, planner, table = layout_and_planner()
+    plans = [planner.plan(sql) for sql in SAME_LIST]
+    assert len({p.names for p in plans}) == 1 and len({p.docs_scanned for p in plans}) == 3
+    # each query i is plan i % 3 with request id i: residues 0 and 1 of the balanced selector each meet all three
+    shared = routed(RouteCache(layout, table, {}, None), plans, [i % 3 for i in range(6)])
+    for q in range(6):
+        plan = plans[q % 3]
+        # Pinot's decision for this plan alone, from a fresh selector
+        pinot, unavailable = Router(layout, table).route(q, plan.names)
+        got = requests_of(shared, q)
+        assert [(s, [plan.segments[p] for p in pos]) for s, pos, _, _ in got] == [(s, list(c)) for s, c in pinot]
+        assert int(shared.unavailable[shared.template[q]]) == unavailable == 0
+        for _, pos, rows, docs in got:
+            expected = functools.reduce(lambda a, b: a + b, (plan.docs_scanned[p] for p in pos), 0.0)
+            assert docs == expected  # left to right, bit for bit
+            # COUNT(*) returns one row; a selection min(docs, LIMIT)
+            assert rows == (1 if q % 3 == 0 else min(int(expected), (70, 1500)[q % 3 - 1]))
+
+
+def test_a_shared_cache_routes_exactly_as_a_fresh_one_per_plan() -> None:
+    layout, planner, table = layout_and_planner()
+    plans = [planner.plan(sql) for sql in (*SAME_LIST, OTHER_LIST)]
+    index = [0, 1, 3, 2, 2, 0, 3, 1]
+    shared = routed(RouteCache(layout, table, {}, None), plans, index)
+    for q, p in enumerate(index):
+        alone = routed(RouteCache(layout, table, {}, None), plans, [p] * (q + 1))
+        assert requests_of(shared, q) == requests_of(alone, q)
+
+
+@pytest.mark.parametrize("values", [[1e16, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [0.1] * 40, [3.5, -2.25, 1e-9]])
+def test_segment_sums_add_left_to_right(values: list[float]) -> None:
+    """A request's documents are summed in position order (numpy's own sum is pairwise, and differs here)."""
+    data = np.array(values * 2)
+    got = segment_sums(data, np.array([0, len(values), len(values), 2 * len(values)]))
+    expected = functools.reduce(lambda a, b: a + b, values, 0.0)
+    assert got.tolist() == [expected, 0.0, expected]

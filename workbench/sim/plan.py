@@ -32,7 +32,7 @@ from workbench.pinot.execution_config import query_timeout_ms
 from workbench.scenario import Scenario
 from workbench.sim.arrivals import Queries, churn_events, draw_queries
 from workbench.sim.failures import crash_schedule
-from workbench.sim.fast.plan_kernels import by_plan, delivered_loads, delivery_order
+from workbench.sim.fast.plan_kernels import by_plan, delivered_loads, delivery_order, offsets
 from workbench.sim.gc import Allocation, ServerHeap, server_gc
 from workbench.sim.layout import Layout
 from workbench.sim.memory import Memory, server_memory
@@ -239,31 +239,11 @@ def _int_option(value: str | None) -> int:
         return -1
 
 
-def _segment_costs(service: ServiceModel, plan: QueryPlan, layout: Layout
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A plan's kept segments (layout indices, plan order), the cost model's mean time of each, and the
-    documents each scans."""
-    if plan.segments is None:
-        segments = np.arange(len(layout.segments), dtype=np.int32)
-        docs = np.asarray(layout.docs, dtype=float)
-    else:
-        segments = np.asarray(plan.segments, dtype=np.int32)
-        docs = np.asarray(plan.docs_scanned, dtype=float)
-    means = service.per_segment_ms + docs * (service.ns_per_doc * 1e-6) if service.draw is None else docs * 0.0
-    return segments, means, docs
-
-
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For rows with ``counts`` items each: the CSR offsets, each item's row, and its position in its row."""
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    ends = offsets(counts)
     row = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return offsets, row, np.arange(int(offsets[-1]), dtype=np.int64) - offsets[row]
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
+    return ends, row, np.arange(int(ends[-1]), dtype=np.int64) - ends[row]
 
 
 @dataclass(frozen=True)
@@ -277,12 +257,14 @@ class _Work:
 
 def _work(queries: Queries, service: ServiceModel, layout: Layout, rng: np.random.Generator) -> _Work:
     """Every query's kept segments (by plan) and the work of each run, drawn in query order."""
-    per_plan = [_segment_costs(service, p, layout) for p in queries.plans]
-    plan_offsets = _offsets(np.array([len(segs) for segs, _, _ in per_plan], dtype=np.int64))
-    plan_seg = np.concatenate([segs for segs, _, _ in per_plan]).astype(np.int32)
-    plan_mean = np.concatenate([means for _, means, _ in per_plan]).astype(float)
-    plan_docs = np.concatenate([docs for _, _, docs in per_plan]).astype(float)
-    query_segments = _offsets(np.diff(plan_offsets)[queries.plan_index])
+    per_plan = [p.arrays(layout.docs) for p in queries.plans]
+    plan_offsets = offsets(np.array([len(segs) for segs, _ in per_plan], dtype=np.int64))
+    plan_seg = np.concatenate([segs for segs, _ in per_plan]).astype(np.int32)
+    plan_docs = np.concatenate([docs for _, docs in per_plan]).astype(float)
+    # the cost model's mean time of each kept segment (elementwise, so the same bits as per plan)
+    plan_mean = (service.per_segment_ms + plan_docs * (service.ns_per_doc * 1e-6) if service.draw is None
+                 else plan_docs * 0.0)
+    query_segments = offsets(np.diff(plan_offsets)[queries.plan_index])
     total = int(query_segments[-1])
     if service.draw is not None:
         work = service.draw.sample(rng, total) if total else np.empty(0)
@@ -348,7 +330,7 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
 def _with_requests(common: dict[str, Any], routes: Routes, rng: np.random.Generator, sc: Scenario,
                    servers: int) -> Plan:
     """The requests of routed queries (from their templates), their network delays and delivery order."""
-    query_requests = _offsets(routes.request_counts[routes.template])
+    query_requests = offsets(routes.request_counts[routes.template])
     n = int(query_requests[-1])
     work, group_by = common["work"], common["group_by"]
     merge_each = common["merge_ms_per_segment"]

@@ -48,6 +48,24 @@ class QueryPlan:
     #: The parsed query (``None`` for the synthetic full scan), for the result cache's key.
     query: Query | None = None
 
+    @functools.cached_property
+    def _kept(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.segments is None:
+            return None
+        segments = np.asarray(self.segments, dtype=np.int32)
+        docs = np.asarray(self.docs_scanned, dtype=float)
+        segments.flags.writeable = docs.flags.writeable = False
+        return segments, docs
+
+    def arrays(self, layout_docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The kept segments (layout indices, int32, plan order) and the documents each scans, as read-only
+        arrays made once per plan: every replication of a run, and its routing, reads them.
+        ``layout_docs``: the layout's documents per segment, which a full scan (no ``segments``) keeps."""
+        kept = self._kept
+        if kept is None:
+            return np.arange(len(layout_docs), dtype=np.int32), np.asarray(layout_docs, dtype=float)
+        return kept
+
 
 #: The plan of a query without a filter: every segment, all its documents.
 FULL_SCAN = QueryPlan(0, None, None, None, 0)

@@ -5,6 +5,11 @@ counts (:attr:`~workbench.sim.router.Router.period`) and which servers are up, w
 known in advance. A run of a million queries has a handful of such cases; each is routed once into a
 *template* (its requests: server, segment positions, rows returned, documents scanned) and every query
 names its template. The plan's per-request arrays are views of these templates.
+
+Pinot's selector sees a plan only through its segment list, and a replayed log has many SQL texts
+(filters, time ranges) but few lists after pruning: the demo's 1,922 cases have 75. So the selector runs
+once per list (a *shape*: servers and segment positions), and each case adds its own plan's documents and
+row rule; the requests' document sums and rows are computed for all templates at once.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from workbench.pinot.table_config import TableConfig
-from workbench.sim.fast.plan_kernels import first_seen
+from workbench.sim.fast.plan_kernels import first_seen, offsets, segment_sums
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import QueryPlan, result_rows
@@ -81,14 +86,25 @@ def _templates(epoch: np.ndarray, plan_index: np.ndarray, residue: np.ndarray, p
 
 
 @dataclass(frozen=True)
-class _Template:
-    """One routed case: its requests (server, segment positions, rows returned, documents scanned)."""
+class _Shape:
+    """One routing decision over a segment list: its requests' servers, how many segments each serves and
+    their plan positions (request after request), plus the count of unavailable segments."""
 
     unavailable: int
-    server: tuple[int, ...]
-    positions: tuple[np.ndarray, ...]
-    rows: tuple[int, ...]
-    docs: tuple[float, ...]
+    server: np.ndarray
+    sizes: np.ndarray
+    position: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Template:
+    """One routed case: its routing, the documents each of its segments scans (position order), and its
+    plan's row rule (:attr:`_PlanSegments.aggregate`, :attr:`_PlanSegments.cap`)."""
+
+    shape: _Shape
+    docs: np.ndarray
+    aggregate: int
+    cap: int
 
 
 @dataclass(frozen=True)
@@ -102,14 +118,15 @@ class _PlanSegments:
     cap: int
     #: Whether ``segments`` ascend (the planner keeps the layout's order): positions are then a binary search.
     ascending: bool
+    #: The run's number for this plan's segment list: plans pruned to the same list route alike.
+    listed: int
 
     @classmethod
-    def of(cls, plan: QueryPlan, layout: Layout) -> _PlanSegments:
-        segments = np.asarray(plan.segments if plan.segments is not None else range(len(layout.segments)),
-                              dtype=np.int64)
-        docs = np.asarray(plan.docs_scanned if plan.docs_scanned is not None else layout.docs, dtype=float)
+    def of(cls, plan: QueryPlan, layout: Layout, listed: int) -> _PlanSegments:
+        segments, docs = plan.arrays(layout.docs)
         none, many = result_rows(plan.query, 0.0), result_rows(plan.query, float(2**62))
-        return cls(segments, docs, none if none == many else -1, many, bool(np.all(segments[1:] > segments[:-1])))
+        return cls(segments, docs, none if none == many else -1, many, bool(np.all(segments[1:] > segments[:-1])),
+                   listed)
 
     def positions(self, chosen: Sequence[int]) -> np.ndarray:
         """Where each chosen segment (layout index) sits in the plan."""
@@ -120,17 +137,15 @@ class _PlanSegments:
             pos = np.fromiter((lookup[seg] for seg in chosen), dtype=np.int64, count=len(chosen))
         return np.asarray(pos, dtype=np.int64)
 
-    def rows(self, docs_scanned: float) -> int:
-        """:func:`result_rows` for this plan's query (computed from its two limits: no re-parse per request)."""
-        return self.aggregate if self.aggregate >= 0 else min(max(0, int(docs_scanned)), self.cap)
-
 
 class RouteCache:
     """The routing of one run (one layout, table, broker configuration and planner), shared by its
     replications: each distinct case (servers down, plan, request-id residue) is routed once per run.
 
     Pinot's selectors without adaptive feedback are functions of exactly these, so a replication routes
-    only the cases earlier ones did not meet.
+    only the cases earlier ones did not meet. The selector itself depends on the plan only through its
+    segment list (in order), and many plans share one (different filters pruned to the same time range),
+    so it runs once per distinct list; each plan then takes its own documents and row rule.
     """
 
     def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any],
@@ -139,7 +154,9 @@ class RouteCache:
         self.router = Router(layout, table, options, broker_config=broker_config)
         self._down: set[int] = set()
         self._templates: dict[tuple[frozenset[int], int, int], _Template] = {}
+        self._shapes: dict[tuple[frozenset[int], int, int], _Shape] = {}
         self._plans: dict[int, _PlanSegments] = {}
+        self._lists: dict[tuple[int, ...] | None, int] = {}
 
     @property
     def period(self) -> int:
@@ -151,26 +168,34 @@ class RouteCache:
         key = (down, plan.key, residue)
         hit = self._templates.get(key)
         if hit is None:
-            hit = self._templates[key] = self._route(down, plan, residue)
+            of_plan = self._plan(plan)
+            shape = self._shape(down, plan, of_plan, residue)
+            hit = self._templates[key] = _Template(shape, of_plan.docs[shape.position], of_plan.aggregate,
+                                                   of_plan.cap)
         return hit
 
-    def _route(self, down: frozenset[int], plan: QueryPlan, residue: int) -> _Template:
+    def _shape(self, down: frozenset[int], plan: QueryPlan, of_plan: _PlanSegments, residue: int) -> _Shape:
+        key = (down, of_plan.listed, residue)
+        hit = self._shapes.get(key)
+        if hit is not None:
+            return hit
         for server in sorted(self._down - down):
             self.router.set_server_health(server, True)
         for server in sorted(down - self._down):
             self.router.set_server_health(server, False)
         self._down = set(down)
-        route, missing = self.router.route(residue, plan.names, plan.key)
-        of_plan = self._plan(plan)
-        positions = tuple(of_plan.positions(chosen) for _, chosen in route)
-        return _Template(missing, tuple(server for server, _ in route), positions,
-                         tuple(of_plan.rows(float(of_plan.docs[pos].sum())) for pos in positions),
-                         tuple(_sequential_sum(of_plan.docs[pos]) for pos in positions))
+        route, missing = self.router.route(residue, plan.names, of_plan.listed)
+        chosen = [segment for _, segments in route for segment in segments]
+        sizes = np.array([len(segments) for _, segments in route], dtype=np.int64)
+        hit = self._shapes[key] = _Shape(missing, np.array([server for server, _ in route], dtype=np.int32),
+                                         sizes, of_plan.positions(chosen))
+        return hit
 
     def _plan(self, plan: QueryPlan) -> _PlanSegments:
         hit = self._plans.get(plan.key)
         if hit is None:
-            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout)
+            listed = self._lists.setdefault(plan.segments, len(self._lists))
+            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout, listed)
         return hit
 
 
@@ -195,22 +220,18 @@ def route_queries(cache: RouteCache, brokers: int, arrival_ms: np.ndarray, plan_
 
 
 def _assemble(template: np.ndarray, of_plan: np.ndarray, chosen: Sequence[_Template]) -> Routes:
-    """The templates as flat arrays."""
-    counts = np.array([len(t.server) for t in chosen], dtype=np.int64)
-    positions = [p for t in chosen for p in t.positions]
-    sizes = np.array([len(p) for p in positions], dtype=np.int64)
-    return Routes(template, np.array([t.unavailable for t in chosen], dtype=np.int32), of_plan,
-                  np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-                  np.array([s for t in chosen for s in t.server], dtype=np.int32),
-                  np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
-                  (np.concatenate(positions) if positions else np.empty(0, dtype=np.int64)).astype(np.int32),
-                  np.array([r for t in chosen for r in t.rows], dtype=np.int64),
-                  np.array([d for t in chosen for d in t.docs], dtype=float))
+    """The templates as flat arrays: a request's documents are its segments' summed left to right (as
+    ``np.bincount`` with weights adds them), its rows its plan's rule applied to them."""
+    shapes = [t.shape for t in chosen]
+    counts = np.array([len(s.server) for s in shapes], dtype=np.int64)
+    sizes = np.concatenate([s.sizes for s in shapes]) if shapes else np.empty(0, dtype=np.int64)
+    segments = offsets(sizes)
+    docs = segment_sums(np.concatenate([t.docs for t in chosen]) if chosen else np.empty(0), segments)
+    aggregate = np.repeat(np.array([t.aggregate for t in chosen], dtype=np.int64), counts)
+    cap = np.repeat(np.array([t.cap for t in chosen], dtype=np.int64), counts)
+    rows = np.where(aggregate >= 0, aggregate, np.minimum(np.maximum(docs, 0.0).astype(np.int64), cap))
+    return Routes(template, np.array([s.unavailable for s in shapes], dtype=np.int32), of_plan, offsets(counts),
+                  (np.concatenate([s.server for s in shapes]) if shapes else np.empty(0)).astype(np.int32), segments,
+                  (np.concatenate([s.position for s in shapes]) if shapes else np.empty(0)).astype(np.int32),
+                  rows.astype(np.int64), docs)
 
-
-def _sequential_sum(values: np.ndarray) -> float:
-    """Left-to-right sum (as ``np.bincount`` with weights adds a request's documents)."""
-    total = 0.0
-    for v in values.tolist():
-        total += v
-    return total
