@@ -29,6 +29,7 @@ from workbench.pinot.cache.flight import Leader, Waiter
 from workbench.sim.broker import Broker
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.driver import ServerDriver
+from workbench.sim.fast.plan_kernels import segment_sums
 from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
 from workbench.sim.plan import Plan
@@ -167,7 +168,7 @@ class ClusterModel:
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale
             request = self._request(q, server, segments[pos], seg_work, float(service.per_request_ms * scale),
                                     float(merge * scale), arrival)
-            rows = result_rows(query.query, float(docs[pos].sum()))
+            rows = result_rows(query.query, float(segment_sums(docs[pos], np.array([0, len(pos)]))[0]))  # as planned
             out.append((server, request, self._latency.next(), self._latency.next(), rows))
         return out, unavailable
 
