@@ -288,5 +288,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return guarded(args, lambda: handler(args))
 
 
+def console() -> int:
+    """The ``workbench`` console script: :func:`main` in a process of its own, which keeps the memory its
+    replications free for the next ones (:func:`~workbench.sim.allocator.keep_freed_memory`)."""
+    from workbench.sim.allocator import keep_freed_memory
+
+    keep_freed_memory()
+    return main()
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(console())

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Protocol
 
 from workbench.io import clean_staging
+from workbench.sim.allocator import keep_freed_memory
 from workbench.sweep.point import run_point
 from workbench.sweep.task import PointOutcome, PointTask
 
@@ -79,6 +80,7 @@ def _exit_with_parent() -> None:
 def _serve(conn: Connection) -> None:
     """A worker's loop: receive ``(task, attempt)``, send back the outcome; ``None`` or EOF stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the driver handles it
+    keep_freed_memory()  # this process only simulates: replications reuse the pages their predecessors touched
     threading.Thread(target=_exit_with_parent, name="exit-with-parent", daemon=True).start()
     while True:
         try:

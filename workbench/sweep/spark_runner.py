@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from workbench.errors import InputError
+from workbench.sim.allocator import keep_freed_memory
 from workbench.sweep.point import run_point
 from workbench.sweep.runner import Progress
 from workbench.sweep.task import PointOutcome, PointTask
@@ -27,6 +28,7 @@ _POLL_S = 0.5
 def _run_task(item: tuple[PointTask, int]) -> PointOutcome:
     """The Spark task: module-level, so executors import it rather than unpickle a closure."""
     task, attempt = item
+    keep_freed_memory()  # a Python worker of this job's tasks: its points reuse the pages earlier ones touched
     return run_point(task, attempt)
 
 
