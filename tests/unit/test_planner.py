@@ -10,10 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.errors import InputError
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.fast.plan_kernels import segment_sums
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
+from workbench.sim.plan import query_options
 from workbench.sim.planner import Planner, QueryPlan, default_schema, segment_metadata
 from workbench.sim.router import Router
 from workbench.sim.routes import RouteCache, Routes, route_queries
@@ -158,3 +160,35 @@ def test_segment_sums_add_left_to_right(values: list[float]) -> None:
     got = segment_sums(data, np.array([0, len(values), len(values), 2 * len(values)]))
     expected = functools.reduce(lambda a, b: a + b, values, 0.0)
     assert got.tolist() == [expected, 0.0, expected]
+
+
+def test_routing_options_a_query_sets_itself_steer_its_route() -> None:
+    """``SET useFixedReplica = true;`` (any case, as Pinot's parser resolves keys) pins every request id to
+    one replica; the same segment list without it rotates. Sharing routes per list must keep them apart."""
+    layout, planner, table = layout_and_planner()
+    where = "FROM t WHERE ts >= 100 AND ts < 300"
+    rotating = planner.plan(f"SELECT COUNT(*) {where}")
+    fixed = planner.plan(f"SET usefixedreplica = true; SELECT COUNT(*) {where}")
+    assert rotating.segments == fixed.segments
+    routes = routed(RouteCache(layout, table, {}, None), [rotating, fixed], [0, 0, 1, 1])
+    servers = [[s for s, _, _, _ in requests_of(routes, q)] for q in range(4)]
+    # queries 0 and 1 rotate (request ids 0 and 1); 2 and 3 are fixed (request ids 2 and 3)
+    assert servers[0] != servers[1]
+    assert servers[2] == servers[3]
+    for q, plan, options in ((0, rotating, {}), (1, rotating, {}), (2, fixed, {"useFixedReplica": "true"}),
+                             (3, fixed, {"useFixedReplica": "true"})):
+        pinot, _ = Router(layout, table).route(q, plan.names, options=options)
+        assert servers[q] == [s for s, _ in pinot]
+
+
+def test_a_bad_routing_option_fails_the_plan_naming_the_option() -> None:
+    with pytest.raises(InputError, match=r"queryOptions\.numReplicaGroupsToQuery"):
+        planner().plan("SET numReplicaGroupsToQuery = 0; SELECT COUNT(*) FROM t")
+
+
+def test_a_querys_own_options_override_the_workloads_whatever_their_case() -> None:
+    """``SET timeoutms = 5;`` is Pinot's ``timeoutMs`` (its parser resolves option keys case-insensitively);
+    an option the model does not read keeps its spelling."""
+    plan = planner().plan("SET timeoutms = 5; SET MaxExecutionThreads = 2; SET myOwnKey = x; SELECT COUNT(*) FROM t")
+    options = query_options(plan, {"timeoutMs": "100", "isSecondaryWorkload": "true"})
+    assert options == {"timeoutMs": "5", "isSecondaryWorkload": "true", "maxExecutionThreads": "2", "myOwnKey": "x"}

@@ -35,6 +35,7 @@ from workbench.sim.layout import Layout
 from workbench.sim.plan import Plan
 from workbench.sim.planner import QueryPlan, result_rows
 from workbench.sim.records import QueryRecords, failure_rows, pause_rows, server_row
+from workbench.sim.router import own_routing_options
 from workbench.sim.server import PinotServer, Request, Response
 from workbench.sim.service import ServiceModel
 from workbench.sim.streams import Buffered, Streams
@@ -156,7 +157,8 @@ class ClusterModel:
         """Adaptive selection routes from the broker's live stats; delays are drawn as messages go."""
         plan, service = self.plan, self.cluster.service
         query = plan.plans[int(plan.plan_index[q])]
-        routing, unavailable = broker.router.route(q // len(self.brokers), query.names, query.key)
+        routing, unavailable = broker.router.route(q // len(self.brokers), query.names, query.key,
+                                                   broker.router.options_for(own_routing_options(query.query)))
         segments, work = plan.query_work(q)
         position = {int(s): i for i, s in enumerate(segments)}
         docs = np.asarray(query.docs_scanned if query.docs_scanned is not None else self.layout.docs[segments])

@@ -22,6 +22,7 @@ import pandas as pd
 
 from workbench import defaults as D
 from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
+from workbench.pinot.routing.options import parse_routing_options, routing_options_set
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import Query
@@ -153,6 +154,8 @@ class Planner:
         return hit
 
     def _make(self, query: Query, key: int) -> QueryPlan:
+        if query.options:  # the broker reads its routing options before it routes: a bad one fails the query here
+            parse_routing_options(routing_options_set(query.options))
         kept = prune_segments(self.pruners, query, self.names) if self.pruners else self.names
         indices = tuple(self._index[n] for n in kept)
         intervals = None

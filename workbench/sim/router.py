@@ -14,13 +14,23 @@ from typing import Any
 
 from workbench.pinot.routing import InstanceSelector, instance_selector_for, routing_state_from_assignment
 from workbench.pinot.routing.adaptive import ServerRoutingStatsManager
+from workbench.pinot.routing.options import routing_options_set
+from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.layout import Layout
 
-__all__ = ["Route", "Router"]
+__all__ = ["Route", "Router", "own_routing_options"]
 
 #: A routed query: per server index, the indices of the segments it serves; plus unavailable segments.
 Route = tuple[list[tuple[int, list[int]]], int]
+
+
+def own_routing_options(query: Query | None) -> tuple[tuple[str, str], ...]:
+    """The routing options a query sets itself (``SET numReplicaGroupsToQuery = 2;``), under Pinot's
+    spelling, as sorted pairs: with its segment list, what its route depends on."""
+    if query is None or not query.options:
+        return ()
+    return tuple(sorted(routing_options_set(query.options).items()))
 
 
 class Router:
@@ -51,15 +61,22 @@ class Router:
         self.selector.update(state)
         self._cache.clear()
 
-    def route(self, request_id: int, segments: tuple[str, ...] | None = None, key: int = 0) -> Route:
-        """Route one query over ``segments`` (all segments when ``None``); ``key`` identifies the list."""
+    def options_for(self, own: tuple[tuple[str, str], ...]) -> Mapping[str, Any]:
+        """The query options a query is routed with: the workload's, overridden by the routing options the
+        query sets itself (:func:`own_routing_options`), as Pinot's broker passes them on."""
+        return {**self.options, **dict(own)} if own else self.options
+
+    def route(self, request_id: int, segments: tuple[str, ...] | None = None, key: int = 0,
+              options: Mapping[str, Any] | None = None) -> Route:
+        """Route one query over ``segments`` (all segments when ``None``) with ``options`` (the workload's
+        when ``None``; see :meth:`options_for`); ``key`` identifies the list and the options."""
         cacheable = self.selector.adaptive is None
         if cacheable:
             hit = self._cache.get((key, request_id % self._period))
             if hit is not None:
                 return hit
         names = self.layout.segments if segments is None else segments
-        selection = self.selector.select(names, request_id, self.options)
+        selection = self.selector.select(names, request_id, self.options if options is None else options)
         per_server: dict[int, list[int]] = {}
         index, seg_index = self._index, self._seg_index
         for seg, server in selection.segment_to_server.items():

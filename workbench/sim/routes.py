@@ -6,10 +6,11 @@ known in advance. A run of a million queries has a handful of such cases; each i
 *template* (its requests: server, segment positions, rows returned, documents scanned) and every query
 names its template. The plan's per-request arrays are views of these templates.
 
-Pinot's selector sees a plan only through its segment list, and a replayed log has many SQL texts
-(filters, time ranges) but few lists after pruning: the demo's 1,922 cases have 75. So the selector runs
-once per list (a *shape*: servers and segment positions), and each case adds its own plan's documents and
-row rule; the requests' document sums and rows are computed for all templates at once.
+Pinot's selector sees a plan only through its segment list and the routing options the query sets itself
+(``SET numReplicaGroupsToQuery = 2;``), and a replayed log has many SQL texts (filters, time ranges) but
+few lists after pruning: the demo's 1,922 cases have 75. So the selector runs once per list and options
+(a *shape*: servers and segment positions), and each case adds its own plan's documents and row rule; the
+requests' document sums and rows are computed for all templates at once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from workbench.sim.fast.plan_kernels import first_seen, offsets, segment_sums
 from workbench.sim.layout import Layout
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import QueryPlan, result_rows
-from workbench.sim.router import Router
+from workbench.sim.router import Router, own_routing_options
 
 __all__ = ["RouteCache", "Routes", "route_queries"]
 
@@ -118,15 +119,17 @@ class _PlanSegments:
     cap: int
     #: Whether ``segments`` ascend (the planner keeps the layout's order): positions are then a binary search.
     ascending: bool
-    #: The run's number for this plan's segment list: plans pruned to the same list route alike.
+    #: The query options the plan is routed with, and the run's number for its segment list and those
+    #: options: plans pruned to the same list route alike unless their own routing options differ.
+    options: Mapping[str, Any]
     listed: int
 
     @classmethod
-    def of(cls, plan: QueryPlan, layout: Layout, listed: int) -> _PlanSegments:
+    def of(cls, plan: QueryPlan, layout: Layout, options: Mapping[str, Any], listed: int) -> _PlanSegments:
         segments, docs = plan.arrays(layout.docs)
         none, many = result_rows(plan.query, 0.0), result_rows(plan.query, float(2**62))
         return cls(segments, docs, none if none == many else -1, many, bool(np.all(segments[1:] > segments[:-1])),
-                   listed)
+                   options, listed)
 
     def positions(self, chosen: Sequence[int]) -> np.ndarray:
         """Where each chosen segment (layout index) sits in the plan."""
@@ -144,8 +147,9 @@ class RouteCache:
 
     Pinot's selectors without adaptive feedback are functions of exactly these, so a replication routes
     only the cases earlier ones did not meet. The selector itself depends on the plan only through its
-    segment list (in order), and many plans share one (different filters pruned to the same time range),
-    so it runs once per distinct list; each plan then takes its own documents and row rule.
+    segment list (in order) and its own routing options, and many plans share both (different filters
+    pruned to the same time range), so it runs once per distinct pair; each plan then takes its own
+    documents and row rule.
     """
 
     def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any],
@@ -156,7 +160,7 @@ class RouteCache:
         self._templates: dict[tuple[frozenset[int], int, int], _Template] = {}
         self._shapes: dict[tuple[frozenset[int], int, int], _Shape] = {}
         self._plans: dict[int, _PlanSegments] = {}
-        self._lists: dict[tuple[int, ...] | None, int] = {}
+        self._lists: dict[tuple[tuple[int, ...] | None, tuple[tuple[str, str], ...]], int] = {}
 
     @property
     def period(self) -> int:
@@ -184,7 +188,7 @@ class RouteCache:
         for server in sorted(down - self._down):
             self.router.set_server_health(server, False)
         self._down = set(down)
-        route, missing = self.router.route(residue, plan.names, of_plan.listed)
+        route, missing = self.router.route(residue, plan.names, of_plan.listed, of_plan.options)
         chosen = [segment for _, segments in route for segment in segments]
         sizes = np.array([len(segments) for _, segments in route], dtype=np.int64)
         hit = self._shapes[key] = _Shape(missing, np.array([server for server, _ in route], dtype=np.int32),
@@ -194,8 +198,9 @@ class RouteCache:
     def _plan(self, plan: QueryPlan) -> _PlanSegments:
         hit = self._plans.get(plan.key)
         if hit is None:
-            listed = self._lists.setdefault(plan.segments, len(self._lists))
-            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout, listed)
+            own = own_routing_options(plan.query)
+            listed = self._lists.setdefault((plan.segments, own), len(self._lists))
+            hit = self._plans[plan.key] = _PlanSegments.of(plan, self.layout, self.router.options_for(own), listed)
         return hit
 
 

@@ -14,7 +14,7 @@ same pool numbers), is still read, with a warning naming ``orderedPreferredPools
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 import numpy as np
@@ -23,8 +23,8 @@ from workbench.errors import InputError
 
 __all__ = [
     "BROKER_USE_FIXED_REPLICA", "MAX_REQUEST_ID", "NUM_REPLICA_GROUPS_TO_QUERY", "ORDERED_PREFERRED_POOLS",
-    "ORDERED_PREFERRED_REPLICAS", "USE_FIXED_REPLICA", "RequestIdGenerator", "RoutingOptions",
-    "broker_use_fixed_replica", "parse_routing_options",
+    "ORDERED_PREFERRED_REPLICAS", "ROUTING_OPTION_KEYS", "USE_FIXED_REPLICA", "RequestIdGenerator", "RoutingOptions",
+    "broker_use_fixed_replica", "parse_routing_options", "routing_options_set",
 ]
 
 NUM_REPLICA_GROUPS_TO_QUERY: Final = "numReplicaGroupsToQuery"
@@ -32,6 +32,10 @@ USE_FIXED_REPLICA: Final = "useFixedReplica"
 ORDERED_PREFERRED_POOLS: Final = "orderedPreferredPools"
 #: The older name of ``orderedPreferredPools`` (Pinot #15203, before pools replaced replica groups).
 ORDERED_PREFERRED_REPLICAS: Final = "orderedPreferredReplicas"
+#: The query options instance selection reads, as Pinot spells them.
+ROUTING_OPTION_KEYS: Final = (NUM_REPLICA_GROUPS_TO_QUERY, USE_FIXED_REPLICA, ORDERED_PREFERRED_POOLS,
+                              ORDERED_PREFERRED_REPLICAS)
+_CANONICAL: Final = {key.lower(): key for key in ROUTING_OPTION_KEYS}
 #: Broker config key of the broker-wide fixed-replica default (``CommonConstants.Broker``).
 BROKER_USE_FIXED_REPLICA: Final = "pinot.broker.use.fixed.replica"
 #: Selectors see ``requestId mod 10**9`` (``BaseInstanceSelector.MAX_REQUEST_ID``).
@@ -85,6 +89,23 @@ def _preferred_pools(options: Mapping[str, Any]) -> tuple[int, ...]:
     warnings.warn(f"queryOptions.{ORDERED_PREFERRED_REPLICAS} is an older spelling; current Pinot reads "
                   f"queryOptions.{ORDERED_PREFERRED_POOLS}", UserWarning, stacklevel=4)
     return _pools(older, ORDERED_PREFERRED_REPLICAS)
+
+
+def routing_options_set(options: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The routing options among a query's own (``SET k = v;``, ``OPTION(...)``), under Pinot's spelling.
+
+    Pinot's SQL parser resolves option keys case-insensitively (``QueryOptionsUtils
+    .resolveCaseInsensitiveOptions``), so ``SET numreplicagroupstoquery = 2`` is the option itself.
+
+    >>> routing_options_set([("NUMREPLICAGROUPSTOQUERY", "2"), ("timeoutMs", "100")])
+    {'numReplicaGroupsToQuery': '2'}
+    """
+    out: dict[str, str] = {}
+    for key, value in options:
+        canonical = _CANONICAL.get(key.lower())
+        if canonical is not None:
+            out[canonical] = value
+    return out
 
 
 def broker_use_fixed_replica(broker_config: Mapping[str, Any] | None) -> bool:
