@@ -8,9 +8,7 @@ replication's SimPy environment.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ import pandas as pd
 import simpy
 
 from workbench.errors import InputError, ScenarioError
+from workbench.gcpause import cycle_collection_paused
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.limits import check_work
 from workbench.sim.broker import make_brokers
@@ -174,26 +173,8 @@ def simulate(
         Where the table's segments live (segment -> server -> state) instead of the assignment Pinot
         builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`).
     """
-    with _cycle_collection_paused():
+    with cycle_collection_paused():  # a run makes no reference cycles (workbench.gcpause)
         return _simulate(scenario, seed, data, progress, threads, ideal_state)
-
-
-@contextmanager
-def _cycle_collection_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the run, as it was afterwards.
-
-    A run allocates many small objects that never form cycles (plans, routes, records); every few
-    thousand allocations the collector walks a generation, and now and then the whole heap of a process
-    that holds pandas, pyarrow and numba: tens of milliseconds that find nothing, a third of a short
-    replayed run. Reference counting still frees everything as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _simulate(scenario: Scenario | str | Path | dict[str, Any], seed: int | None, data: Path | None,

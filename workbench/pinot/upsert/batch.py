@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
-from workbench.pinot.upsert.core import add_docs, no_gc
+from workbench.gcpause import cycle_collection_paused
+from workbench.pinot.upsert.core import add_docs
 from workbench.pinot.upsert.inputs import segment_from_input
 from workbench.pinot.upsert.lifecycle import add_built, discard_stale_snapshots, load_out_of_ttl, register
 from workbench.pinot.upsert.segments import VALID, VALID_QUERYABLE, SegmentInput, SegmentState, replaces_on_tie
@@ -146,7 +147,7 @@ def _merge(state: UpsertState, segments: list[SegmentState]) -> None:
     seg_of = np.repeat(np.arange(len(ordered)), [s.num_docs for s in ordered])
     doc_of = np.concatenate([np.arange(s.num_docs) for s in ordered])
     won_keys, won_values = keys[pos].tolist(), values[pos].tolist()
-    with no_gc():
+    with cycle_collection_paused():
         if state.key_map:
             keep = _beat_current(state, ordered, seg_of[pos], won_keys, won_values)
             pos = pos[keep]

@@ -21,9 +21,7 @@ record does not win (so a lost comparison does not refresh the key's life).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterable, Sequence
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -32,27 +30,9 @@ import numpy as np
 from workbench.pinot.upsert.segments import SegmentState, replaces_on_tie
 from workbench.pinot.upsert.state import UpsertState
 
-__all__ = ["IngestCounts", "add_docs", "consume", "no_gc", "put_without_upsert", "remove_keys"]
+__all__ = ["IngestCounts", "add_docs", "consume", "put_without_upsert", "remove_keys"]
 
 _DELETE_TO_FLAG = bytes.maketrans(b"\x00\x01", b"\x03\x01")  # is_delete byte -> initial doc flag
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause Python's cyclic GC around a bulk update of the map, then restore its previous state.
-
-    Each map entry is a fresh tuple, and every 700 container allocations CPython runs a collection
-    that also walks older survivors: on a map of millions of entries that more than doubles the cost
-    of a bulk load. The loops create no reference cycles, so nothing is lost by deferring collection
-    to the end of the batch (the JVM being modelled has no such cost).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _take(column: Sequence[Any] | np.ndarray, docs: np.ndarray) -> list[Any]:

@@ -17,8 +17,9 @@ from collections.abc import Iterable
 import numpy as np
 from pyroaring import BitMap
 
+from workbench.gcpause import cycle_collection_paused
 from workbench.pinot.upsert import snapshot as snap
-from workbench.pinot.upsert.core import add_docs, no_gc, put_without_upsert, remove_keys
+from workbench.pinot.upsert.core import add_docs, put_without_upsert, remove_keys
 from workbench.pinot.upsert.inputs import max_comparison_value
 from workbench.pinot.upsert.segments import VALID_QUERYABLE, SegmentState
 from workbench.pinot.upsert.state import UpsertState
@@ -76,7 +77,7 @@ def add_built(state: UpsertState, seg: SegmentState) -> None:
         load_out_of_ttl(state, seg)
     else:
         discard_stale_snapshots(state, seg)
-        with no_gc():
+        with cycle_collection_paused():
             add_docs(state, seg, range(seg.num_docs))
     state.raise_watermark(seg.max_value)
     register(state, seg)
@@ -89,7 +90,7 @@ def replace(state: UpsertState, old: SegmentState, new: SegmentState, docs: Iter
     ``inconsistent_rows`` (Pinot logs them as "not replaced").
     """
     old_flags = bytearray(old.flags) if old.has_bitmaps else None
-    with no_gc():
+    with cycle_collection_paused():
         add_docs(state, new, docs, old, old_flags)
     if old_flags is not None:
         leftover = np.flatnonzero(np.frombuffer(old_flags, np.uint8)).tolist()
@@ -127,7 +128,7 @@ def preload_one(state: UpsertState, seg: SegmentState) -> bool:
     if state.out_of_ttl(seg.max_value):
         seg.in_map = False
     else:
-        with no_gc():
+        with cycle_collection_paused():
             put_without_upsert(state, seg, np.frombuffer(bitmap.to_array(), dtype=np.uint32).astype(np.int64))
     state.raise_watermark(seg.max_value)
     return True

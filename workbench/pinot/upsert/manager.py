@@ -37,10 +37,11 @@ import numpy as np
 from pyroaring import BitMap
 
 from workbench.errors import InputError
+from workbench.gcpause import cycle_collection_paused
 from workbench.pinot.upsert import lifecycle, upkeep
 from workbench.pinot.upsert import snapshot as snap
 from workbench.pinot.upsert.batch import add_segments_batch
-from workbench.pinot.upsert.core import IngestCounts, consume, no_gc
+from workbench.pinot.upsert.core import IngestCounts, consume
 from workbench.pinot.upsert.hashing import HashFunction, KeyEncoder
 from workbench.pinot.upsert.inputs import delete_flags, encode_columns, immutable_segment, segment_from_input
 from workbench.pinot.upsert.segments import SegmentInput, SegmentState
@@ -257,7 +258,7 @@ class PartitionUpsertMetadataManager:
         keys, values = encode_columns(state, primary_keys, comparison_values)
         deletes = delete_flags(state, is_delete, len(keys))
         state.got_first_record = state.got_first_record or bool(keys)
-        with no_gc():
+        with cycle_collection_paused():
             counts = consume(state, seg, keys, values, deletes)
         upkeep.maybe_periodic_scan(state)
         return counts
