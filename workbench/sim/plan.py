@@ -29,6 +29,7 @@ import pandas as pd
 
 from workbench.distributions import Deterministic
 from workbench.pinot.execution_config import query_timeout_ms
+from workbench.pinot.query_options import resolve_keys, spellings
 from workbench.pinot.routing.options import ROUTING_OPTION_KEYS
 from workbench.scenario import Scenario
 from workbench.sim.arrivals import Queries, churn_events, draw_queries
@@ -222,17 +223,16 @@ class Delivery:
     delivered: np.ndarray
 
 
-#: The query options the model reads, as Pinot spells them. Pinot's SQL parser resolves a query's own keys
-#: to these whatever their case (``QueryOptionsUtils.resolveCaseInsensitiveOptions``); others stay as written.
-_OPTION_KEYS = {key.lower(): key for key in ("timeoutMs", "isSecondaryWorkload", "maxExecutionThreads",
-                                             *ROUTING_OPTION_KEYS)}
+#: The query options the model reads, as Pinot spells them: a query's own keys resolve to these whatever
+#: their case (:mod:`workbench.pinot.query_options`).
+_OPTION_KEYS = spellings(("timeoutMs", "isSecondaryWorkload", "maxExecutionThreads", *ROUTING_OPTION_KEYS))
 
 
 def query_options(plan: QueryPlan, base: Mapping[str, str]) -> Mapping[str, str]:
     """The options a query carries: the workload's, overridden by its own ``SET``/``OPTION``."""
     if plan.query is None or not plan.query.options:
         return base
-    return {**base, **{_OPTION_KEYS.get(key.lower(), key): value for key, value in plan.query.options}}
+    return {**base, **resolve_keys(plan.query.options, _OPTION_KEYS)}
 
 
 def _truthy(value: str | None) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from workbench.errors import InputError
+from workbench.pinot.query_options import resolve_keys, spellings
 
 __all__ = [
     "BROKER_USE_FIXED_REPLICA", "MAX_REQUEST_ID", "NUM_REPLICA_GROUPS_TO_QUERY", "ORDERED_PREFERRED_POOLS",
@@ -35,7 +36,7 @@ ORDERED_PREFERRED_REPLICAS: Final = "orderedPreferredReplicas"
 #: The query options instance selection reads, as Pinot spells them.
 ROUTING_OPTION_KEYS: Final = (NUM_REPLICA_GROUPS_TO_QUERY, USE_FIXED_REPLICA, ORDERED_PREFERRED_POOLS,
                               ORDERED_PREFERRED_REPLICAS)
-_CANONICAL: Final = {key.lower(): key for key in ROUTING_OPTION_KEYS}
+_SPELLINGS: Final = spellings(ROUTING_OPTION_KEYS)
 #: Broker config key of the broker-wide fixed-replica default (``CommonConstants.Broker``).
 BROKER_USE_FIXED_REPLICA: Final = "pinot.broker.use.fixed.replica"
 #: Selectors see ``requestId mod 10**9`` (``BaseInstanceSelector.MAX_REQUEST_ID``).
@@ -100,12 +101,7 @@ def routing_options_set(options: Iterable[tuple[str, str]]) -> dict[str, str]:
     >>> routing_options_set([("NUMREPLICAGROUPSTOQUERY", "2"), ("timeoutMs", "100")])
     {'numReplicaGroupsToQuery': '2'}
     """
-    out: dict[str, str] = {}
-    for key, value in options:
-        canonical = _CANONICAL.get(key.lower())
-        if canonical is not None:
-            out[canonical] = value
-    return out
+    return {key: value for key, value in resolve_keys(options, _SPELLINGS).items() if key in ROUTING_OPTION_KEYS}
 
 
 def broker_use_fixed_replica(broker_config: Mapping[str, Any] | None) -> bool:
