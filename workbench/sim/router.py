@@ -4,6 +4,8 @@ Selection without adaptive feedback depends only on the segment list and on the 
 the candidate counts (balanced takes candidate ``(requestId + k) % n``, replica groups rotate the same
 way), so those routes are computed once per residue and reused: the decision is Pinot's, the cost is
 a dictionary look-up. With adaptive server selection every query is routed afresh from live stats.
+As Pinot's routing manager does, the router hands the selector the segments in the order of the
+broker's hash sets (:mod:`workbench.pinot.routing.hashorder`), which is what k counts along.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from workbench.pinot.routing import InstanceSelector, instance_selector_for, routing_state_from_assignment
 from workbench.pinot.routing.adaptive import ServerRoutingStatsManager
+from workbench.pinot.routing.hashorder import hash_set_order
 from workbench.pinot.routing.options import routing_options_set
 from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
@@ -75,7 +78,8 @@ class Router:
             hit = self._cache.get((key, request_id % self._period))
             if hit is not None:
                 return hit
-        names = self.layout.segments if segments is None else segments
+        # the broker lists a query's segments in its hash sets' order; balanced routing counts along it
+        names = hash_set_order(self.layout.segments if segments is None else segments, len(self.layout.segments))
         selection = self.selector.select(names, request_id, self.options if options is None else options)
         per_server: dict[int, list[int]] = {}
         index, seg_index = self._index, self._seg_index
