@@ -56,6 +56,25 @@ def test_time_pruning_and_docs_scanned() -> None:
     assert plan.docs_scanned == pytest.approx((500.0, 500.0))
 
 
+def test_docs_scanned_on_a_day_column_counts_whole_days() -> None:
+    """A ``1:DAYS:EPOCH`` column holds whole days, which Pinot's pruner reads as each day's first
+    millisecond: a segment of days 19001-19002 matched by ``day = 19002`` has half its documents to scan
+    (it was counted as one millisecond of a two-day range, about a hundred-millionth of them)."""
+    day_ms = 86_400_000
+    table = TableConfig.from_json({**TABLE, "segmentsConfig": {"timeColumnName": "day", "replication": 1},
+                                   "routing": {"segmentPrunerTypes": ["time"]}})
+    schema = {"schemaName": "t", "dateTimeFieldSpecs": [
+        {"name": "day", "dataType": "INT", "format": "1:DAYS:EPOCH", "granularity": "1:DAYS"}]}
+    zk = {"segment.start.time": "19001", "segment.end.time": "19002", "segment.time.unit": "DAYS",
+          "segment.total.docs": "1000"}
+    seg = pd.DataFrame({"segment_name": ["d0"], "start_time_ms": [19001 * day_ms], "end_time_ms": [19002 * day_ms],
+                        "total_docs": [1000], "zk_metadata": [json.dumps(zk)]})
+    days = Planner(("d0",), np.array([1000.0]), table, schema, segment_metadata(seg))
+    assert days.plan("SELECT COUNT(*) FROM t WHERE day = 19002").docs_scanned == pytest.approx((500.0,))
+    assert days.plan("SELECT COUNT(*) FROM t WHERE day >= 19000").docs_scanned == pytest.approx((1000.0,))
+    assert days.plan("SELECT COUNT(*) FROM t WHERE day BETWEEN 19001 AND 19001").docs_scanned == pytest.approx((500.0,))
+
+
 def test_partition_pruning_uses_each_segments_metadata() -> None:
     plan = planner().plan("SELECT COUNT(*) FROM t WHERE key_id = 5")  # 5 mod 4 = 1
     assert plan.names == ("s1", "s5")

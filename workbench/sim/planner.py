@@ -122,13 +122,20 @@ def segment_metadata(segments: pd.DataFrame) -> dict[str, SegmentMetadata]:
     return out
 
 
-def _overlap(interval: tuple[int, int] | None, query: list[tuple[int, int]]) -> float:
+def _overlap(interval: tuple[int, int] | None, query: list[tuple[int, int]], granule: int = 1) -> float:
+    """The share of a segment's time values the query's intervals cover, its values spread evenly over
+    the grid ``lo, lo + granule, ..., hi`` (``granule`` the time column's step: 1 ms, or a day for a day
+    column, whose values Pinot's time pruner reads as each day's first millisecond)."""
     if interval is None:
         return 1.0
     lo, hi = interval
-    span = max(1, hi - lo + 1)
-    covered = sum(max(0, min(hi, b) - max(lo, a) + 1) for a, b in query)
-    return min(1.0, covered / span)
+    steps = max(0, hi - lo) // granule  # grid points past lo
+    covered = 0
+    for a, b in query:
+        first = max(0, -((lo - a) // granule))  # ceil((a - lo) / granule), at least the first point
+        last = min(steps, (b - lo) // granule) if b >= lo else -1
+        covered += max(0, last - first + 1)
+    return min(1.0, covered / (steps + 1))
 
 
 class Planner:
@@ -158,12 +165,13 @@ class Planner:
             parse_routing_options(routing_options_set(query.options))
         kept = prune_segments(self.pruners, query, self.names) if self.pruners else self.names
         indices = tuple(self._index[n] for n in kept)
-        intervals = None
+        intervals, granule = None, 1
         if self._time is not None and query.filter is not None:
             intervals = self._time.filter_intervals(query.filter)
+            granule = self._time.time_format.granule_ms
         if intervals is None:
             docs = tuple(float(self.docs[i]) for i in indices)
         else:
-            docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals)
+            docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals, granule)
                          for i in indices)
         return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices), query)

@@ -231,6 +231,21 @@ class DateTimeFormat:
         """Epoch millis of a value written in this format; ``ValueError`` if it does not parse."""
         return _TO_MILLIS[self.kind](self, value.strip())
 
+    @property
+    def granule_ms(self) -> int:
+        """The step between two values of the column, in ms: ``size`` units for EPOCH (a day for
+        ``1:DAYS:EPOCH``), the finest field of a SIMPLE_DATE_FORMAT pattern (a day for ``yyyyMMdd``), 1 ms
+        for TIMESTAMP. A segment's values sit on this grid, which is what a share of its range means.
+
+        >>> [DateTimeFormat.parse(f).granule_ms for f in ("1:DAYS:EPOCH", "SIMPLE_DATE_FORMAT|yyyyMMddHH")]
+        [86400000, 3600000]
+        """
+        if self.kind == "EPOCH":
+            return max(1, time_unit_to_millis(self.size, self.unit))
+        if self.kind == "SIMPLE_DATE_FORMAT":
+            return min((ms for letter, ms in _FIELD_MS.items() if letter in self.pattern), default=_DAY_MS)
+        return 1
+
     def simple_date_millis(self, value: str) -> int:
         """Epoch millis of a SIMPLE_DATE_FORMAT value (``ValueError`` for other kinds)."""
         if self._parser is None:
@@ -262,6 +277,11 @@ def _timestamp_millis(fmt: DateTimeFormat, value: str) -> int:
     moment = datetime.fromisoformat(value.replace(" ", "T", 1))
     return (moment.replace(tzinfo=moment.tzinfo or UTC) - _EPOCH) // _ONE_MS
 
+
+_DAY_MS = 86_400_000
+#: The step of each Joda pattern letter's field, in ms (letters coarser than a day step a day at most).
+_FIELD_MS = {"S": 1, "s": 1000, "m": 60_000, "H": 3_600_000, "h": 3_600_000, "k": 3_600_000, "K": 3_600_000,
+             "d": _DAY_MS, "D": _DAY_MS, "E": _DAY_MS, "M": _DAY_MS, "y": _DAY_MS}
 
 _TO_MILLIS: dict[str, Callable[[DateTimeFormat, str], int]] = {
     "EPOCH": _epoch_millis,
