@@ -60,15 +60,27 @@ demo: $(VENV)/.installed check-java
 	@echo $(SWEEPS_DIR)/$(NAME) > $(SWEEPS_DIR)/.last
 	$(BIN)/workbench report $(SWEEPS_DIR)/$(NAME) --out reports/$(NAME).pdf
 
-## test: run the whole test suite (unit, Pinot vectors, validation, Spark, end to end) plus lint
+PINOT_PROBE := probes/pinot
+PINOT_BUILT := $(PINOT_PROBE)/target/.built
+
+$(PINOT_BUILT): $(PINOT_PROBE)/pom.xml $(shell find $(PINOT_PROBE)/src -name '*.java')
+	@command -v mvn >/dev/null || { echo "error: mvn not found: fetching Apache Pinot's jars needs Maven 3.8+ (Debian/Ubuntu: apt-get install -y maven; macOS: brew install maven)"; exit 2; }
+	mvn -q -B -f $(PINOT_PROBE)/pom.xml package
+	@touch $@
+
+## pinot: fetch the pinned Apache Pinot release from Maven Central and build its driver (probes/pinot/target)
+.PHONY: pinot
+pinot: check-java $(PINOT_BUILT)
+
+## test: run the whole test suite (unit, Pinot vectors, real Pinot, validation, Spark, end to end) plus lint
 .PHONY: test
-test: $(VENV)/.installed-dev check-java lint
+test: $(VENV)/.installed-dev check-java pinot lint
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
-## test-fast: tests that need neither Spark nor long runs (no `slow` or `spark` marker)
+## test-fast: tests that need neither Spark, Pinot nor long runs (no `slow`, `spark` or `pinot` marker)
 .PHONY: test-fast
 test-fast: $(VENV)/.installed-dev
-	$(BIN)/pytest -q -m "not spark and not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not spark and not slow and not pinot" $(PYTEST_ARGS)
 
 ## lint: ruff and mypy on the library
 .PHONY: lint
@@ -103,5 +115,6 @@ report: $(VENV)/.installed
 ## clean: remove generated data, reports and caches (keeps .venv)
 .PHONY: clean
 clean:
-	rm -rf data/raw/* data/processed/* reports/*.pdf reports/figures .pytest_cache .mypy_cache .ruff_cache spark-warehouse
+	rm -rf data/raw/* data/processed/* reports/*.pdf reports/figures .pytest_cache .mypy_cache .ruff_cache spark-warehouse \
+		$(PINOT_PROBE)/target
 	find . -name __pycache__ -prune -exec rm -rf {} +

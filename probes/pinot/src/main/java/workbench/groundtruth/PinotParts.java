@@ -1,0 +1,386 @@
+package workbench.groundtruth;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.helix.model.ExternalView;
+import org.apache.helix.model.IdealState;
+import org.apache.helix.model.InstanceConfig;
+import org.apache.helix.store.zk.ZkHelixPropertyStore;
+import org.apache.helix.zookeeper.datamodel.ZNRecord;
+import org.apache.helix.zookeeper.datamodel.serializer.ZNRecordSerializer;
+import org.apache.pinot.broker.querylog.QueryLogger;
+import org.apache.pinot.broker.requesthandler.BaseSingleStageBrokerRequestHandler;
+import org.apache.pinot.broker.routing.instanceselector.InstanceSelector;
+import org.apache.pinot.broker.routing.instanceselector.InstanceSelectorFactory;
+import org.apache.pinot.broker.routing.segmentpruner.SegmentPruner;
+import org.apache.pinot.broker.routing.segmentpruner.SegmentPrunerFactory;
+import org.apache.pinot.common.datatable.DataTable;
+import org.apache.pinot.common.metadata.ZKMetadataProvider;
+import org.apache.pinot.common.metadata.segment.SegmentZKMetadata;
+import org.apache.pinot.common.metadata.segment.SegmentZKMetadataUtils;
+import org.apache.pinot.common.metrics.BrokerMetrics;
+import org.apache.pinot.common.request.BrokerRequest;
+import org.apache.pinot.common.request.PinotQuery;
+import org.apache.pinot.common.response.broker.BrokerResponseNative;
+import org.apache.pinot.common.response.broker.QueryProcessingException;
+import org.apache.pinot.common.utils.ZkStarter;
+import org.apache.pinot.common.utils.config.TagNameUtils;
+import org.apache.pinot.core.operator.blocks.InstanceResponseBlock;
+import org.apache.pinot.core.plan.maker.InstancePlanMakerImplV2;
+import org.apache.pinot.core.query.config.SegmentPrunerConfig;
+import org.apache.pinot.core.query.optimizer.QueryOptimizer;
+import org.apache.pinot.core.query.pruner.SegmentPrunerService;
+import org.apache.pinot.core.query.pruner.SegmentPrunerStatistics;
+import org.apache.pinot.core.query.reduce.BrokerReduceService;
+import org.apache.pinot.core.operator.blocks.results.ResultsBlockUtils;
+import org.apache.pinot.core.query.request.context.QueryContext;
+import org.apache.pinot.core.query.request.context.utils.QueryContextConverterUtils;
+import org.apache.pinot.core.transport.ServerInstance;
+import org.apache.pinot.core.transport.ServerResponse;
+import org.apache.pinot.core.transport.ServerRoutingInstance;
+import org.apache.pinot.segment.local.indexsegment.immutable.ImmutableSegmentLoader;
+import org.apache.pinot.segment.local.segment.creator.impl.SegmentIndexCreationDriverImpl;
+import org.apache.pinot.segment.local.segment.index.loader.IndexLoadingConfig;
+import org.apache.pinot.segment.local.segment.readers.GenericRowRecordReader;
+import org.apache.pinot.segment.spi.ImmutableSegment;
+import org.apache.pinot.segment.spi.IndexSegment;
+import org.apache.pinot.segment.spi.SegmentContext;
+import org.apache.pinot.segment.spi.creator.SegmentGeneratorConfig;
+import org.apache.pinot.spi.config.table.TableConfig;
+import org.apache.pinot.spi.config.table.TableType;
+import org.apache.pinot.spi.data.Schema;
+import org.apache.pinot.spi.data.readers.GenericRow;
+import org.apache.pinot.spi.env.PinotConfiguration;
+import org.apache.pinot.spi.query.QueryThreadContext;
+import org.apache.pinot.spi.trace.DefaultRequestContext;
+import org.apache.pinot.spi.utils.JsonUtils;
+import org.apache.pinot.spi.utils.builder.TableNameBuilder;
+import org.apache.pinot.sql.parsers.CalciteSqlCompiler;
+import org.apache.pinot.sql.parsers.CalciteSqlParser;
+
+
+/**
+ * Pinot's own parts, driven from one request file: the ground truth the workbench's model is checked against.
+ *
+ * <p>The jars are a pinned Apache Pinot release from Maven Central (probes/pinot/pom.xml). Nothing here
+ * re-implements Pinot: segments are built by Pinot's segment creator, their ZooKeeper metadata is made by the
+ * controller's {@code SegmentZKMetadataUtils} and stored in a real (in-process) ZooKeeper, the broker's pruners
+ * and instance selector come from the broker's own factories and are initialised as the broker's routing
+ * manager does, and each server's share of a query runs through the server's pruner service, plan maker and
+ * combine operators, its data table reduced by the broker's reduce service.
+ *
+ * <p>What it cannot be: a cluster. Its latencies mean nothing, and the broker's and servers' threads,
+ * queues, network and query log are not here (Maven Central as served on this machine lacks pinot-server
+ * and pinot-tools at the 1.x releases).
+ *
+ * <p>Usage: {@code java -cp 'lib/*:classes' workbench.groundtruth.PinotParts REQUEST.json RESPONSE.json}.
+ * The request names the table config and schema (the user's JSON, unchanged), the segments (a name and a
+ * JSON-lines file of rows each), the servers and the ideal state (segment to servers), and the queries
+ * (SQL and the broker request id each is routed with). The response has Pinot's segment ZK metadata and,
+ * per query, the broker's routing and the reduced response's metadata.
+ */
+public final class PinotParts {
+  private PinotParts() {
+  }
+
+  public static void main(String[] args)
+      throws Exception {
+    if (args.length != 2) {
+      System.err.println("usage: PinotParts REQUEST.json RESPONSE.json");
+      System.exit(2);
+    }
+    int status = 0;
+    try {
+      JsonNode request = JsonUtils.fileToJsonNode(new File(args[0]));
+      ObjectNode response = run(request);
+      File out = new File(args[1]);
+      File tmp = new File(out.getPath() + ".tmp");
+      Files.writeString(tmp.toPath(), JsonUtils.objectToPrettyString(response), StandardCharsets.UTF_8);
+      if (!tmp.renameTo(out)) {
+        throw new IllegalStateException("cannot move " + tmp + " to " + out);
+      }
+    } catch (Throwable t) {
+      // One line for the caller (the workbench shows it), the trace after it for the log.
+      System.err.println("PinotParts failed: " + t);
+      t.printStackTrace();
+      status = 1;
+    }
+    System.exit(status);  // Helix and ZooKeeper leave non-daemon threads behind
+  }
+
+  static ObjectNode run(JsonNode request)
+      throws Exception {
+    TableConfig tableConfig = JsonUtils.jsonNodeToObject(request.get("tableConfig"), TableConfig.class);
+    Schema schema = Schema.fromString(request.get("schema").toString());
+    String tableNameWithType = tableConfig.getTableName();
+    TableType tableType = tableConfig.getTableType();
+    File workDir = new File(request.get("workDir").asText());
+    File segmentsDir = new File(workDir, "segments");
+    segmentsDir.mkdirs();
+
+    ObjectNode response = JsonUtils.newObjectNode();
+    response.put("pinotVersion", pinotVersion());
+    ZkStarter.ZookeeperInstance zk =
+        ZkStarter.startLocalZkServer(request.get("zkPort").asInt(), new File(workDir, "zk").getPath());
+    ExecutorService executor = QueryThreadContext.contextAwareExecutorService(Executors.newFixedThreadPool(2));
+    ZkHelixPropertyStore<ZNRecord> propertyStore =
+        new ZkHelixPropertyStore<>(zk.getZkUrl(), new ZNRecordSerializer(), "/workbench/PROPERTYSTORE");
+    try {
+      ZKMetadataProvider.setSchema(propertyStore, schema);
+      Map<String, ImmutableSegment> segments = new LinkedHashMap<>();
+      ArrayNode segmentsOut = response.putArray("segments");
+      for (JsonNode spec : request.get("segments")) {
+        ImmutableSegment segment = buildSegment(tableConfig, schema, spec, segmentsDir);
+        segments.put(segment.getSegmentName(), segment);
+        SegmentZKMetadata zkMetadata = SegmentZKMetadataUtils.createSegmentZKMetadata(tableNameWithType,
+            segment.getSegmentMetadata(), "file://" + segment.getSegmentMetadata().getIndexDir(), null,
+            segment.getSegmentSizeBytes());
+        ZKMetadataProvider.createSegmentZkMetadata(propertyStore, tableNameWithType, zkMetadata);
+        ObjectNode entry = segmentsOut.addObject();
+        entry.put("segmentName", segment.getSegmentName());
+        entry.set("zkMetadata", JsonUtils.objectToJsonNode(zkMetadata.toZNRecord().getSimpleFields()));
+      }
+
+      IdealState idealState = new IdealState(tableNameWithType);
+      idealState.setRebalanceMode(IdealState.RebalanceMode.CUSTOMIZED);  // as Pinot's table ideal states are
+      ExternalView externalView = new ExternalView(tableNameWithType);
+      Iterator<Map.Entry<String, JsonNode>> assignment = request.get("idealState").fields();
+      while (assignment.hasNext()) {
+        Map.Entry<String, JsonNode> e = assignment.next();
+        Map<String, String> states = new TreeMap<>();
+        e.getValue().fields().forEachRemaining(s -> states.put(s.getKey(), s.getValue().asText()));
+        idealState.setInstanceStateMap(e.getKey(), states);
+        externalView.setStateMap(e.getKey(), states);
+      }
+      Set<String> onlineSegments = new HashSet<>(idealState.getPartitionSet());
+      List<String> segmentNames = new ArrayList<>(onlineSegments);
+      List<ZNRecord> znRecords = new ArrayList<>();
+      for (String name : segmentNames) {
+        znRecords.add(ZKMetadataProvider.getSegmentZKMetadata(propertyStore, tableNameWithType, name).toZNRecord());
+      }
+      List<SegmentPruner> pruners = SegmentPrunerFactory.getSegmentPruners(tableConfig, propertyStore);
+      for (SegmentPruner pruner : pruners) {
+        pruner.init(idealState, externalView, segmentNames, znRecords);
+      }
+      Map<String, ServerInstance> servers = new HashMap<>();
+      for (JsonNode server : request.get("servers")) {
+        InstanceConfig config = InstanceConfig.toInstanceConfig(server.asText());
+        config.addTag(TagNameUtils.getOfflineTagForTenant(null));
+        servers.put(server.asText(), new ServerInstance(config));
+      }
+      PinotConfiguration brokerConfig = new PinotConfiguration(configMap(request.get("brokerConfig")));
+      InstanceSelector selector = InstanceSelectorFactory.getInstanceSelector(tableConfig, propertyStore,
+          BrokerMetrics.get(), null, Clock.systemUTC(), brokerConfig, servers.keySet(), servers, idealState,
+          externalView, onlineSegments);
+      response.putArray("prunerTypes").addAll(names(pruners));
+      response.put("instanceSelectorType", selector.getClass().getSimpleName());
+
+      QueryLogger queryLogger = new QueryLogger(brokerConfig);
+      ArrayNode queriesOut = response.putArray("queries");
+      for (JsonNode query : request.get("queries")) {
+        queriesOut.add(runQuery(query, tableConfig, schema, pruners, selector, segments, servers, tableType,
+            executor, queryLogger));
+      }
+    } finally {
+      executor.shutdownNow();
+      propertyStore.close();
+      ZkStarter.stopLocalZkServer(zk);
+    }
+    return response;
+  }
+
+  private static ArrayNode names(List<SegmentPruner> pruners) {
+    ArrayNode out = JsonUtils.newArrayNode();
+    pruners.forEach(p -> out.add(p.getClass().getSimpleName()));
+    return out;
+  }
+
+  private static Map<String, Object> configMap(JsonNode node) {
+    Map<String, Object> map = new HashMap<>();
+    if (node != null) {
+      node.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
+    }
+    return map;
+  }
+
+  private static String pinotVersion() {
+    Package pkg = TableConfig.class.getPackage();
+    String version = pkg != null ? pkg.getImplementationVersion() : null;
+    return version != null ? version : "unknown";
+  }
+
+  /** One segment, built by Pinot's segment creator from a JSON-lines file of rows, then loaded as a server would. */
+  private static ImmutableSegment buildSegment(TableConfig tableConfig, Schema schema, JsonNode spec, File dir)
+      throws Exception {
+    String name = spec.get("name").asText();
+    List<GenericRow> rows = new ArrayList<>();
+    try (BufferedReader reader = Files.newBufferedReader(new File(spec.get("rows").asText()).toPath())) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        GenericRow row = new GenericRow();
+        Map<String, Object> values = JsonUtils.stringToObject(line, Map.class);
+        values.forEach(row::putValue);
+        rows.add(row);
+      }
+    }
+    SegmentGeneratorConfig config = new SegmentGeneratorConfig(tableConfig, schema);
+    config.setOutDir(dir.getPath());
+    config.setSegmentName(name);
+    config.setTableName(TableNameBuilder.extractRawTableName(tableConfig.getTableName()));
+    SegmentIndexCreationDriverImpl driver = new SegmentIndexCreationDriverImpl();
+    driver.init(config, new GenericRowRecordReader(rows));
+    driver.build();
+    return ImmutableSegmentLoader.load(new File(dir, name), new IndexLoadingConfig(tableConfig, schema));
+  }
+
+  private static ObjectNode runQuery(JsonNode query, TableConfig tableConfig, Schema schema,
+      List<SegmentPruner> pruners, InstanceSelector selector, Map<String, ImmutableSegment> segments,
+      Map<String, ServerInstance> servers, TableType tableType, ExecutorService executor, QueryLogger queryLogger) {
+    ObjectNode out = JsonUtils.newObjectNode();
+    String sql = query.get("sql").asText();
+    long requestId = query.get("requestId").asLong();
+    long arrivalMs = System.currentTimeMillis();
+    boolean logged = queryLogger.logQueryReceived(requestId, sql);
+    out.put("sql", sql);
+    out.put("requestId", requestId);
+    try (QueryThreadContext ignored = QueryThreadContext.openForSseTest()) {
+      // The broker: compile, name the physical table, optimise (as the single-stage request handler does
+      // before routing), then the routing manager's calculateRouting: prune, then select instances.
+      PinotQuery pinotQuery = CalciteSqlParser.compileToPinotQuery(sql);
+      String tableName = pinotQuery.getDataSource().getTableName();
+      pinotQuery.getDataSource().setTableName(tableConfig.getTableName());
+      new QueryOptimizer().optimize(pinotQuery, schema);
+      BrokerRequest brokerRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
+      Set<String> selected = new HashSet<>(segments.keySet());
+      int total = selected.size();
+      for (SegmentPruner pruner : pruners) {
+        selected = pruner.prune(brokerRequest, selected);
+      }
+      out.put("numSegmentsPrunedByBroker", total - selected.size());
+      out.putArray("segmentsAfterBrokerPruning").addAll(textArray(new TreeSet<>(selected)));
+      Map<String, String> segmentToServer = Map.of();
+      List<String> unavailable = List.of();
+      if (!selected.isEmpty()) {
+        InstanceSelector.SelectionResult selection =
+            selector.select(brokerRequest, new ArrayList<>(selected), requestId);
+        segmentToServer = selection.getSegmentToInstanceMap();
+        unavailable = selection.getUnavailableSegments();
+      }
+      out.putArray("unavailableSegments").addAll(textArray(new TreeSet<>(unavailable)));
+      out.put("brokerFilter", String.valueOf(pinotQuery.getFilterExpression()));
+      out.set("segmentToServer", JsonUtils.objectToJsonNode(new TreeMap<>(segmentToServer)));
+
+      // Each server: its segments through the server's pruner service, plan maker and combine.
+      Map<String, List<IndexSegment>> perServer = new TreeMap<>();
+      segmentToServer.forEach((seg, server) -> perServer.computeIfAbsent(server, s -> new ArrayList<>())
+          .add(segments.get(seg)));
+      Map<ServerRoutingInstance, DataTable> tables = new HashMap<>();
+      // The broker's per-server stats, as AsyncQueryResponse.getServerStats formats them (no network here:
+      // each server's ServerResponse is one that was never submitted).
+      StringBuilder serverStats =
+          new StringBuilder("(Server=SubmitDelayMs,ResponseDelayMs,ResponseSize,DeserializationTimeMs,RequestSentDelayMs)");
+      for (Map.Entry<String, List<IndexSegment>> e : perServer.entrySet()) {
+        ServerRoutingInstance instance =
+            servers.get(e.getKey()).toServerRoutingInstance(tableType, ServerInstance.RoutingType.NETTY);
+        tables.put(instance, executeOnServer(pinotQuery, schema, e.getValue(), executor));
+        serverStats.append(';').append(instance.getShortName()).append('=').append(new ServerResponse(arrivalMs));
+      }
+      BrokerResponseNative reduced = tables.isEmpty() ? BrokerResponseNative.empty() : reduce(brokerRequest, tables);
+      reduced.setNumServersQueried(perServer.size());
+      reduced.setNumServersResponded(perServer.size());
+      reduced.setNumSegmentsPrunedByBroker(total - selected.size());
+      reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
+      DefaultRequestContext requestContext = new DefaultRequestContext();
+      requestContext.setRequestId(requestId);
+      requestContext.setRequestArrivalTimeMillis(arrivalMs);
+      requestContext.setQuery(sql);
+      requestContext.setTableName(TableNameBuilder.extractRawTableName(tableName));
+      requestContext.setNumUnavailableSegments(unavailable.size());
+      BaseSingleStageBrokerRequestHandler.ServerStats stats = new BaseSingleStageBrokerRequestHandler.ServerStats();
+      stats.setServerStats(serverStats.toString());
+      queryLogger.logQueryCompleted(new QueryLogger.QueryLogParams(requestContext, tableName, reduced,
+          QueryLogger.QueryLogParams.QueryEngine.SINGLE_STAGE, null, stats), logged);
+      out.put("numServersQueried", perServer.size());
+      out.put("numServersResponded", perServer.size());
+      out.put("numDocsScanned", reduced.getNumDocsScanned());
+      out.put("numEntriesScannedInFilter", reduced.getNumEntriesScannedInFilter());
+      out.put("numEntriesScannedPostFilter", reduced.getNumEntriesScannedPostFilter());
+      out.put("totalDocs", reduced.getTotalDocs());
+      out.put("numSegmentsQueried", reduced.getNumSegmentsQueried());
+      out.put("numSegmentsProcessed", reduced.getNumSegmentsProcessed());
+      out.put("numSegmentsMatched", reduced.getNumSegmentsMatched());
+      out.put("numSegmentsPrunedByServer", reduced.getNumSegmentsPrunedByServer());
+      out.put("numRowsResultSet", reduced.getNumRowsResultSet());
+      ArrayNode exceptions = out.putArray("exceptions");
+      for (QueryProcessingException e : reduced.getExceptions()) {
+        exceptions.add(e.getErrorCode() + ": " + e.getMessage());
+      }
+    } catch (Exception e) {
+      out.putArray("exceptions").add(e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+    return out;
+  }
+
+  /** The server's part of one query (ServerQueryExecutorV1Impl: server pruning, plan, execute, metadata). */
+  private static DataTable executeOnServer(PinotQuery pinotQuery, Schema schema, List<IndexSegment> indexSegments,
+      ExecutorService executor)
+      throws Exception {
+    QueryContext queryContext = QueryContextConverterUtils.getQueryContext(pinotQuery);
+    queryContext.setSchema(schema);
+    queryContext.setEndTimeMs(System.currentTimeMillis() + 60_000L);
+    long totalDocs = 0;
+    for (IndexSegment segment : indexSegments) {
+      totalDocs += segment.getSegmentMetadata().getTotalDocs();
+    }
+    SegmentPrunerStatistics stats = new SegmentPrunerStatistics();
+    SegmentPrunerService prunerService = new SegmentPrunerService(new SegmentPrunerConfig(new PinotConfiguration()));
+    List<IndexSegment> selected = prunerService.prune(new ArrayList<>(indexSegments), queryContext, stats, executor);
+    List<SegmentContext> contexts = new ArrayList<>();
+    selected.forEach(s -> contexts.add(new SegmentContext(s)));
+    // As executeQuery does: a server whose segments were all pruned answers with empty results, unplanned.
+    InstanceResponseBlock block = contexts.isEmpty()
+        ? new InstanceResponseBlock(ResultsBlockUtils.buildEmptyQueryResults(queryContext))
+        : new InstancePlanMakerImplV2().makeInstancePlan(contexts, queryContext, executor).execute();
+    block.addMetadata(DataTable.MetadataKey.TOTAL_DOCS.getName(), Long.toString(totalDocs));
+    block.addMetadata(DataTable.MetadataKey.NUM_SEGMENTS_PRUNED_BY_SERVER.getName(),
+        String.valueOf(indexSegments.size() - selected.size()));
+    block.addMetadata(DataTable.MetadataKey.NUM_SEGMENTS_QUERIED.getName(), Integer.toString(indexSegments.size()));
+    return block.toDataTable();
+  }
+
+  private static BrokerResponseNative reduce(BrokerRequest brokerRequest, Map<ServerRoutingInstance, DataTable> tables) {
+    BrokerReduceService reduceService = new BrokerReduceService(new PinotConfiguration());
+    try {
+      return reduceService.reduceOnDataTable(brokerRequest, brokerRequest, tables, 60_000L, BrokerMetrics.get());
+    } finally {
+      reduceService.shutDown();
+    }
+  }
+
+  private static ArrayNode textArray(Iterable<String> values) {
+    ArrayNode out = JsonUtils.newArrayNode();
+    values.forEach(out::add);
+    return out;
+  }
+}

@@ -1,0 +1,196 @@
+"""The model against Pinot, query by query: the same table, rows and queries through both.
+
+For each query the workbench's parts (the broker pruners the simulator plans with, the instance
+selector it routes with, the filter evaluator) and Pinot's own (:mod:`workbench.groundtruth.harness`)
+answer the same questions; every field where they differ is a disagreement, and a disagreement is a
+bug in one of the workbench's Pinot parts until Pinot's evidence says otherwise.
+
+Fields compared (Pinot's names):
+
+- ``segments``: the segments queried after broker pruning (as a set), and ``numSegmentsPrunedByBroker``;
+- ``segment metadata``: each segment's time range and partition set as the model derives them from the
+  rows, against the ZK metadata Pinot's controller code writes;
+- ``numServersQueried``, and the exact ``servers`` where routing is deterministic: replica-group
+  selectors (the group follows the request id), fixed replica, or one replica. Under balanced routing
+  with several replicas Pinot walks the segments in a Java hash set's order, which the model does not
+  reproduce, so only the count is compared there;
+- ``numDocsScanned`` and ``numSegmentsMatched``, for aggregation queries (a selection query with a
+  ``LIMIT`` and no ``ORDER BY`` stops scanning early in Pinot, which the model does not model).
+
+Not compared, because the model has no such part: ``numSegmentsProcessed`` / ``numSegmentsPrunedByServer``
+(the server's min/max value pruner) and ``numEntriesScannedInFilter`` (it depends on the indexes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.groundtruth.harness import PinotAnswer, PinotRun, PinotTable, run_pinot
+from workbench.pinot.partition import get_partition_function
+from workbench.pinot.pruning.timeformat import DateTimeFormat
+from workbench.pinot.routing import instance_selector_for, routing_state_from_assignment
+from workbench.pinot.routing.hashorder import hash_set_order
+from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
+from workbench.pinot.sql import parse_query
+from workbench.pinot.sql.evaluate import evaluate_filter
+from workbench.pinot.table_config import TableConfig
+from workbench.sim.planner import Planner
+from workbench.sim.router import own_routing_options
+
+__all__ = ["FIELDS", "Agreement", "Disagreement", "agreement", "model_segment_metadata"]
+
+FIELDS = ("segments", "numSegmentsPrunedByBroker", "numServersQueried", "servers", "numDocsScanned",
+          "numSegmentsMatched", "segmentMetadata")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One field of one query (or one segment) where the model and Pinot differ."""
+
+    sql: str
+    field: str
+    pinot: Any
+    model: Any
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The comparison of one table's queries; :meth:`to_json` is ``agreement.json``."""
+
+    pinot_version: str
+    queries: int
+    agreed: int
+    fields: tuple[str, ...]
+    disagreements: tuple[Disagreement, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pinot_version": self.pinot_version, "queries": self.queries, "agreed": self.agreed,
+                "fields": list(self.fields),
+                "disagreements": [{"sql": d.sql, "field": d.field, "pinot": d.pinot, "model": d.model}
+                                  for d in self.disagreements]}
+
+
+def _field_spec(schema: Mapping[str, Any], column: str) -> Mapping[str, Any]:
+    for group in ("dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs"):
+        for spec in schema.get(group, ()):
+            if spec.get("name") == column:
+                return dict(spec)
+    time_spec = schema.get("timeFieldSpec", {}).get("incomingGranularitySpec", {})
+    if time_spec.get("name") == column:
+        return {"name": column, "dataType": time_spec.get("dataType", "LONG"),
+                "format": f"1:{time_spec.get('timeType', 'MILLISECONDS')}:EPOCH"}
+    raise KeyError(f"schema has no column {column!r}")
+
+
+def model_segment_metadata(table: TableConfig, schema: Mapping[str, Any], name: str,
+                           rows: pd.DataFrame) -> SegmentMetadata:
+    """A segment's pruning metadata as the workbench derives it from the segment's rows.
+
+    The time range is the time column's minimum and maximum in epoch milliseconds (the column's own
+    format read from the schema); each partitioned column's set is every partition its values fall in.
+    """
+    start = end = None
+    column = table.time_column_name
+    if column is not None and len(rows):
+        spec = _field_spec(schema, column)
+        fmt = DateTimeFormat.for_field(str(spec.get("format", "1:MILLISECONDS:EPOCH")), spec.get("dataType"))
+        values = rows[column]
+        start, end = fmt.to_millis(str(values.min())), fmt.to_millis(str(values.max()))
+    partitions = {}
+    for col, cfg in table.column_partition_map.items():
+        fn = get_partition_function(cfg.function_name, cfg.num_partitions, cfg.function_config)
+        ids = fn.get_partitions(rows[col].to_numpy(), str(_field_spec(schema, col).get("dataType", "STRING")))
+        partitions[col] = ColumnPartitionMetadata(cfg.function_name, cfg.num_partitions,
+                                                  frozenset(int(i) for i in np.unique(ids)), cfg.function_config)
+    return SegmentMetadata(name, start, end, total_docs=len(rows), partitions=partitions)
+
+
+def _deterministic(table: TableConfig, sql_options: Mapping[str, str]) -> bool:
+    """Whether Pinot's choice of servers is a function of the request id alone (not of hash-set order)."""
+    if table.replication == 1 or table.use_fixed_replica:
+        return True
+    if str(sql_options.get("useFixedReplica", "")).lower() == "true":
+        return True
+    return "replicagroup" in table.instance_selector_type.lower()
+
+
+def _is_aggregation(sql: str) -> bool:
+    query = parse_query(sql)
+    return bool(query.group_by) or query.is_aggregation
+
+
+def _compare_segments(table: TableConfig, pinot: PinotRun, model: Mapping[str, SegmentMetadata]
+                      ) -> list[Disagreement]:
+    out = []
+    for name, zk in pinot.zk_metadata.items():
+        theirs = SegmentMetadata.from_zk_metadata(name, zk)
+        ours = model[name]
+        if theirs.time_range != ours.time_range:
+            out.append(Disagreement(f"segment {name}", "segmentMetadata.timeRange",
+                                    list(theirs.time_range or ()), list(ours.time_range or ())))
+        for col in table.column_partition_map:
+            a, b = theirs.partitions.get(col), ours.partitions.get(col)
+            if a is None or b is None or a.partitions != b.partitions:
+                out.append(Disagreement(f"segment {name}", f"segmentMetadata.partitions.{col}",
+                                        sorted(a.partitions) if a else None, sorted(b.partitions) if b else None))
+    return out
+
+
+def _compare_query(table: TableConfig, planner: Planner, selector: Any, rows: Mapping[str, pd.DataFrame],
+                   answer: PinotAnswer) -> list[Disagreement]:
+    sql = answer.sql
+    if answer.exceptions:
+        return [Disagreement(sql, "exceptions", list(answer.exceptions), [])]
+    plan = planner.plan(sql)
+    kept = plan.names or ()
+    query = plan.query
+    assert query is not None, "a plan made from SQL carries its query"
+    out = []
+
+    def check(field: str, pinot_value: Any, model_value: Any) -> None:
+        if pinot_value != model_value:
+            out.append(Disagreement(sql, field, pinot_value, model_value))
+
+    check("segments", sorted(answer.segments_after_broker_pruning), sorted(kept))
+    check("numSegmentsPrunedByBroker", answer["numSegmentsPrunedByBroker"], plan.pruned)
+    options = dict(own_routing_options(query))
+    listed = hash_set_order(kept, len(planner.names))  # as the model's router lists them
+    chosen = selector.select(listed, answer.request_id, options).segment_to_server if kept else {}
+    check("numServersQueried", answer["numServersQueried"], len(set(chosen.values())))
+    if _deterministic(table, options):
+        check("servers", dict(sorted(answer.segment_to_server.items())), dict(sorted(chosen.items())))
+    if _is_aggregation(sql):
+        matched = [int(evaluate_filter(query.filter, rows[name]).sum()) for name in kept]
+        check("numDocsScanned", answer["numDocsScanned"], sum(matched))
+        check("numSegmentsMatched", answer["numSegmentsMatched"], sum(1 for m in matched if m > 0))
+    return out
+
+
+def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
+              queries: Sequence[str], *, servers: Sequence[str], ideal_state: Mapping[str, Mapping[str, str]],
+              pinot: PinotRun | None = None) -> tuple[Agreement, PinotRun]:
+    """Run ``queries`` (request ids 0, 1, ...) through Pinot and through the model, and compare.
+
+    ``pinot`` reuses an earlier run of the same table and queries instead of starting Pinot again.
+    """
+    table = TableConfig.from_json(dict(table_config))
+    if pinot is None:
+        pinot = run_pinot(PinotTable(table_config, schema, segments, tuple(servers), ideal_state),
+                          [(sql, i) for i, sql in enumerate(queries)])
+    names = tuple(segments)
+    model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
+    planner = Planner(names, np.array([len(segments[n]) for n in names], float), table, schema, model)
+    selector = instance_selector_for(table, routing_state_from_assignment(
+        {seg: dict(states) for seg, states in ideal_state.items()}))
+    found = _compare_segments(table, pinot, model)
+    agreed = 0
+    for answer in pinot.answers:
+        differences = _compare_query(table, planner, selector, segments, answer)
+        agreed += not differences
+        found.extend(differences)
+    return Agreement(pinot.pinot_version, len(pinot.answers), agreed, FIELDS, tuple(found)), pinot

@@ -1,0 +1,115 @@
+"""Where Pinot's jars and the driver live, and how they are fetched: Maven, from the pinned pom.
+
+``probes/pinot/pom.xml`` pins one Apache Pinot release and resolves its modules from Maven Central into
+``probes/pinot/target/lib``; the same build compiles the driver (``probes/pinot/src``) into
+``target/classes``. :func:`ensure_built` runs that build when the jars are missing or older than the pom
+or the driver, so ``make test`` and a user's first call fetch Pinot by themselves.
+
+Each thing that can be missing gets one line saying what to do: Java older than 17, no Maven, and
+Maven failing to fetch a jar (its own error line names the coordinates).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+
+__all__ = ["PROBE_DIR", "GroundTruthError", "PinotJars", "ensure_built", "java_major_version"]
+
+#: The Maven project (pom and driver source); ``WORKBENCH_PINOT_PROBE`` names another checkout's.
+PROBE_DIR = Path(os.environ.get("WORKBENCH_PINOT_PROBE", Path(__file__).resolve().parents[2] / "probes" / "pinot"))
+_DRIVER_CLASS = Path("workbench") / "groundtruth" / "PinotParts.class"
+_JAVA_HELP = ("install a JDK 17+ (Debian/Ubuntu: apt-get install -y openjdk-17-jdk-headless; "
+              "macOS: brew install openjdk@17) or put $JAVA_HOME/bin of one on PATH")
+
+
+class GroundTruthError(WorkbenchError):
+    """Pinot could not be fetched, built or run here; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class PinotJars:
+    """A built probe: the class path of Pinot's jars plus the driver, and the release they are."""
+
+    lib: Path
+    classes: Path
+    version: str
+
+    @property
+    def classpath(self) -> str:
+        return f"{self.classes}{os.pathsep}{self.lib / '*'}"
+
+
+def java_major_version(java: str = "java") -> int:
+    """The major version of ``java`` (17 for "17.0.15"); 0 when it cannot say."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if match is None:
+        return 0
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major  # "1.8.0" is Java 8
+
+
+def pinned_version(probe: Path = PROBE_DIR) -> str:
+    """The Pinot release the pom pins (its ``pinot.version`` property)."""
+    match = re.search(r"<pinot\.version>([^<]+)</pinot\.version>", (probe / "pom.xml").read_text())
+    if match is None:
+        raise GroundTruthError(f"{probe / 'pom.xml'}: no <pinot.version> property; restore the file from git")
+    return match.group(1)
+
+
+def _stale(probe: Path) -> bool:
+    target = probe / "target"
+    marker = target / "classes" / _DRIVER_CLASS
+    lib = target / "lib"
+    if not marker.is_file() or not lib.is_dir() or not any(lib.glob("pinot-core-*.jar")):
+        return True
+    built = marker.stat().st_mtime
+    sources = [probe / "pom.xml", *(probe / "src").rglob("*.java")]
+    return any(s.stat().st_mtime > built for s in sources)
+
+
+def check_java() -> str:
+    """The ``java`` to run Pinot with, or one line saying what to install."""
+    java = shutil.which("java")
+    if java is None:
+        raise GroundTruthError(f"java not found on PATH: Pinot needs Java 17+; {_JAVA_HELP}")
+    major = java_major_version(java)
+    if major < 17:
+        raise GroundTruthError(f"{java} is Java {major or 'of an unknown version'}: Pinot needs 17+; {_JAVA_HELP}")
+    return java
+
+
+def ensure_built(probe: Path = PROBE_DIR) -> PinotJars:
+    """Pinot's jars and the driver, fetched and compiled by Maven first if missing or out of date."""
+    if not (probe / "pom.xml").is_file():
+        raise GroundTruthError(f"{probe / 'pom.xml'} not found: run from a workbench checkout, or set "
+                               "WORKBENCH_PINOT_PROBE to its probes/pinot directory")
+    check_java()
+    if _stale(probe):
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise GroundTruthError("mvn not found on PATH: fetching Pinot's jars needs Maven 3.8+ "
+                                   "(Debian/Ubuntu: apt-get install -y maven; macOS: brew install maven)")
+        done = subprocess.run([mvn, "-q", "-B", "-f", str(probe / "pom.xml"), "package"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise GroundTruthError(f"Maven could not fetch or build Pinot {pinned_version(probe)} "
+                                   f"({probe / 'pom.xml'}): {_first_error(done.stdout + done.stderr)}")
+    target = probe / "target"
+    return PinotJars(target / "lib", target / "classes", pinned_version(probe))
+
+
+def _first_error(output: str) -> str:
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in output.splitlines()]
+    errors = [line.removeprefix("[ERROR] ").strip() for line in lines if line.startswith("[ERROR]")]
+    return next((e for e in errors if e), lines[-1] if lines else "no output")
