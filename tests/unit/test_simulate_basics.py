@@ -56,3 +56,13 @@ def test_brokers_split_the_queries_and_keep_their_own_request_counters() -> None
     n = min(len(one.queries), len(two.queries)) - 5
     assert sorted(one.queries["arrival_s"])[:n] == sorted(two.queries["arrival_s"])[:n]
     assert (two.servers["requests"] > 0).all()
+
+
+def test_a_heap_slo_written_as_a_size_is_checked_after_the_run() -> None:
+    """``slo.max_heap: 8G``, the form docs/scenario.md shows, validated and then crashed in the summary
+    (``could not convert string to float: '8G'``); it is read as 8 GiB."""
+    from workbench.analysis.stats import summarise
+
+    sc = load_scenario({**BASE, "slo": {"max_heap": "8G"}})
+    verdict = summarise(simulate(sc))["slo"]["checks"]["max_heap"]
+    assert verdict["limit"] == 8 * 2**30

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["CHECKS", "check_slo"]
+from workbench.units import parse_size
+
+__all__ = ["CHECKS", "LIMITS", "check_slo"]
 
 
 def _p99(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
@@ -38,6 +40,8 @@ def _max_heap(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
 
 #: ``slo`` key -> the check it names (a key left unset is not checked).
 CHECKS: Mapping[str, Callable[[Mapping[str, Any], float], dict[str, Any]]] = {"p99_ms": _p99, "max_heap": _max_heap}
+#: ``slo`` key -> how its limit is read: a size such as ``8G`` as the scenario documents it, or a number.
+LIMITS: Mapping[str, Callable[[Any], float]] = {"p99_ms": float, "max_heap": lambda v: float(parse_size(v))}
 
 
 def check_slo(summary: Mapping[str, Any], slo: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +53,10 @@ def check_slo(summary: Mapping[str, Any], slo: Mapping[str, Any]) -> dict[str, A
     False
     >>> check_slo(s, {"p99_ms": 120})["checks"]["p99_ms"]["met"], check_slo(s, {})["met"]
     (True, None)
+    >>> check_slo(s, {"max_heap": "2G"})["why"]
+    'peak heap 2.79 GiB is over 2.00 GiB'
     """
-    checks = {key: check(summary, float(slo[key])) for key, check in CHECKS.items() if slo.get(key) is not None}
+    checks = {key: check(summary, LIMITS[key](slo[key])) for key, check in CHECKS.items()
+              if slo.get(key) is not None}
     met = all(c["met"] for c in checks.values()) if checks else None
     return {"met": met, "checks": checks, "why": "; ".join(c["why"] for c in checks.values() if c["why"])}
