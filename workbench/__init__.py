@@ -25,6 +25,7 @@ __all__ = [
     "ScenarioError",
     "TableConfig",
     "TableConfigError",
+    "agree",
     "build_run_report",
     "build_sizing_report",
     "generate",
@@ -54,6 +55,7 @@ _LAZY = {
     "write_run": "workbench.api",
     "run_scenario": "workbench.api",
     "scale_out": "workbench.analysis.scale_out",
+    "agree": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "build_run_report": "workbench.report",
@@ -63,7 +65,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from workbench.analysis.scale_out import scale_out
     from workbench.analysis.stats import summarise
-    from workbench.api import generate, run_scenario, write_run
+    from workbench.api import agree, generate, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report

@@ -29,9 +29,10 @@ from workbench.sim.records import Result
 if TYPE_CHECKING:
     from workbench.analysis.scale_out import ScaleOut
     from workbench.calibrate import CalibrationResult
+    from workbench.groundtruth import Agreement
 
-__all__ = ["SUMMARY_FILE", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec", "report",
-           "run_scenario", "scale_out", "write_run"]
+__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
+           "report", "run_scenario", "scale_out", "write_run"]
 
 #: The run directory's headline file: scenario, seed, overrides and the summary statistics.
 SUMMARY_FILE = "summary.json"
@@ -270,3 +271,22 @@ def scale_out(
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
             "before": result.before, "after": result.after})
     return result
+
+
+def agree(
+    scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, data: str | Path | None = None,
+    queries: int | None = None, overwrite: bool = False,
+) -> Agreement:
+    """The scenario's table, rows and first ``queries`` queries checked against Apache Pinot's own code
+    (:func:`workbench.groundtruth.scenario.agree`): ``out/agreement.json`` lists every disagreement."""
+    from workbench.groundtruth.scenario import DEFAULT_QUERIES
+    from workbench.groundtruth.scenario import agree as run
+    from workbench.sim.run import workload_dir
+
+    sc = _resolve(scenario, None, None)
+    directory = workload_dir(sc, Path(data) if data is not None else None)
+    if directory is None:
+        raise InputError("workload.data", "agree checks the scenario's own segments and queries: generate them "
+                                          "(`workbench generate`) and set workload.data, or pass --data DIR")
+    return run(sc, out, data=directory, queries=DEFAULT_QUERIES if queries is None else queries,
+               overwrite=overwrite)

@@ -271,6 +271,19 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("--out", help="write the moves, the new ideal state and both summaries to this JSON file")
     o.set_defaults(handler=_scale_out)
 
+    a = sub.add_parser("agree", help="check the model's pruning, routing and docs scanned against Apache Pinot",
+                       description="Run the scenario's table config, schema, segments (with their rows) and first "
+                                   "queries through Apache Pinot's own code (the pinned release, fetched by Maven) "
+                                   "and through the model, query by query; DIR/agreement.json lists every "
+                                   "disagreement. A REALTIME table is checked as its OFFLINE twin. See "
+                                   "docs/validation.md.")
+    a.add_argument("scenario", help="scenario file")
+    a.add_argument("--out", required=True, help="output directory (agreement.json and what Pinot wrote)")
+    a.add_argument("--data", help="workload directory (default: workload.data)")
+    a.add_argument("--queries", type=_count(1), metavar="N", help="how many of the workload's queries (default 300)")
+    a.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    a.set_defaults(handler=_agree)
+
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "
                                    "recommended configuration that meets the SLO, the runner-up, tables and plots); "
@@ -279,6 +292,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, help="PDF path, e.g. reports/NAME.pdf")
     r.set_defaults(handler=_report)
     return p
+
+
+def _agree(args: argparse.Namespace) -> int:
+    from workbench.api import agree
+
+    result = agree(args.scenario, args.out, data=args.data, queries=args.queries, overwrite=args.overwrite)
+    fields = sorted({d.field for d in result.disagreements})
+    tail = f"; disagreements on {', '.join(fields)}" if fields else ""
+    _say(f"agree: {result.agreed} of {result.queries} queries agree with Apache Pinot {result.pinot_version}{tail} "
+         f"({args.out}/agreement.json)")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

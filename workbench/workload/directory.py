@@ -24,16 +24,19 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from workbench import defaults as D
 from workbench.errors import InputError
 from workbench.io.tables import read_parquet
 from workbench.pinot.segment import check_segment_name
 
-__all__ = ["QUERIES_FILE", "SEGMENTS_FILE", "read_replay_queries", "read_segments"]
+__all__ = ["EVENTS_DIR", "QUERIES_FILE", "SEGMENTS_FILE", "read_events", "read_replay_queries", "read_segments"]
 
 _LOG = logging.getLogger(__name__)
 SEGMENTS_FILE = "segments.parquet"
+EVENTS_DIR = "events"
 QUERIES_FILE = "queries.parquet"
 
 
@@ -136,6 +139,26 @@ def read_segments(data: str | Path) -> pd.DataFrame:
     _check_names(path, frame)
     _check_docs(path, frame)
     _check_zk(path, frame)
+    return frame
+
+
+def read_events(data: str | Path) -> pd.DataFrame:
+    """Every event (row) of a workload directory, with the segment each went into (``segment_name``).
+
+    Raises
+    ------
+    InputError
+        No ``events/`` dataset, or one that cannot be read.
+    """
+    path = Path(data) / EVENTS_DIR
+    if not path.exists():
+        raise InputError(str(data), f"has no {EVENTS_DIR}/ dataset; run `workbench generate` first")
+    try:
+        frame: pd.DataFrame = pq.read_table(path).to_pandas()
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(str(path), f"is not a readable Parquet dataset ({str(exc).splitlines()[0][:160]})") from None
+    if "segment_name" not in frame:
+        raise InputError(str(path), "has no segment_name column; is it a workbench events dataset?")
     return frame
 
 

@@ -14,14 +14,16 @@ table with two replicas by a third (measured against Pinot 1.5.1: 2.37 servers p
 
 A ``HashSet`` iterates its table's buckets in index order, the index being the low bits of the spread
 ``String.hashCode``; a set filled by ``add`` has the smallest power-of-two table (at least 16) whose
-three quarters hold it, a copy of a collection the power of two at or above ``size / 0.75 + 1``. Names
-that share a bucket keep the order they had in the set they came from: the larger table of the set
-before, then the name (the insertion order the model cannot see; it decides no server count, only which
-of two colliding segments takes the earlier request id).
+three quarters hold it; the routing manager's set of all online segments is sized for them up front
+(``HashUtil.getHashMapCapacity``) and filled in the ideal state's sorted order. Names that share a
+bucket keep the order they had in the set they came from: the larger table of the set before, then the
+name. (A time-pruned set is filled in the time pruner's interval-tree order instead, which the model
+does not see: two colliding segments may then take each other's request ids.)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -47,8 +49,11 @@ def _capacity_after_adds(size: int) -> int:
     return capacity
 
 
-def _capacity_of_copy(size: int) -> int:
-    wanted = max(int(size / _LOAD_FACTOR) + 1, _MIN_CAPACITY)
+def _capacity_for(expected: int) -> int:
+    """The table of ``new HashSet<>(HashUtil.getHashMapCapacity(expected))``, the set the broker's routing
+    manager collects a table's online segments in: Guava's ``ceil(expected / 0.75)`` (``expected + 1``
+    below 3), rounded up to a power of two."""
+    wanted = expected + 1 if expected < 3 else math.ceil(expected / _LOAD_FACTOR)
     capacity = 1
     while capacity < wanted:
         capacity *= 2
@@ -61,7 +66,7 @@ def hash_set_order(segments: Sequence[str], total: int) -> list[str]:
     A pruned list (fewer than ``total``) is the iteration order of the pruner's set, its ties broken by the
     segment selector's set of all ``total``; an unpruned list is the segment selector's set itself.
     """
-    masks = [_capacity_of_copy(total) - 1]
+    masks = [_capacity_for(total) - 1]
     if len(segments) < total:
         masks.insert(0, _capacity_after_adds(len(segments)) - 1)
     return sorted(segments, key=lambda s: (*(_spread(s) & m for m in masks), s))

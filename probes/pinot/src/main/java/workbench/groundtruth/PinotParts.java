@@ -41,6 +41,7 @@ import org.apache.pinot.common.request.BrokerRequest;
 import org.apache.pinot.common.request.PinotQuery;
 import org.apache.pinot.common.response.broker.BrokerResponseNative;
 import org.apache.pinot.common.response.broker.QueryProcessingException;
+import org.apache.pinot.common.utils.HashUtil;
 import org.apache.pinot.common.utils.ZkStarter;
 import org.apache.pinot.common.utils.config.TagNameUtils;
 import org.apache.pinot.core.operator.blocks.InstanceResponseBlock;
@@ -197,7 +198,7 @@ public final class PinotParts {
       ArrayNode queriesOut = response.putArray("queries");
       for (JsonNode query : request.get("queries")) {
         queriesOut.add(runQuery(query, tableConfig, schema, pruners, selector, segments, servers, tableType,
-            executor, queryLogger));
+            executor, queryLogger, idealState));
       }
     } finally {
       executor.shutdownNow();
@@ -205,6 +206,17 @@ public final class PinotParts {
       ZkStarter.stopLocalZkServer(zk);
     }
     return response;
+  }
+
+  private static Set<String> onlineSegments(IdealState idealState) {
+    Map<String, Map<String, String>> assignment = idealState.getRecord().getMapFields();
+    Set<String> online = new HashSet<>(HashUtil.getHashMapCapacity(assignment.size()));
+    for (Map.Entry<String, Map<String, String>> entry : assignment.entrySet()) {
+      if (entry.getValue().containsValue("ONLINE") || entry.getValue().containsValue("CONSUMING")) {
+        online.add(entry.getKey());
+      }
+    }
+    return online;
   }
 
   private static ArrayNode names(List<SegmentPruner> pruners) {
@@ -256,7 +268,8 @@ public final class PinotParts {
 
   private static ObjectNode runQuery(JsonNode query, TableConfig tableConfig, Schema schema,
       List<SegmentPruner> pruners, InstanceSelector selector, Map<String, ImmutableSegment> segments,
-      Map<String, ServerInstance> servers, TableType tableType, ExecutorService executor, QueryLogger queryLogger) {
+      Map<String, ServerInstance> servers, TableType tableType, ExecutorService executor, QueryLogger queryLogger,
+      IdealState idealState) {
     ObjectNode out = JsonUtils.newObjectNode();
     String sql = query.get("sql").asText();
     long requestId = query.get("requestId").asLong();
@@ -272,7 +285,9 @@ public final class PinotParts {
       pinotQuery.getDataSource().setTableName(tableConfig.getTableName());
       new QueryOptimizer().optimize(pinotQuery, schema);
       BrokerRequest brokerRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
-      Set<String> selected = new HashSet<>(segments.keySet());
+      // The segment selector's set, as BaseBrokerRoutingManager.getOnlineSegments builds it from the ideal
+      // state (its map fields, in their sorted order): the order of this set is the order the pruners see.
+      Set<String> selected = onlineSegments(idealState);
       int total = selected.size();
       for (SegmentPruner pruner : pruners) {
         selected = pruner.prune(brokerRequest, selected);
