@@ -85,7 +85,10 @@ class Router:
         index, seg_index = self._index, self._seg_index
         for seg, server in selection.segment_to_server.items():
             per_server.setdefault(index[server], []).append(seg_index[seg])
-        route: Route = (list(per_server.items()), len(selection.unavailable_segments))
+        # each server's segments in table order, whatever order the broker listed them in (only which
+        # server serves a segment follows the listing)
+        route: Route = ([(server, sorted(segs)) for server, segs in per_server.items()],
+                        len(selection.unavailable_segments))
         if cacheable:
             self._cache[(key, request_id % self._period)] = route
         return route
