@@ -37,8 +37,29 @@ def _sweep_file(tmp_path: Path) -> Path:
     return sweep
 
 
-def _start(sweep: Path, out: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _sweep_with_a_long_point(tmp_path: Path) -> Path:
+    """A sweep that cannot finish for minutes, though its other points are done within seconds.
+
+    Its first point (``point-000``, dispatched first) is two hundred replications of ten simulated
+    minutes, minutes of work for one core (replications rather than one run that long: a run builds
+    its whole plan before its first event, which would take gigabytes). The other five take a fraction
+    of a second each, so when one of them is done the sweep is still at work on ``point-000``, whatever
+    the machine's speed or load. (A notebook point waiting at a gate would block for as long as a test
+    likes, but a notebook sweep interrupted by Ctrl-C leaves the point's staged ``.point-NNN.tmp.ipynb``
+    behind, and its kernel outlives the sweep by up to a second, writing to its stderr after the
+    sweep's last line.)
+    """
+    sweep = tmp_path / "s.yaml"
+    quick = ", simulation.duration_s: 2, simulation.warmup_s: 0.5, simulation.replications: 1, simulation.engine: simpy"
+    long = ("cluster.servers: 2, workload.synthetic.segments_per_server: 200, workload.arrival.qps: 1, "
+            "simulation.duration_s: 600, simulation.replications: 200, simulation.engine: simpy")
+    sweep.write_text(f"base: {ROOT / 'scenarios' / 'synthetic.yaml'}\npoints:\n  - {{{long}}}\n"
+                     + "".join(f"  - {{cluster.servers: {n}{quick}}}\n" for n in range(3, 2 + POINTS)))
+    return sweep
+
+
+def _start(sweep: Path, out: Path, **extra_env: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **extra_env}
     return subprocess.Popen([sys.executable, "-m", "workbench.cli", "sweep", str(sweep), "--out", str(out),
                              "--parallel", "2", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, start_new_session=True)
@@ -66,6 +87,33 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid``: its children, their children and so on."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        new = _children(todo.pop()) - found
+        found |= new
+        todo.extend(new)
+    return found
+
+
+def _marked(name: str, value: str) -> set[int]:
+    """Live processes whose environment has ``name=value``: everything a run started inherits it, so this
+    finds them even after they were reparented (a grandchild whose parent was killed)."""
+    needle = f"{name}={value}".encode()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if needle in environ and _alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found
+
+
 def _wait_gone(pids: set[int], timeout_s: float = 10.0) -> set[int]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
@@ -79,6 +127,21 @@ def _done(out: Path) -> list[Path]:
 
 def _leftovers(out: Path) -> list[str]:
     return sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.name.startswith(".") or p.name.endswith("_tmp"))
+
+
+def _entries(directory: Path) -> tuple[int, list[str]]:
+    """A directory's mtime (read first) and its entries (read second)."""
+    return directory.stat().st_mtime_ns, sorted(p.name for p in directory.iterdir())
+
+
+def _came_and_went(directory: Path, before: tuple[int, list[str]]) -> bool:
+    """Whether an entry was made in ``directory`` since ``before = _entries(directory)`` and is gone again.
+
+    The mtime is read before the entries, so a changed mtime with the entries as they were means the
+    entry was made and already removed (a changed mtime alone may mean it is still there).
+    """
+    mtime, names = _entries(directory)
+    return mtime != before[0] and names == before[1]
 
 
 def _point_files(out: Path) -> dict[str, object]:
@@ -133,26 +196,36 @@ def test_killed_sweeps_resume_to_the_uninterrupted_result(reference: tuple[Path,
     assert _leftovers(out) == []
 
 
-def test_ctrl_c_stops_promptly_and_says_what_was_kept(reference: tuple[Path, dict[str, object]],
-                                                      tmp_path: Path) -> None:
-    sweep, _ = reference
+def test_ctrl_c_stops_promptly_and_says_what_was_kept(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = _start(sweep, out)
-    deadline = time.monotonic() + 120
-    while not list(out.glob("point-*/summary.json")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = _children(proc.pid)
-    interrupted = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    run_id = str(tmp_path)  # in the environment of every process the sweep starts
+    proc = _start(_sweep_with_a_long_point(tmp_path), out, WORKBENCH_FAULTS_RUN=run_id)
+    try:
+        deadline = time.monotonic() + 120
+        while not _done(out) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _done(out), "no point finished within 120 s of the start"
+        # interrupted at work: point-000 needs minutes more, so the sweep cannot have finished
+        assert proc.poll() is None and not (out / "point-000" / "summary.json").exists()
+        workers = _descendants(proc.pid)
+        assert workers, "the sweep runs its points in worker processes"
+        interrupted = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:  # a failed wait must not leave the sweep running its long point
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert time.monotonic() - interrupted < 10, "Ctrl-C took too long to stop the sweep"
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("workbench sweep: interrupted; kept the ") and "run the same command again" in last
     kept = len(list(out.glob("point-*/summary.json")))
+    assert kept >= 1 and not (out / "point-000" / "summary.json").exists()
     assert f"kept the {kept} of {POINTS} points" in last
-    assert _wait_gone(workers) == set()
+    # nothing the sweep started outlives it: workers, anything below them, anything reparented away
+    assert _wait_gone(workers | _marked("WORKBENCH_FAULTS_RUN", run_id)) == set()
     assert _leftovers(out) == []
 
 
@@ -160,14 +233,25 @@ def test_sigterm_during_simulate_leaves_no_output(tmp_path: Path) -> None:
     scenario = tmp_path / "long.yaml"  # an hour of simulated time: it is still running when terminated
     text = (ROOT / "scenarios" / "synthetic.yaml").read_text()
     scenario.write_text(text.replace("duration_s: 60", "duration_s: 3600, engine: simpy"))  # minutes of work
+    untouched = _entries(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "simulate", str(scenario), "--out",
                              str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
-    time.sleep(4.0)  # past start-up, into the first replication
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
+    try:
+        # Past start-up, at the simulation: the last thing run_scenario does before simulating is to check
+        # that --out can be made, by making and removing a probe directory beside it (here, in tmp_path).
+        deadline = time.monotonic() + 120
+        while not _came_and_went(tmp_path, untouched) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _came_and_went(tmp_path, untouched), "simulate did not get to its output check within 120 s"
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:  # a failed wait must not leave minutes of simulation running
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert err.strip().splitlines()[-1].startswith("workbench simulate: terminated; nothing was written")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml"]
