@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from procs import proc_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 POINTS = 6
@@ -66,17 +67,8 @@ def _start(sweep: Path, out: Path, **extra_env: str) -> subprocess.Popen[str]:
 
 
 def _children(pid: int) -> set[int]:
-    """Processes whose parent is ``pid`` (read from /proc, so no extra dependency)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.add(int(entry.name))
-    return found
+    """Processes whose parent is ``pid``."""
+    return {child for child, _, parent, _ in proc_stats() if parent == pid}
 
 
 def _alive(pid: int) -> bool:

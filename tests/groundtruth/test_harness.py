@@ -10,6 +10,7 @@ from types import FrameType
 import pandas as pd
 import pytest
 import tables
+from procs import proc_stats
 
 from workbench.groundtruth import GroundTruthError, PinotTable, run_pinot
 from workbench.groundtruth.harness import _run_jvm
@@ -82,13 +83,4 @@ def test_ctrl_c_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 def _living_in_group(group: int) -> list[int]:
     """Processes of process group ``group`` that are not dead (zombies count as dead)."""
-    living = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == group and fields[0] != "Z":
-                living.append(int(entry.name))
-    return living
+    return [pid for pid, state, _, pgrp in proc_stats() if pgrp == group and state != "Z"]

@@ -1,0 +1,17 @@
+"""Processes as /proc shows them, for tests that check what a command left running (no extra dependency)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def proc_stats() -> Iterator[tuple[int, str, int, int]]:
+    """``(pid, state, parent pid, process group)`` of every process that exists while it is read."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            yield int(entry.name), fields[0], int(fields[1]), int(fields[2])
