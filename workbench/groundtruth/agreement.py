@@ -33,14 +33,13 @@ import pandas as pd
 from workbench.groundtruth.harness import PinotAnswer, PinotRun, PinotTable, run_pinot
 from workbench.pinot.partition import get_partition_function
 from workbench.pinot.pruning.timeformat import DateTimeFormat
-from workbench.pinot.routing import instance_selector_for, routing_state_from_assignment
-from workbench.pinot.routing.hashorder import hash_set_order
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.evaluate import evaluate_filter
 from workbench.pinot.table_config import TableConfig
-from workbench.sim.planner import Planner
-from workbench.sim.router import own_routing_options
+from workbench.sim.layout import Layout
+from workbench.sim.planner import Planner, QueryPlan
+from workbench.sim.router import Router, own_routing_options
 
 __all__ = ["FIELDS", "Agreement", "Disagreement", "agreement", "model_segment_metadata"]
 
@@ -141,8 +140,15 @@ def _compare_segments(table: TableConfig, pinot: PinotRun, model: Mapping[str, S
     return out
 
 
-def _compare_query(table: TableConfig, planner: Planner, selector: Any, rows: Mapping[str, pd.DataFrame],
-                   answer: PinotAnswer) -> list[Disagreement]:
+def _route(router: Router, layout: Layout, plan: QueryPlan, request_id: int,
+           options: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The model's route of one planned query, through the simulator's own router, as segment -> server."""
+    per_server, _ = router.route(request_id, plan.names, plan.key, router.options_for(options))
+    return {layout.segments[seg]: layout.servers[server] for server, segs in per_server for seg in segs}
+
+
+def _compare_query(table: TableConfig, planner: Planner, router: Router, layout: Layout,
+                   rows: Mapping[str, pd.DataFrame], answer: PinotAnswer) -> list[Disagreement]:
     sql = answer.sql
     if answer.exceptions:
         return [Disagreement(sql, "exceptions", list(answer.exceptions), [])]
@@ -158,17 +164,26 @@ def _compare_query(table: TableConfig, planner: Planner, selector: Any, rows: Ma
 
     check("segments", sorted(answer.segments_after_broker_pruning), sorted(kept))
     check("numSegmentsPrunedByBroker", answer["numSegmentsPrunedByBroker"], plan.pruned)
-    options = dict(own_routing_options(query))
-    listed = hash_set_order(kept, len(planner.names))  # as the model's router lists them
-    chosen = selector.select(listed, answer.request_id, options).segment_to_server if kept else {}
+    own = own_routing_options(query)
+    chosen = _route(router, layout, plan, answer.request_id, own) if kept else {}
     check("numServersQueried", answer["numServersQueried"], len(set(chosen.values())))
-    if _deterministic(table, options):
+    if _deterministic(table, dict(own)):
         check("servers", dict(sorted(answer.segment_to_server.items())), dict(sorted(chosen.items())))
     if _is_aggregation(sql):
         matched = [int(evaluate_filter(query.filter, rows[name]).sum()) for name in kept]
         check("numDocsScanned", answer["numDocsScanned"], sum(matched))
         check("numSegmentsMatched", answer["numSegmentsMatched"], sum(1 for m in matched if m > 0))
     return out
+
+
+def _layout(names: tuple[str, ...], docs: np.ndarray, servers: tuple[str, ...],
+            ideal_state: Mapping[str, Mapping[str, str]], metadata: Mapping[str, SegmentMetadata]) -> Layout:
+    """The simulator's layout of these segments on ``ideal_state`` (every segment sealed)."""
+    index = {server: i for i, server in enumerate(servers)}
+    replicas = tuple(tuple(index[s] for s in ideal_state[name]) for name in names)
+    return Layout(servers, names, docs, np.zeros(len(names), bool),
+                  {seg: dict(states) for seg, states in ideal_state.items()}, replicas, metadata,
+                  np.zeros(len(names), int))
 
 
 def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
@@ -184,13 +199,14 @@ def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segmen
                           [(sql, i) for i, sql in enumerate(queries)])
     names = tuple(segments)
     model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
-    planner = Planner(names, np.array([len(segments[n]) for n in names], float), table, schema, model)
-    selector = instance_selector_for(table, routing_state_from_assignment(
-        {seg: dict(states) for seg, states in ideal_state.items()}))
+    docs = np.array([len(segments[n]) for n in names], float)
+    planner = Planner(names, docs, table, schema, model)
+    layout = _layout(names, docs, tuple(servers), ideal_state, model)
+    router = Router(layout, table)
     found = _compare_segments(table, pinot, model)
     agreed = 0
     for answer in pinot.answers:
-        differences = _compare_query(table, planner, selector, segments, answer)
+        differences = _compare_query(table, planner, router, layout, segments, answer)
         agreed += not differences
         found.extend(differences)
     return Agreement(pinot.pinot_version, len(pinot.answers), agreed, FIELDS, tuple(found)), pinot
