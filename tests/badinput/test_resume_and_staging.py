@@ -12,7 +12,7 @@ import yaml
 
 from workbench.cli import main
 from workbench.errors import InputError
-from workbench.io import atomic_dir, check_output, clean_staging
+from workbench.io import atomic_dir, check_output, clean_staging, staged_sibling
 from workbench.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,6 +80,17 @@ def test_staging_of_dead_runs_is_removed_and_live_ones_kept(tmp_path: Path) -> N
     (tmp_path / "keep.txt").write_text("user file\n")
     assert clean_staging(tmp_path) == [dead]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "keep.txt"])
+
+
+def test_a_notebook_point_staged_by_a_dead_worker_is_removed(tmp_path: Path) -> None:
+    """papermill writes a running point's notebook beside the point (named for its worker); a worker
+    terminated by Ctrl-C left it behind, and no clean-up knew the name."""
+    dead = tmp_path / f".point-003.{_host()}-{_dead_pid()}.abcd1234.tmp.ipynb"
+    dead.write_text("{}")
+    mine = staged_sibling(tmp_path / "point-004", ".tmp.ipynb")  # this process's: alive, so kept
+    assert mine.name.startswith(".point-004.") and mine.name.endswith(".tmp.ipynb")
+    assert clean_staging(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name]
 
 
 def test_an_interrupted_swap_is_rolled_back_before_writing(tmp_path: Path) -> None:

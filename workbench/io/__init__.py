@@ -5,7 +5,14 @@
 - :mod:`.redact`: credentials removed from everything the workbench writes.
 """
 
-from workbench.io.atomic import atomic_dir, atomic_file, check_output, clean_staging, write_json_atomic
+from workbench.io.atomic import (
+    atomic_dir,
+    atomic_file,
+    check_output,
+    clean_staging,
+    staged_sibling,
+    write_json_atomic,
+)
 from workbench.io.reading import load_json, load_yaml, read_document, read_text
 from workbench.io.redact import redact
 
@@ -19,5 +26,6 @@ __all__ = [
     "read_document",
     "read_text",
     "redact",
+    "staged_sibling",
     "write_json_atomic",
 ]

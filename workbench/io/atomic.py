@@ -26,11 +26,11 @@ from typing import Any
 from workbench.errors import InputError
 from workbench.io.redact import redact
 
-__all__ = ["atomic_dir", "atomic_file", "check_output", "clean_staging", "write_json_atomic"]
+__all__ = ["atomic_dir", "atomic_file", "check_output", "clean_staging", "staged_sibling", "write_json_atomic"]
 
 #: Staging written by the previous layout (``.NAME.<random>.tmp``, no owner) is removed once this old, s.
 _UNOWNED_STALE_S = 24 * 3600.0
-_STAGING = re.compile(r"^\.(?P<name>.+?)\.(?:(?P<host>[^.]+)-(?P<pid>\d+)\.)?[^.]+\.tmp$")
+_STAGING = re.compile(r"^\.(?P<name>.+?)\.(?:(?P<host>[^.]+)-(?P<pid>\d+)\.)?[^.]+\.tmp(?:\.ipynb)?$")
 
 
 def _umask() -> int:
@@ -46,6 +46,19 @@ def _host() -> str:
 
 def _owner_prefix(target: Path) -> str:
     return f".{target.name}.{_host()}-{os.getpid()}."
+
+
+def staged_sibling(target: Path, suffix: str = ".tmp") -> Path:
+    """A fresh staging file beside ``target``, named with this process as its owner, for a writer that
+    cannot go through :func:`atomic_file` (papermill writes its notebook to a path it is given;
+    ``suffix`` ".tmp.ipynb" keeps the extension it expects). :func:`clean_staging` removes it once its
+    owner is dead."""
+    if suffix not in (".tmp", ".tmp.ipynb"):
+        raise ValueError(f"staging names end in .tmp or .tmp.ipynb, got {suffix!r}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=_owner_prefix(target), suffix=suffix, dir=target.parent)
+    os.close(fd)
+    return Path(name)
 
 
 def _alive(pid: int) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError
-from workbench.io import redact
+from workbench.io import redact, staged_sibling
 from workbench.sweep.task import NOTEBOOK_FILE, PointTask
 
 __all__ = ["KERNEL", "PARAMETERS", "execute_point_notebook", "missing_parameters", "notebook_parameters"]
@@ -90,7 +90,7 @@ def execute_point_notebook(task: PointTask) -> tuple[str, str] | None:
     if task.notebook is None:
         raise ValueError(f"{task.point_id} has no notebook to run")
     point_dir = Path(task.out_dir)
-    staged = point_dir.parent / f".{point_dir.name}.tmp.ipynb"
+    staged = staged_sibling(point_dir, ".tmp.ipynb")  # an interrupted point's is removed as its staging
     try:
         pm.execute_notebook(
             task.notebook, str(staged), parameters=notebook_parameters(task), kernel_name=KERNEL,
@@ -105,6 +105,9 @@ def execute_point_notebook(task: PointTask) -> tuple[str, str] | None:
 
 
 def _keep(staged: Path, target: Path) -> None:
-    if staged.is_file():
+    """Move the executed notebook into the point; staging papermill never wrote to is only removed."""
+    if staged.is_file() and staged.stat().st_size > 0:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, target)
+    else:
+        staged.unlink(missing_ok=True)
