@@ -65,7 +65,7 @@ def _wait_for_worker(ui_port: int, procs: list[subprocess.Popen[bytes]], timeout
             with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as resp:
                 if json.load(resp).get("aliveworkers", 0) >= 1:
                     return
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or its UI answering before it has JSON to give
             pass
         time.sleep(1)
     raise AssertionError("the Spark worker did not register with the master in time")
