@@ -29,8 +29,10 @@ By hand, with processor sharing (n runnable threads on 2 cores each run at min(1
 from __future__ import annotations
 
 import pytest
+import simpy
 
 from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.sim.driver import ServerDriver
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.server import ExecutionModel, PinotServer, Request, Response
 
@@ -120,3 +122,24 @@ def test_the_fcfs_threads_simplification_deals_segments_up_front() -> None:
     # C's two tasks start at 7 (A's thread) and 8 (B's thread): 7-8 + pause + 10-11; 8 is a pause start:
     # 10-12. C answers at 12.
     assert out[C] == pytest.approx(12.0)
+
+
+def test_requests_a_pause_held_are_read_at_its_end_in_delivery_order() -> None:
+    """Through SimPy (:class:`ServerDriver`): A and B reach a paused server at 121.3 and 164.2 ms and both
+    are read when the pause ends. SimPy fires a callback due at ``t`` at ``now + (t - now)``, which for
+    A's ``now`` is an ulp past the pause's end: that rounding must not let B be read (and run) first."""
+    end = 746.5246474801692
+    a_at, b_at = 121.27879309502231, 164.1829482675413
+    assert a_at + (end - a_at) > end and b_at + (end - b_at) == end  # A's callback fires an ulp late
+    config = ServerQueryConfig.from_properties({"pinot.query.scheduler.query_runner_threads": 1}, cores=1)
+    s = PinotServer("S", config, PauseSchedule.from_intervals([(100.0, end)]), PauseSchedule.empty(), trace=[])
+    env = simpy.Environment()
+    out: list[Response] = []
+    driver = ServerDriver(env, 0, s, lambda _, response: out.append(response))
+    for rid, at in ((A, a_at), (B, b_at)):
+        request = Request(rid, at, 10_000.0, 1.0, 0.0, [2.0])
+        env.timeout(at).callbacks.append(lambda _, request=request, at=at: driver.deliver(request, at))
+    env.run()
+    assert [(e, r) for _, e, r in s.trace or [] if e == "runner_start"] == [("runner_start", A), ("runner_start", B)]
+    assert [(r.rid, r.code) for r in out] == [(A, 0), (B, 0)]
+    assert [r.at for r in out] == pytest.approx([end + 3.0, end + 6.0])

@@ -103,6 +103,12 @@ CASES: dict[str, dict[str, Any]] = {
                "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
                                                             "replicaGroupPartitionConfig": {
                                                                 "replicaGroupBased": True, "numReplicaGroups": 2}}}}),
+    "requests a long G1 pause held, read at its end in delivery order, 40 ms timeout": scenario(
+        cluster={"servers": 1, "server": {"cores": 3}, "gc": {"collector": "g1"}, "broker": {"timeout_ms": 40.0}},
+        table={**TABLE, "segmentsConfig": {"replication": 1}},
+        workload={"synthetic": {"segments_per_server": 2, "docs_per_segment": 300_000}, "arrival": {"qps": 80}},
+        service={"model": "cost", "variability": 0.7},
+        simulation={"duration_s": 6, "warmup_s": 1, "replications": 1, "seed": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},

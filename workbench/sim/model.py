@@ -293,8 +293,9 @@ class ClusterModel:
         """One ``servers`` row per server (columns in :data:`~workbench.sim.records.SERVER_COLUMNS`)."""
         horizon = self.window.horizon_ms
         rows: list[dict[str, Any]] = []
-        for s, cache in zip(self.servers, self.cluster.segment_caches, strict=True):
-            s.advance(horizon, [])  # core time up to the horizon (responses after the run are not wanted)
+        for driver, cache in zip(self.drivers, self.cluster.segment_caches, strict=True):
+            driver.close(horizon)  # core time up to the horizon (responses after the run are not wanted)
+            s = driver.server
             m = s.meters
             rows.append(server_row(replication, s.name, m.requests, m.scheduling_timeouts, m.execution_timeouts,
                                    s.busy_ms, s.cores, horizon, m.failed, cache.hits, self.plan.heaps[len(rows)]))
