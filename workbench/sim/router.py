@@ -52,6 +52,16 @@ class Router:
         max_replicas = max((len(r) for r in layout.replicas), default=1)
         self._period = lcm(*range(1, max_replicas + 1))
         self._cache: dict[tuple[int, int], Route] = {}
+        self._listings: dict[int, list[str]] = {}  # key -> the list in the broker's order (health-independent)
+
+    def _listing(self, key: int, segments: tuple[str, ...] | None) -> list[str]:
+        """The broker lists a query's segments in its hash sets' order, which balanced routing counts along;
+        it depends on the list alone, so it is made once per key (adaptive routing asks every query)."""
+        listed = self._listings.get(key)
+        if listed is None:
+            names = self.layout.segments if segments is None else segments
+            listed = self._listings[key] = hash_set_order(names, len(self.layout.segments))
+        return listed
 
     @property
     def period(self) -> int:
@@ -78,8 +88,7 @@ class Router:
             hit = self._cache.get((key, request_id % self._period))
             if hit is not None:
                 return hit
-        # the broker lists a query's segments in its hash sets' order; balanced routing counts along it
-        names = hash_set_order(self.layout.segments if segments is None else segments, len(self.layout.segments))
+        names = self._listing(key, segments)
         selection = self.selector.select(names, request_id, self.options if options is None else options)
         per_server: dict[int, list[int]] = {}
         index, seg_index = self._index, self._seg_index
