@@ -73,8 +73,7 @@ def offline_twin(raw: Mapping[str, Any]) -> dict[str, Any]:
     assignment = twin.get("instanceAssignmentConfigMap")
     if assignment:
         chosen = assignment.get("COMPLETED") or assignment.get("CONSUMING") or assignment.get("OFFLINE")
-        if chosen is not None:
-            chosen = copy.deepcopy(chosen)
+        if chosen is not None:  # a part of the twin's own deep copy: free to change
             tenant = twin.get("tenants", {}).get("server", "DefaultTenant")
             chosen.setdefault("tagPoolConfig", {})["tag"] = f"{tenant}_OFFLINE"
             twin["instanceAssignmentConfigMap"] = {"OFFLINE": chosen}
