@@ -38,7 +38,12 @@ import org.apache.pinot.core.transport.ServerInstance;
 import org.apache.pinot.core.transport.ServerResponse;
 import org.apache.pinot.core.transport.ServerRoutingInstance;
 import org.apache.pinot.core.transport.server.routing.stats.ServerRoutingStatsManager;
+import org.apache.pinot.common.utils.config.QueryOptionsUtils;
+import org.apache.pinot.spi.accounting.ThreadAccountant;
 import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
+import org.apache.pinot.spi.query.QueryExecutionContext;
+import org.apache.pinot.spi.query.QueryThreadContext;
+import org.apache.pinot.spi.utils.CommonConstants;
 import org.apache.pinot.spi.data.Schema;
 import org.apache.pinot.spi.env.PinotConfiguration;
 import org.apache.pinot.spi.exception.QueryErrorCode;
@@ -73,6 +78,8 @@ import org.apache.pinot.sql.parsers.CalciteSqlParser;
  * line per query as it completes and prints {@code DONE ...} when all are in.
  */
 public final class LoadGenerator {
+  private static final String BROKER_ID = "Broker_workbench";
+
   private LoadGenerator() {
   }
 
@@ -101,6 +108,7 @@ public final class LoadGenerator {
     final BrokerReduceService _reduce;
     final long _timeoutMs;
     final int _resultRows;
+    final ThreadAccountant _accountant = ThreadAccountantUtils.getNoOpAccountant();
 
     Broker(String tableNameWithType, Schema schema, Map<ServerInstance, SegmentsToQuery> routing, QueryRouter router,
         BrokerReduceService reduce, long timeoutMs, int resultRows) {
@@ -152,7 +160,7 @@ public final class LoadGenerator {
     ServerRoutingStatsManager stats = new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get());
     stats.init();
     QueryRouter router =
-        new QueryRouter("Broker_workbench", null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
+        new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
     Broker broker = new Broker(tableNameWithType, schema, routing, router, reduce, timeoutMs, resultRows);
     for (ServerInstance server : routing.keySet()) {
@@ -241,92 +249,105 @@ public final class LoadGenerator {
       // left after compiling. The broker reduces with the server request as the original one too (they differ only
       // for gapfill queries, which are not supported here).
       PinotQuery pinotQuery = CalciteSqlParser.compileToPinotQuery(sql);
-      String rawTableName = TableNameBuilder.extractRawTableName(pinotQuery.getDataSource().getTableName());
-      pinotQuery.getDataSource().setTableName(broker._tableNameWithType);
-      new QueryOptimizer().optimize(pinotQuery, broker._schema);
-      BrokerRequest serverRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
-      Map<String, String> options = pinotQuery.getQueryOptions();
-      if (options == null) {
-        options = new HashMap<>();
-        pinotQuery.setQueryOptions(options);
-      }
-      long compiledNs = System.nanoTime();
-      long remainingMs = broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(compiledNs - start);
-      options.put(QueryOptionKey.TIMEOUT_MS, Long.toString(remainingMs));
-      if (broker._routing.size() == 1) {
-        options.putIfAbsent(QueryOptionKey.SERVER_RETURN_FINAL_RESULT, "true");
-      }
-      record.put("compileMs", (compiledNs - start) / 1e6);
-
-      AsyncQueryResponse async =
-          broker._router.submitQuery(requestId, rawTableName, serverRequest, broker._routing, null, null, remainingMs);
-      Map<ServerRoutingInstance, ServerResponse> responses = async.getFinalResponses();
-      long gatheredNs = System.nanoTime();
-      record.put("scatterGatherMs", (gatheredNs - compiledNs) / 1e6);
-      record.put("timedOut", async.getStatus() == QueryResponse.Status.TIMED_OUT);
-      record.put("serverStats", async.getServerStats());
-
-      Map<ServerRoutingInstance, DataTable> dataTables = new HashMap<>();
-      List<ServerRoutingInstance> notResponded = new ArrayList<>();
-      ArrayNode servers = record.putArray("servers");
-      for (Map.Entry<ServerRoutingInstance, ServerResponse> e : responses.entrySet()) {
-        ServerResponse response = e.getValue();
-        ObjectNode server = servers.addObject();
-        server.put("instance", e.getKey().getInstanceId());
-        server.put("submitDelayMs", response.getSubmitDelayMs());
-        server.put("requestSentDelayMs", response.getRequestSentDelayMs());
-        server.put("responseDelayMs", response.getResponseDelayMs());
-        server.put("responseSize", response.getResponseSize());
-        server.put("deserializationTimeMs", response.getDeserializationTimeMs());
-        DataTable dataTable = response.getDataTable();
-        if (dataTable == null) {
-          notResponded.add(e.getKey());
-          server.put("responded", false);
-          continue;
-        }
-        server.put("responded", true);
-        dataTables.put(e.getKey(), dataTable);
-        server.set("metadata", JsonUtils.objectToJsonNode(dataTable.getMetadata()));
-        ArrayNode serverExceptions = server.putArray("exceptions");
-        dataTable.getExceptions().forEach((code, message) -> serverExceptions.add(code + ": " + message));
-      }
-
-      BrokerResponseNative reduced = broker._reduce.reduceOnDataTable(serverRequest, serverRequest, dataTables,
-          broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(gatheredNs - start), BrokerMetrics.get());
-      if (async.getException() != null) {
-        reduced.addException(
-            new QueryProcessingException(QueryErrorCode.BROKER_REQUEST_SEND, async.getException().getMessage()));
-      }
-      if (!notResponded.isEmpty()) {
-        reduced.addException(new QueryProcessingException(QueryErrorCode.SERVER_NOT_RESPONDING,
-            String.format("%d servers %s not responded", notResponded.size(), notResponded)));
-      }
-      long reducedNs = System.nanoTime();
-      record.put("reduceMs", (reducedNs - gatheredNs) / 1e6);
-      record.put("latencyMs", (reducedNs - start) / 1e6);
-      record.put("numServersQueried", responses.size());
-      record.put("numServersResponded", dataTables.size());
-      record.put("numDocsScanned", reduced.getNumDocsScanned());
-      record.put("numEntriesScannedInFilter", reduced.getNumEntriesScannedInFilter());
-      record.put("numEntriesScannedPostFilter", reduced.getNumEntriesScannedPostFilter());
-      record.put("totalDocs", reduced.getTotalDocs());
-      record.put("numSegmentsQueried", reduced.getNumSegmentsQueried());
-      record.put("numSegmentsProcessed", reduced.getNumSegmentsProcessed());
-      record.put("numSegmentsMatched", reduced.getNumSegmentsMatched());
-      for (QueryProcessingException e : reduced.getExceptions()) {
-        exceptions.add(e.getErrorCode() + ": " + e.getMessage());
-      }
-      ResultTable table = reduced.getResultTable();
-      if (table != null) {
-        ArrayNode rows = record.putArray("rows");
-        for (Object[] row : table.getRows().subList(0, Math.min(broker._resultRows, table.getRows().size()))) {
-          rows.add(JsonUtils.objectToJsonNode(row));
-        }
+      // As BaseSingleStageBrokerRequestHandler.handleRequest: the query's thread context (the reduce needs it).
+      QueryExecutionContext executionContext = new QueryExecutionContext(QueryExecutionContext.QueryType.SSE,
+          requestId, Long.toString(requestId), QueryOptionsUtils.getWorkloadName(pinotQuery.getQueryOptions() == null
+          ? Map.of() : pinotQuery.getQueryOptions()), System.currentTimeMillis(), Long.MAX_VALUE, Long.MAX_VALUE,
+          BROKER_ID, BROKER_ID, CommonConstants.Broker.DEFAULT_QUERY_HASH);
+      try (QueryThreadContext ignored = QueryThreadContext.open(executionContext, broker._accountant)) {
+        scatterGatherReduce(broker, requestId, pinotQuery, start, record, exceptions);
       }
     } catch (Exception e) {
       record.put("latencyMs", (System.nanoTime() - start) / 1e6);
       exceptions.add("broker: " + e);
     }
     return record;
+  }
+
+  private static void scatterGatherReduce(Broker broker, long requestId, PinotQuery pinotQuery, long start,
+      ObjectNode record, ArrayNode exceptions)
+      throws Exception {
+    String rawTableName = TableNameBuilder.extractRawTableName(pinotQuery.getDataSource().getTableName());
+    pinotQuery.getDataSource().setTableName(broker._tableNameWithType);
+    new QueryOptimizer().optimize(pinotQuery, broker._schema);
+    BrokerRequest serverRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
+    Map<String, String> options = pinotQuery.getQueryOptions();
+    if (options == null) {
+      options = new HashMap<>();
+      pinotQuery.setQueryOptions(options);
+    }
+    long compiledNs = System.nanoTime();
+    long remainingMs = broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(compiledNs - start);
+    options.put(QueryOptionKey.TIMEOUT_MS, Long.toString(remainingMs));
+    if (broker._routing.size() == 1) {
+      options.putIfAbsent(QueryOptionKey.SERVER_RETURN_FINAL_RESULT, "true");
+    }
+    record.put("compileMs", (compiledNs - start) / 1e6);
+
+    AsyncQueryResponse async =
+        broker._router.submitQuery(requestId, rawTableName, serverRequest, broker._routing, null, null, remainingMs);
+    Map<ServerRoutingInstance, ServerResponse> responses = async.getFinalResponses();
+    long gatheredNs = System.nanoTime();
+    record.put("scatterGatherMs", (gatheredNs - compiledNs) / 1e6);
+    record.put("timedOut", async.getStatus() == QueryResponse.Status.TIMED_OUT);
+    record.put("serverStats", async.getServerStats());
+
+    Map<ServerRoutingInstance, DataTable> dataTables = new HashMap<>();
+    List<ServerRoutingInstance> notResponded = new ArrayList<>();
+    ArrayNode servers = record.putArray("servers");
+    for (Map.Entry<ServerRoutingInstance, ServerResponse> e : responses.entrySet()) {
+      ServerResponse response = e.getValue();
+      ObjectNode server = servers.addObject();
+      server.put("instance", e.getKey().getInstanceId());
+      server.put("submitDelayMs", response.getSubmitDelayMs());
+      server.put("requestSentDelayMs", response.getRequestSentDelayMs());
+      server.put("responseDelayMs", response.getResponseDelayMs());
+      server.put("responseSize", response.getResponseSize());
+      server.put("deserializationTimeMs", response.getDeserializationTimeMs());
+      DataTable dataTable = response.getDataTable();
+      if (dataTable == null) {
+        notResponded.add(e.getKey());
+        server.put("responded", false);
+        continue;
+      }
+      server.put("responded", true);
+      dataTables.put(e.getKey(), dataTable);
+      server.set("metadata", JsonUtils.objectToJsonNode(dataTable.getMetadata()));
+      ArrayNode serverExceptions = server.putArray("exceptions");
+      dataTable.getExceptions().forEach((code, message) -> serverExceptions.add(code + ": " + message));
+    }
+
+    BrokerResponseNative reduced = broker._reduce.reduceOnDataTable(serverRequest, serverRequest, dataTables,
+        broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(gatheredNs - start), BrokerMetrics.get());
+    if (async.getException() != null) {
+      reduced.addException(
+          new QueryProcessingException(QueryErrorCode.BROKER_REQUEST_SEND, async.getException().getMessage()));
+    }
+    if (!notResponded.isEmpty()) {
+      reduced.addException(new QueryProcessingException(QueryErrorCode.SERVER_NOT_RESPONDING,
+          String.format("%d servers %s not responded", notResponded.size(), notResponded)));
+    }
+    long reducedNs = System.nanoTime();
+    record.put("reduceMs", (reducedNs - gatheredNs) / 1e6);
+    record.put("latencyMs", (reducedNs - start) / 1e6);
+    record.put("numServersQueried", responses.size());
+    record.put("numServersResponded", dataTables.size());
+    record.put("numDocsScanned", reduced.getNumDocsScanned());
+    record.put("numEntriesScannedInFilter", reduced.getNumEntriesScannedInFilter());
+    record.put("numEntriesScannedPostFilter", reduced.getNumEntriesScannedPostFilter());
+    record.put("totalDocs", reduced.getTotalDocs());
+    record.put("numSegmentsQueried", reduced.getNumSegmentsQueried());
+    record.put("numSegmentsProcessed", reduced.getNumSegmentsProcessed());
+    record.put("numSegmentsMatched", reduced.getNumSegmentsMatched());
+    for (QueryProcessingException e : reduced.getExceptions()) {
+      exceptions.add(e.getErrorCode() + ": " + e.getMessage());
+    }
+    ResultTable table = reduced.getResultTable();
+    if (table != null) {
+      ArrayNode rows = record.putArray("rows");
+      for (Object[] row : table.getRows().subList(0, Math.min(broker._resultRows, table.getRows().size()))) {
+        rows.add(JsonUtils.objectToJsonNode(row));
+      }
+    }
   }
 }
