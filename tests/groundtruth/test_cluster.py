@@ -7,7 +7,9 @@ machine's speed: the broker cannot see a query finish before the slowest server 
 
 from __future__ import annotations
 
+import signal
 import socket
+from types import FrameType
 
 import pandas as pd
 import pytest
@@ -91,3 +93,24 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+def test_ctrl_c_during_a_run_leaves_no_pinot_process() -> None:
+    """Interrupted (SIGALRM raising KeyboardInterrupt, as Ctrl-C does) while the cluster runs a 60 s load: every JVM
+    it started is gone, wherever the interrupt lands (building, starting servers or under load)."""
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    before = {pid for pid, *_ in proc_stats()}
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(12)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_cluster(CONFIG, tables.schema("ts", day=False), dict(list(_segments().items())[:2]), QUERIES[:1],
+                        LoadSpec(rate_per_s=1.0, num_queries=60))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    started = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
+               and b"workbench.cluster" in _cmdline(pid)]
+    assert started == []

@@ -36,6 +36,7 @@ import org.apache.pinot.server.access.AccessControl;
 import org.apache.pinot.server.access.AllowAllAccessFactory;
 import org.apache.pinot.spi.accounting.ThreadAccountant;
 import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
+import org.apache.pinot.spi.accounting.ThreadResourceUsageProvider;
 import org.apache.pinot.spi.config.table.TableConfig;
 import org.apache.pinot.spi.data.Schema;
 import org.apache.pinot.spi.env.PinotConfiguration;
@@ -135,6 +136,11 @@ public final class PinotServer {
     }
     InstanceDataManager instanceDataManager = instanceDataManager(instanceId, tableNameWithType, tableDataManager);
 
+    // As pinot-server's BaseServerStarter: per-thread CPU time measurement (threadCpuTimeNs in each response's
+    // metadata) only when the server config turns it on.
+    ThreadResourceUsageProvider.setThreadCpuTimeMeasurementEnabled(serverConf.getProperty(
+        CommonConstants.Server.CONFIG_OF_ENABLE_THREAD_CPU_TIME_MEASUREMENT,
+        CommonConstants.Server.DEFAULT_ENABLE_THREAD_CPU_TIME_MEASUREMENT));
     // As pinot-server's ServerInstance: query logger and function registry first, then executor, scheduler, Netty.
     ServerQueryLogger.init(
         serverConf.getProperty(CommonConstants.Server.CONFIG_OF_QUERY_LOG_MAX_RATE,
