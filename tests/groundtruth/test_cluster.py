@@ -49,9 +49,16 @@ def test_two_server_processes_answer_100_poisson_queries_as_counted_by_hand() ->
                 2: (4000, [[country, float(total)] for country, total in sums.items()]),
                 3: (member_clicks, [[member_clicks]])}
 
+    # Pinot's own key names; a wrong prefix would leave Pinot's default (FCFS) and fail the READY check. Bounded
+    # FCFS refuses a query (211 ServerOutOfCapacity) when max_pending_per_group queries of its table wait (10 by
+    # default, which a slow moment of this shared machine can reach); more than the run's 100 makes it impossible.
+    scheduler = {"pinot.query.scheduler.name": "bounded_fcfs", "pinot.query.scheduler.max_pending_per_group": "1000"}
     run = run_cluster(CONFIG, tables.schema("ts", day=False), segments, QUERIES,
-                      LoadSpec(rate_per_s=20.0, num_queries=100, seed=7, timeout_ms=15_000))
+                      LoadSpec(rate_per_s=20.0, num_queries=100, seed=7, timeout_ms=15_000),
+                      scheduler_config=scheduler)
     records = run.records
+
+    assert len(run.ready) == 2 and all("scheduler=BoundedFCFS segments=2" in line for line in run.ready), run.ready
 
     assert records["requestId"].tolist() == list(range(1, 101))
     assert records["exceptions"].map(len).sum() == 0, records.loc[records["exceptions"].map(len) > 0, "exceptions"]

@@ -59,13 +59,15 @@ class LoadSpec:
 
 @dataclass(frozen=True)
 class ClusterRun:
-    """One run: a row per query (sorted by request id), each server's ``host:port``, every pid started, and the
-    load generator's closing line (``DONE sent=... maxDispatchLagMs=...``)."""
+    """One run: a row per query (sorted by request id), each server's ``host:port``, every pid started, the
+    load generator's closing line (``DONE sent=... maxDispatchLagMs=...``), each server's ``READY`` line (it names
+    the scheduler Pinot's factory made and the segments loaded), and the segment-to-server assignment used."""
 
     records: pd.DataFrame
     servers: tuple[str, ...]
     pids: tuple[int, ...]
     summary: str
+    ready: tuple[str, ...] = ()
     assignment: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -224,8 +226,7 @@ def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mappi
         command = [*_java(jars, server_heap, "workbench.cluster.PinotServer", f"server-{host}", work),
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
         started.append((server, processes.start(command, log), log))
-    for server, proc, log in started:
-        _wait_ready(proc, log, server, READY_TIMEOUT_S)
+    ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
 
     routing: dict[str, list[str]] = {s: sorted(n for n, o in assignment.items() if o == s) for s in servers}
     (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
@@ -244,7 +245,8 @@ def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mappi
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
-    return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, assignment)
+    return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
+                      assignment)
 
 
 def _records(path: Path) -> pd.DataFrame:
