@@ -243,8 +243,18 @@ public final class PinotParts {
   private static ImmutableSegment buildSegment(TableConfig tableConfig, Schema schema, JsonNode spec, File dir)
       throws Exception {
     String name = spec.get("name").asText();
+    createSegment(tableConfig, schema, name, new File(spec.get("rows").asText()), dir);
+    return ImmutableSegmentLoader.load(new File(dir, name), new IndexLoadingConfig(tableConfig, schema));
+  }
+
+  /**
+   * Pinot's segment creator on a JSON-lines file of rows: the segment directory {@code dir/name}. Public so the
+   * cluster processes (workbench.cluster) build their segments with exactly this code.
+   */
+  public static File createSegment(TableConfig tableConfig, Schema schema, String name, File rowsFile, File dir)
+      throws Exception {
     List<GenericRow> rows = new ArrayList<>();
-    try (BufferedReader reader = Files.newBufferedReader(new File(spec.get("rows").asText()).toPath())) {
+    try (BufferedReader reader = Files.newBufferedReader(rowsFile.toPath())) {
       String line;
       while ((line = reader.readLine()) != null) {
         if (line.isBlank()) {
@@ -263,7 +273,7 @@ public final class PinotParts {
     SegmentIndexCreationDriverImpl driver = new SegmentIndexCreationDriverImpl();
     driver.init(config, new GenericRowRecordReader(rows));
     driver.build();
-    return ImmutableSegmentLoader.load(new File(dir, name), new IndexLoadingConfig(tableConfig, schema));
+    return new File(dir, name);
   }
 
   private static ObjectNode runQuery(JsonNode query, TableConfig tableConfig, Schema schema,

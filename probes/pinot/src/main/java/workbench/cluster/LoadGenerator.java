@@ -1,0 +1,353 @@
+package workbench.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedWriter;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.helix.model.InstanceConfig;
+import org.apache.pinot.common.datatable.DataTable;
+import org.apache.pinot.common.metrics.BrokerMetrics;
+import org.apache.pinot.common.request.BrokerRequest;
+import org.apache.pinot.common.request.PinotQuery;
+import org.apache.pinot.common.response.broker.BrokerResponseNative;
+import org.apache.pinot.common.response.broker.QueryProcessingException;
+import org.apache.pinot.common.response.broker.ResultTable;
+import org.apache.pinot.core.query.optimizer.QueryOptimizer;
+import org.apache.pinot.core.query.reduce.BrokerReduceService;
+import org.apache.pinot.core.routing.SegmentsToQuery;
+import org.apache.pinot.core.transport.AsyncQueryResponse;
+import org.apache.pinot.core.transport.QueryResponse;
+import org.apache.pinot.core.transport.QueryRouter;
+import org.apache.pinot.core.transport.ServerInstance;
+import org.apache.pinot.core.transport.ServerResponse;
+import org.apache.pinot.core.transport.ServerRoutingInstance;
+import org.apache.pinot.core.transport.server.routing.stats.ServerRoutingStatsManager;
+import org.apache.pinot.common.utils.config.QueryOptionsUtils;
+import org.apache.pinot.spi.accounting.ThreadAccountant;
+import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
+import org.apache.pinot.spi.query.QueryExecutionContext;
+import org.apache.pinot.spi.query.QueryThreadContext;
+import org.apache.pinot.spi.utils.CommonConstants;
+import org.apache.pinot.spi.data.Schema;
+import org.apache.pinot.spi.env.PinotConfiguration;
+import org.apache.pinot.spi.exception.QueryErrorCode;
+import org.apache.pinot.spi.utils.CommonConstants.Broker.Request.QueryOptionKey;
+import org.apache.pinot.spi.utils.JsonUtils;
+import org.apache.pinot.spi.utils.builder.TableNameBuilder;
+import org.apache.pinot.sql.parsers.CalciteSqlCompiler;
+import org.apache.pinot.sql.parsers.CalciteSqlParser;
+
+
+/**
+ * A broker's single-stage scatter-gather, driven open-loop at Poisson arrival times against {@link PinotServer}s.
+ *
+ * <p>Each query goes the way {@code SingleConnectionBrokerRequestHandler.processBrokerRequest} sends it at 1.5.1:
+ * compiled by Pinot's SQL compiler and query optimiser, its {@code timeoutMs} query option set to the time left (and
+ * {@code serverReturnFinalResult} when one server answers, as the broker sets it), sent by Pinot's
+ * {@link QueryRouter} over Netty to the servers holding its segments, gathered through {@link AsyncQueryResponse},
+ * and reduced by {@link BrokerReduceService}, with the broker's own exceptions for servers that did not respond.
+ * What is not the broker's: routing. The segment-to-server table is given (the caller computes it); there are no
+ * broker pruners or instance selectors here (the single-process driver runs those), no HTTP front end, no query
+ * quota or access control.
+ *
+ * <p>Open loop: a single scheduler thread draws exponential inter-arrival gaps from {@code Random(seed)} and hands
+ * each query to a worker pool at its due time, never waiting for earlier queries. Each record says how late its
+ * hand-off was ({@code dispatchLagMs}: the scheduler thread fell behind) and how long it waited for a worker
+ * ({@code startLagMs}), so a run where the generator, not Pinot, was the bottleneck can be seen and discarded.
+ *
+ * <p>Usage: {@code LoadGenerator SPEC.json OUT.jsonl}. SPEC: {@code tableName} (with type), {@code schema} (path),
+ * {@code routing} ({@code "host:port" -> [segment...]}), {@code queries} (path, one SQL per line, used in turn),
+ * {@code ratePerSecond}, {@code seed}, {@code numQueries}, optional {@code durationS}, {@code timeoutMs},
+ * {@code threads}, {@code warmupQueries} (run one at a time first, not recorded), {@code resultRows}. Writes one JSON
+ * line per query as it completes and prints {@code DONE ...} when all are in.
+ */
+public final class LoadGenerator {
+  private static final String BROKER_ID = "Broker_workbench";
+
+  private LoadGenerator() {
+  }
+
+  public static void main(String[] args) {
+    int status = 0;
+    try {
+      if (args.length != 2) {
+        throw new IllegalArgumentException("usage: LoadGenerator SPEC.json OUT.jsonl");
+      }
+      run(JsonUtils.fileToJsonNode(new File(args[0])), new File(args[1]));
+    } catch (Throwable t) {
+      System.out.println("FAILED " + t);
+      t.printStackTrace();
+      status = 1;
+    }
+    System.out.flush();
+    System.exit(status);  // Netty's event loops are non-daemon
+  }
+
+  /** Everything one query needs, shared read-only by the workers. */
+  private static final class Broker {
+    final String _tableNameWithType;
+    final Schema _schema;
+    final Map<ServerInstance, SegmentsToQuery> _routing;
+    final QueryRouter _router;
+    final BrokerReduceService _reduce;
+    final long _timeoutMs;
+    final int _resultRows;
+    final ThreadAccountant _accountant = ThreadAccountantUtils.getNoOpAccountant();
+
+    Broker(String tableNameWithType, Schema schema, Map<ServerInstance, SegmentsToQuery> routing, QueryRouter router,
+        BrokerReduceService reduce, long timeoutMs, int resultRows) {
+      _tableNameWithType = tableNameWithType;
+      _schema = schema;
+      _routing = routing;
+      _router = router;
+      _reduce = reduce;
+      _timeoutMs = timeoutMs;
+      _resultRows = resultRows;
+    }
+  }
+
+  private static void run(JsonNode spec, File outFile)
+      throws Exception {
+    String tableNameWithType = spec.get("tableName").asText();
+    Schema schema = Schema.fromFile(new File(spec.get("schema").asText()));
+    List<String> queries = new ArrayList<>();
+    for (String line : Files.readAllLines(new File(spec.get("queries").asText()).toPath())) {
+      if (!line.isBlank()) {
+        queries.add(line.trim());
+      }
+    }
+    if (queries.isEmpty()) {
+      throw new IllegalArgumentException("no queries in " + spec.get("queries").asText());
+    }
+    double rate = spec.get("ratePerSecond").asDouble();
+    long seed = spec.path("seed").asLong(0);
+    int numQueries = spec.path("numQueries").asInt(Integer.MAX_VALUE);
+    double durationS = spec.path("durationS").asDouble(Double.POSITIVE_INFINITY);
+    long timeoutMs = spec.path("timeoutMs").asLong(10_000L);
+    int threads = spec.path("threads").asInt(64);
+    int warmup = spec.path("warmupQueries").asInt(0);
+    int resultRows = spec.path("resultRows").asInt(10);
+    if (!(rate > 0) || (numQueries == Integer.MAX_VALUE && Double.isInfinite(durationS))) {
+      throw new IllegalArgumentException("need ratePerSecond > 0 and numQueries or durationS");
+    }
+
+    Map<ServerInstance, SegmentsToQuery> routing = new LinkedHashMap<>();
+    spec.get("routing").fields().forEachRemaining(e -> {
+      String[] hostPort = e.getKey().split(":");
+      ServerInstance server = new ServerInstance(
+          InstanceConfig.toInstanceConfig("Server_" + hostPort[0] + "_" + hostPort[1]));
+      List<String> segments = new ArrayList<>();
+      e.getValue().forEach(s -> segments.add(s.asText()));
+      routing.put(server, new SegmentsToQuery(segments, List.of()));
+    });
+
+    ServerRoutingStatsManager stats = new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get());
+    stats.init();
+    QueryRouter router =
+        new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
+    BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
+    Broker broker = new Broker(tableNameWithType, schema, routing, router, reduce, timeoutMs, resultRows);
+    for (ServerInstance server : routing.keySet()) {
+      if (!router.connect(server)) {
+        throw new IllegalStateException("cannot connect to " + server.getInstanceId());
+      }
+    }
+    AtomicLong requestIds = new AtomicLong(1);
+    for (int i = 0; i < warmup; i++) {
+      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()));
+    }
+
+    ExecutorService workers = Executors.newFixedThreadPool(threads);
+    AtomicInteger failures = new AtomicInteger();
+    int sent = 0;
+    double maxDispatchLagMs = 0;
+    try (BufferedWriter out = Files.newBufferedWriter(outFile.toPath(), StandardCharsets.UTF_8)) {
+      Random random = new Random(seed);
+      long t0 = System.nanoTime();
+      long startEpochMs = System.currentTimeMillis();
+      double arrivalS = 0;
+      for (int i = 0; i < numQueries; i++) {
+        arrivalS += -Math.log(1.0 - random.nextDouble()) / rate;
+        if (arrivalS > durationS) {
+          break;
+        }
+        long due = t0 + (long) (arrivalS * 1e9);
+        long now;
+        while ((now = System.nanoTime()) < due) {
+          LockSupport.parkNanos(due - now);
+        }
+        double dispatchLagMs = (now - due) / 1e6;
+        maxDispatchLagMs = Math.max(maxDispatchLagMs, dispatchLagMs);
+        int index = i % queries.size();
+        long requestId = requestIds.getAndIncrement();
+        double arrival = arrivalS;
+        workers.execute(() -> {
+          long start = System.nanoTime();
+          ObjectNode record = runQuery(broker, requestId, queries.get(index));
+          record.put("queryIndex", index);
+          record.put("arrivalS", arrival);
+          record.put("dispatchLagMs", dispatchLagMs);
+          record.put("startLagMs", (start - due) / 1e6);
+          record.put("sinceArrivalMs", (System.nanoTime() - due) / 1e6);
+          if (record.withArray("exceptions").size() > 0) {
+            failures.incrementAndGet();
+          }
+          write(out, record);
+        });
+        sent++;
+      }
+      workers.shutdown();
+      if (!workers.awaitTermination(timeoutMs + 60_000L, TimeUnit.MILLISECONDS)) {
+        throw new IllegalStateException("queries still running " + (timeoutMs + 60_000L) + " ms after the last");
+      }
+      System.out.println("DONE sent=" + sent + " withExceptions=" + failures.get() + " maxDispatchLagMs="
+          + String.format("%.3f", maxDispatchLagMs) + " startEpochMs=" + startEpochMs);
+    } finally {
+      workers.shutdownNow();
+      router.shutDown();
+      reduce.shutDown();
+    }
+  }
+
+  private static void write(BufferedWriter out, ObjectNode record) {
+    synchronized (out) {
+      try {
+        out.write(record.toString());
+        out.newLine();
+        out.flush();
+      } catch (IOException e) {
+        throw new RuntimeException(e);
+      }
+    }
+  }
+
+  /** One query through the broker's scatter-gather and reduce; never throws (an error is a record's exception). */
+  static ObjectNode runQuery(Broker broker, long requestId, String sql) {
+    ObjectNode record = JsonUtils.newObjectNode();
+    record.put("requestId", requestId);
+    record.put("sql", sql);
+    ArrayNode exceptions = record.putArray("exceptions");
+    long start = System.nanoTime();
+    try {
+      // As the broker: the request names the physical table and is optimised; the timeout option carries the time
+      // left after compiling. The broker reduces with the server request as the original one too (they differ only
+      // for gapfill queries, which are not supported here).
+      PinotQuery pinotQuery = CalciteSqlParser.compileToPinotQuery(sql);
+      // As BaseSingleStageBrokerRequestHandler.handleRequest: the query's thread context (the reduce needs it).
+      QueryExecutionContext executionContext = new QueryExecutionContext(QueryExecutionContext.QueryType.SSE,
+          requestId, Long.toString(requestId), QueryOptionsUtils.getWorkloadName(pinotQuery.getQueryOptions() == null
+          ? Map.of() : pinotQuery.getQueryOptions()), System.currentTimeMillis(), Long.MAX_VALUE, Long.MAX_VALUE,
+          BROKER_ID, BROKER_ID, CommonConstants.Broker.DEFAULT_QUERY_HASH);
+      try (QueryThreadContext ignored = QueryThreadContext.open(executionContext, broker._accountant)) {
+        scatterGatherReduce(broker, requestId, pinotQuery, start, record, exceptions);
+      }
+    } catch (Exception e) {
+      record.put("latencyMs", (System.nanoTime() - start) / 1e6);
+      exceptions.add("broker: " + e);
+    }
+    return record;
+  }
+
+  private static void scatterGatherReduce(Broker broker, long requestId, PinotQuery pinotQuery, long start,
+      ObjectNode record, ArrayNode exceptions)
+      throws Exception {
+    String rawTableName = TableNameBuilder.extractRawTableName(pinotQuery.getDataSource().getTableName());
+    pinotQuery.getDataSource().setTableName(broker._tableNameWithType);
+    new QueryOptimizer().optimize(pinotQuery, broker._schema);
+    BrokerRequest serverRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
+    Map<String, String> options = pinotQuery.getQueryOptions();
+    if (options == null) {
+      options = new HashMap<>();
+      pinotQuery.setQueryOptions(options);
+    }
+    long compiledNs = System.nanoTime();
+    long remainingMs = broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(compiledNs - start);
+    options.put(QueryOptionKey.TIMEOUT_MS, Long.toString(remainingMs));
+    if (broker._routing.size() == 1) {
+      options.putIfAbsent(QueryOptionKey.SERVER_RETURN_FINAL_RESULT, "true");
+    }
+    record.put("compileMs", (compiledNs - start) / 1e6);
+
+    AsyncQueryResponse async =
+        broker._router.submitQuery(requestId, rawTableName, serverRequest, broker._routing, null, null, remainingMs);
+    Map<ServerRoutingInstance, ServerResponse> responses = async.getFinalResponses();
+    long gatheredNs = System.nanoTime();
+    record.put("scatterGatherMs", (gatheredNs - compiledNs) / 1e6);
+    record.put("timedOut", async.getStatus() == QueryResponse.Status.TIMED_OUT);
+    record.put("serverStats", async.getServerStats());
+
+    Map<ServerRoutingInstance, DataTable> dataTables = new HashMap<>();
+    List<ServerRoutingInstance> notResponded = new ArrayList<>();
+    ArrayNode servers = record.putArray("servers");
+    for (Map.Entry<ServerRoutingInstance, ServerResponse> e : responses.entrySet()) {
+      ServerResponse response = e.getValue();
+      ObjectNode server = servers.addObject();
+      server.put("instance", e.getKey().getInstanceId());
+      server.put("submitDelayMs", response.getSubmitDelayMs());
+      server.put("requestSentDelayMs", response.getRequestSentDelayMs());
+      server.put("responseDelayMs", response.getResponseDelayMs());
+      server.put("responseSize", response.getResponseSize());
+      server.put("deserializationTimeMs", response.getDeserializationTimeMs());
+      DataTable dataTable = response.getDataTable();
+      if (dataTable == null) {
+        notResponded.add(e.getKey());
+        server.put("responded", false);
+        continue;
+      }
+      server.put("responded", true);
+      dataTables.put(e.getKey(), dataTable);
+      server.set("metadata", JsonUtils.objectToJsonNode(dataTable.getMetadata()));
+      ArrayNode serverExceptions = server.putArray("exceptions");
+      dataTable.getExceptions().forEach((code, message) -> serverExceptions.add(code + ": " + message));
+    }
+
+    BrokerResponseNative reduced = broker._reduce.reduceOnDataTable(serverRequest, serverRequest, dataTables,
+        broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(gatheredNs - start), BrokerMetrics.get());
+    if (async.getException() != null) {
+      reduced.addException(
+          new QueryProcessingException(QueryErrorCode.BROKER_REQUEST_SEND, async.getException().getMessage()));
+    }
+    if (!notResponded.isEmpty()) {
+      reduced.addException(new QueryProcessingException(QueryErrorCode.SERVER_NOT_RESPONDING,
+          String.format("%d servers %s not responded", notResponded.size(), notResponded)));
+    }
+    long reducedNs = System.nanoTime();
+    record.put("reduceMs", (reducedNs - gatheredNs) / 1e6);
+    record.put("latencyMs", (reducedNs - start) / 1e6);
+    record.put("numServersQueried", responses.size());
+    record.put("numServersResponded", dataTables.size());
+    record.put("numDocsScanned", reduced.getNumDocsScanned());
+    record.put("numEntriesScannedInFilter", reduced.getNumEntriesScannedInFilter());
+    record.put("numEntriesScannedPostFilter", reduced.getNumEntriesScannedPostFilter());
+    record.put("totalDocs", reduced.getTotalDocs());
+    record.put("numSegmentsQueried", reduced.getNumSegmentsQueried());
+    record.put("numSegmentsProcessed", reduced.getNumSegmentsProcessed());
+    record.put("numSegmentsMatched", reduced.getNumSegmentsMatched());
+    for (QueryProcessingException e : reduced.getExceptions()) {
+      exceptions.add(e.getErrorCode() + ": " + e.getMessage());
+    }
+    ResultTable table = reduced.getResultTable();
+    if (table != null) {
+      ArrayNode rows = record.putArray("rows");
+      for (Object[] row : table.getRows().subList(0, Math.min(broker._resultRows, table.getRows().size()))) {
+        rows.add(JsonUtils.objectToJsonNode(row));
+      }
+    }
+  }
+}

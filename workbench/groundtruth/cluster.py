@@ -1,0 +1,266 @@
+"""Pinot's query path across processes: N server JVMs and one broker/load JVM, always stopped, records as a frame.
+
+:func:`run_cluster` builds the table's segments with Pinot's segment creator, starts one
+``workbench.cluster.PinotServer`` JVM per server (Pinot's Netty ``QueryServer``, ``InstanceRequestHandler``, the
+scheduler from ``QuerySchedulerFactory``, ``ServerQueryExecutorV1Impl`` over an ``OfflineTableDataManager``), each
+on its own loopback address, waits for each to print ``READY``, then runs ``workbench.cluster.LoadGenerator`` (Pinot's
+``QueryRouter`` and ``BrokerReduceService``) at an open-loop Poisson rate. Unlike
+:func:`~workbench.groundtruth.run_pinot` its latencies mean something: queries cross sockets, queue in the
+servers' schedulers and run on their threads.
+
+Every JVM runs in its own process group; every group started is killed when the call ends, whether it returns,
+raises, or is interrupted (Ctrl-C), so no Pinot process outlives the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
+from workbench.groundtruth.harness import JVM_FLAGS
+
+__all__ = ["ClusterRun", "LoadSpec", "round_robin_assignment", "run_cluster"]
+
+#: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
+READY_TIMEOUT_S = 90.0
+#: Segment building and the load JVM's start-up and warm-up, on top of the run's own length, s.
+SLACK_S = 120.0
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """The open-loop load: Poisson arrivals at ``rate_per_s`` from ``Random(seed)``, ``num_queries`` of them (or
+    fewer if ``duration_s`` ends first), the queries used in turn; ``timeout_ms`` is the broker's query timeout;
+    ``warmup_queries`` run one at a time before the measured run and are not recorded (JIT and connections)."""
+
+    rate_per_s: float
+    num_queries: int
+    seed: int = 0
+    timeout_ms: int = 10_000
+    duration_s: float | None = None
+    warmup_queries: int = 0
+    threads: int = 64
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """One run: a row per query (sorted by request id), each server's ``host:port``, every pid started, the
+    load generator's closing line (``DONE sent=... maxDispatchLagMs=...``), each server's ``READY`` line (it names
+    the scheduler Pinot's factory made and the segments loaded), and the segment-to-server assignment used."""
+
+    records: pd.DataFrame
+    servers: tuple[str, ...]
+    pids: tuple[int, ...]
+    summary: str
+    ready: tuple[str, ...] = ()
+    assignment: Mapping[str, str] = field(default_factory=dict)
+
+
+def round_robin_assignment(segments: Sequence[str], servers: Sequence[str]) -> dict[str, str]:
+    """Each segment (in sorted order) to the next server in turn: replication 1, every server a share.
+
+    >>> round_robin_assignment(["b", "a", "c"], ["s1", "s2"])
+    {'a': 's1', 'b': 's2', 'c': 's1'}
+    """
+    return {name: servers[i % len(servers)] for i, name in enumerate(sorted(segments))}
+
+
+def _free_port() -> int:
+    """A port free on every address: Pinot's ``QueryServer`` binds its port on all of them, not on one host."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("", 0))
+        return int(sock.getsockname()[1])
+
+
+def _java(jars: PinotJars, heap: str, main: str, log_name: str, work: Path) -> list[str]:
+    return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", *JVM_FLAGS,
+            f"-Dlog4j2.configurationFile={jars.classes / 'workbench-log4j2.xml'}",
+            f"-Dworkbench.querylog={work / (log_name + '-querylog.log')}", "-cp", jars.classpath, main]
+
+
+class _Processes:
+    """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def start(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with log.open("wb") as out:
+            proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        self.started.append(proc)
+        return proc
+
+    def stop_all(self) -> None:
+        for proc in self.started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        for proc in self.started:
+            proc.wait()
+
+
+def _tail(log: Path, n: int = 15) -> str:
+    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+    return "\n".join(lines[-n:]) if lines else "(empty log)"
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: float) -> str:
+    """The server's ``READY`` line, or a :class:`GroundTruthError` naming it with the end of its log."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        for line in text.splitlines():
+            if line.startswith("READY "):
+                return line
+            if line.startswith("FAILED "):
+                raise GroundTruthError(f"Pinot server {name} failed to start: {line.removeprefix('FAILED ')}; "
+                                       f"last lines of {log}:\n{_tail(log)}")
+        if proc.poll() is not None:
+            raise GroundTruthError(f"Pinot server {name} exited with status {proc.returncode} before serving; "
+                                   f"last lines of {log}:\n{_tail(log)}")
+        if time.monotonic() > deadline:
+            raise GroundTruthError(f"Pinot server {name} not ready after {timeout_s:.0f} s; "
+                                   f"last lines of {log}:\n{_tail(log)}")
+        time.sleep(0.1)
+
+
+def _run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
+    """Wait for a JVM that ends by itself; its last line, or a :class:`GroundTruthError` with the end of its log."""
+    try:
+        status = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise GroundTruthError(f"{what} still running after {timeout_s:.0f} s; last lines of {log}:\n"
+                               f"{_tail(log)}") from exc
+    lines = log.read_text(errors="replace").splitlines()
+    if status != 0:
+        failed = next((line for line in lines if line.startswith(("FAILED ", "BuildSegments failed: "))),
+                      f"exit status {status}")
+        raise GroundTruthError(f"{what} failed: {failed}; last lines of {log}:\n{_tail(log)}")
+    return lines[-1] if lines else ""
+
+
+def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
+                queries: Sequence[str], load: LoadSpec, *, num_servers: int = 2,
+                assignment: Mapping[str, str] | None = None, scheduler_config: Mapping[str, str] | None = None,
+                server_heap: str = "256m", broker_heap: str = "256m",
+                work_dir: str | Path | None = None) -> ClusterRun:
+    """Run ``queries`` against ``num_servers`` Pinot server processes at the open-loop rate of ``load``.
+
+    Parameters
+    ----------
+    table_config, schema
+        The user's OFFLINE table config and schema, as Pinot takes them.
+    segments
+        Rows per segment name; each becomes one segment built by Pinot's creator.
+    queries
+        SQL, used in turn by the load generator (query ``i`` is ``queries[i % len(queries)]``).
+    assignment
+        Segment to ``host:port`` of its server; default :func:`round_robin_assignment` over the servers, which are
+        ``127.0.0.2``, ``127.0.0.3``, ... on free ports. The broker routes each query to every server's segments.
+    scheduler_config
+        Pinot server config passed to every server (``pinot.query.scheduler.*``, ``pinot.server.query.executor.*``).
+    """
+    if num_servers < 1 or not segments or not queries:
+        raise ValueError("need at least one server, one segment and one query")
+    jars = ensure_built()
+    if assignment is None:
+        servers = [f"127.0.0.{2 + i}:{_free_port()}" for i in range(num_servers)]
+        chosen = round_robin_assignment(list(segments), servers)
+    else:
+        chosen = dict(assignment)
+        servers = sorted(set(chosen.values()))
+    if set(chosen) != set(segments):
+        raise ValueError(f"the assignment names {sorted(chosen)}, the table has segments {sorted(segments)}")
+    processes = _Processes()
+    with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
+        work = Path(tmp)
+        try:
+            return _run(jars, work, processes, table_config, schema, segments, queries, load, servers, chosen,
+                        dict(scheduler_config or {}), server_heap, broker_heap)
+        finally:
+            processes.stop_all()
+
+
+def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mapping[str, Any],
+         schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], queries: Sequence[str], load: LoadSpec,
+         servers: list[str], assignment: dict[str, str], scheduler_config: dict[str, str], server_heap: str,
+         broker_heap: str) -> ClusterRun:
+    (work / "table.json").write_text(json.dumps(table_config))
+    (work / "schema.json").write_text(json.dumps(schema))
+    rows_args = []
+    for name, rows in segments.items():
+        path = work / f"{name}.jsonl"
+        rows.to_json(path, orient="records", lines=True)
+        rows_args.append(f"{name}={path}")
+    built = work / "built"
+    log = work / "build.log"
+    proc = processes.start([*_java(jars, server_heap, "workbench.cluster.BuildSegments", "build", work),
+                            str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], log)
+    _run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
+
+    started: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+    for server in servers:
+        host, port = server.split(":")
+        own = work / f"segments-{host}-{port}"
+        own.mkdir()
+        for name, owner in assignment.items():
+            if owner == server:
+                shutil.copytree(built / name, own / name)
+        extra = [f"{k}={v}" for k, v in scheduler_config.items()]
+        log = work / f"server-{host}-{port}.log"
+        command = [*_java(jars, server_heap, "workbench.cluster.PinotServer", f"server-{host}", work),
+                   str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
+        started.append((server, processes.start(command, log), log))
+    ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
+
+    routing: dict[str, list[str]] = {s: sorted(n for n, o in assignment.items() if o == s) for s in servers}
+    (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
+    spec: dict[str, Any] = {"tableName": table_config["tableName"], "schema": str(work / "schema.json"),
+                            "routing": routing, "queries": str(work / "queries.sql"),
+                            "ratePerSecond": load.rate_per_s, "seed": load.seed, "numQueries": load.num_queries,
+                            "timeoutMs": load.timeout_ms, "threads": load.threads,
+                            "warmupQueries": load.warmup_queries}
+    if load.duration_s is not None:
+        spec["durationS"] = load.duration_s
+    (work / "load.json").write_text(json.dumps(spec))
+    out = work / "records.jsonl"
+    log = work / "load.log"
+    proc = processes.start([*_java(jars, broker_heap, "workbench.cluster.LoadGenerator", "broker", work),
+                            str(work / "load.json"), str(out)], log)
+    expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
+    summary = _run_to_end(proc, log, "the load generator",
+                          expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
+    return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
+                      assignment)
+
+
+def _records(path: Path) -> pd.DataFrame:
+    """One row per query; per-server details kept as a list of dicts, plus the slowest server's ``timeUsedMs``."""
+    rows = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        servers = [{"instance": s["instance"], "responded": s["responded"], "responseDelayMs": s["responseDelayMs"],
+                    "submitDelayMs": s["submitDelayMs"],
+                    **{k: int(v) for k, v in s.get("metadata", {}).items() if v.lstrip("-").isdigit()},
+                    "exceptions": tuple(s.get("exceptions", ()))} for s in record.get("servers", [])]
+        record["servers"] = servers
+        record["maxServerTimeUsedMs"] = max((s.get("timeUsedMs", -1) for s in servers), default=-1)
+        record["exceptions"] = tuple(record.get("exceptions", ()))
+        rows.append(record)
+    frame = pd.DataFrame(rows)
+    return frame.sort_values("requestId").reset_index(drop=True) if not frame.empty else frame
