@@ -87,7 +87,7 @@ def check_query_options(options: Mapping[str, Any], path: str) -> None:
     for key, value in options.items():
         if isinstance(value, Mapping | list | tuple) or value is None:
             raise ScenarioError(f"{path}.{key}", "a query option is one string, number or boolean, got "
-                                                 f"{type(value).__name__.replace('mappingproxy', 'mapping')}")
+                                                 f"{'mapping' if isinstance(value, Mapping) else type(value).__name__}")
     text = _properties(options)
     try:
         parse_routing_options(text)
