@@ -152,7 +152,7 @@ def run_checked(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] |
     check_output(out, overwrite=overwrite)
     result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress)
     result.parameters["overrides"] = dict(overrides or {})
-    return write_run(result, out, overwrite=overwrite, summary=summarise(result))
+    return write_run(result, out, overwrite=overwrite, summary=summarise(result, slo=sc.slo))
 
 
 def _check_seed(seed: int | None) -> None:
