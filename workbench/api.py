@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from workbench.groundtruth import Agreement
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "report", "run_scenario", "scale_out", "write_run"]
+           "report", "run_checked", "run_scenario", "scale_out", "write_run"]
 
 #: The run directory's headline file: scenario, seed, overrides and the summary statistics.
 SUMMARY_FILE = "summary.json"
@@ -135,15 +135,24 @@ def run_scenario(
     progress
         Called with (replications done, replications) after each replication.
     """
+    _check_seed(seed)
+    sc = _resolve(scenario, overrides, base_dir)
+    return run_checked(sc, out, overrides=overrides, seed=seed, data=data, overwrite=overwrite, progress=progress)
+
+
+def run_checked(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] | None = None,
+                seed: int | None = None, data: str | Path | None = None, overwrite: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """:func:`run_scenario` of a scenario already validated with its ``overrides`` applied (a sweep
+    point's): ``overrides`` are only recorded, so the point is not validated a second time."""
     from workbench.analysis.stats import summarise
     from workbench.sim.run import simulate
 
     _check_seed(seed)
-    sc = _resolve(scenario, overrides, base_dir)
     check_output(out, overwrite=overwrite)
     result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress)
     result.parameters["overrides"] = dict(overrides or {})
-    return write_run(result, out, overwrite=overwrite, summary=summarise(result))
+    return write_run(result, out, overwrite=overwrite, summary=summarise(result, slo=sc.slo))
 
 
 def _check_seed(seed: int | None) -> None:

@@ -114,6 +114,20 @@ GC_MIXED_COUNT: Final = 8   # G1MixedGCCountTarget
 GC_IHOP: Final = 0.45   # InitiatingHeapOccupancyPercent
 GC_RESERVE: Final = 0.10   # G1ReservePercent
 
+# -- Pinot's upsertConfig (PB §5.1: UpsertConfig.java; read by workbench.pinot.upsert.config) ------------
+#: ``mode``: an ``upsertConfig`` without one is a full upsert.
+UPSERT_MODE: Final = "FULL"
+#: ``hashFunction``: NONE keys the primary-key map by the key's own objects.
+UPSERT_HASH_FUNCTION: Final = "NONE"
+#: ``metadataTTL`` and ``deletedKeysTTL``, in the comparison column's units; 0 (or less) is off.
+UPSERT_METADATA_TTL: Final = 0.0
+UPSERT_DELETED_KEYS_TTL: Final = 0.0
+#: ``snapshot`` and ``preload``: DEFAULT defers to the server's ``pinot.server.instance.upsert.default.enable.*``.
+UPSERT_ENABLEMENT: Final = "DEFAULT"
+#: ``pinot.server.instance.upsert.default.enable.snapshot`` / ``.preload`` (CommonConstants.Server.Upsert).
+UPSERT_SERVER_ENABLE_SNAPSHOT: Final = False
+UPSERT_SERVER_ENABLE_PRELOAD: Final = False
+
 # -- workload generation ----------------------------------------------------------------------------
 GENERATE_EVENTS: Final = 200_000
 GENERATE_KEYS: Final = 10_000

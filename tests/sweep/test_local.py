@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,14 @@ import pandas as pd
 import pytest
 from sweep_fixtures import read_combined, write_sweep
 
+import workbench.api as api_module
+import workbench.scenario as scenario_module
+import workbench.sim.run as run_module
 import workbench.sweep.point as point_module
+import workbench.sweep.spec as spec_module
 from workbench.cli import main
 from workbench.errors import InputError
+from workbench.scenario import Scenario
 from workbench.sweep import failed_points, load_sweep, make_tasks, run_sweep
 from workbench.sweep.runner import dead_worker_outcome
 
@@ -141,3 +147,30 @@ def test_cli_reports_a_bad_sweep_file_in_one_line(tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"workbench sweep: {sweep}: grid.cluster.servrs: unknown key (did you mean 'servers'?)")
     assert "\n" not in err and not (tmp_path / "out").exists()
+
+
+def test_each_point_is_validated_once_from_sweep_file_to_its_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  ) -> None:
+    """The sweep validates the base and each point; the worker runs the scenario it is handed."""
+    loads: Counter[str] = Counter()
+    real = scenario_module.load_scenario
+
+    def counting(source: Any, *, base_dir: Any = None, overrides: Any = None) -> Scenario:
+        loads[json.dumps(dict(overrides or {}), sort_keys=True)] += 1
+        return real(source, base_dir=base_dir, overrides=overrides)
+
+    for module in (scenario_module, spec_module, api_module, run_module):  # every name it is called by
+        monkeypatch.setattr(module, "load_scenario", counting)
+    combined = run_sweep(write_sweep(tmp_path / "s.yaml", GRID), tmp_path / "out", parallel=1)
+    assert combined["status"].tolist() == ["ok", "ok"]
+    assert combined["servers_queried_mean"].tolist() == [2.0, 3.0]
+    assert loads == Counter({"{}": 1, '{"cluster.servers": 2}': 1, '{"cluster.servers": 3}': 1})
+
+
+def test_a_task_carries_its_points_validated_scenario_through_pickling(tmp_path: Path) -> None:
+    spec = load_sweep(write_sweep(tmp_path / "s.yaml", GRID))
+    for task, point in zip(make_tasks(spec, tmp_path / "out"), spec.points, strict=True):
+        sent = pickle.loads(pickle.dumps(task))  # what a spawned worker or Spark executor receives
+        assert isinstance(sent.scenario, Scenario)
+        assert sent.scenario == point.scenario and sent.scenario.to_dict() == point.scenario.to_dict()
+        assert sent.scenario.cluster.servers == point.overrides["cluster.servers"]

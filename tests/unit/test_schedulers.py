@@ -92,12 +92,13 @@ def test_the_old_task_cap_spelling_and_the_pinot_key_cannot_both_be_given() -> N
 
 def test_broker_timeout_precedence_and_conflicts() -> None:
     from workbench.pinot.execution_config import query_timeout_ms
+    from workbench.pinot.options import QueryOptions
 
     broker = load_scenario({"cluster": {"broker": {"config": {"pinot.broker.timeoutMs": 3000}}}}).cluster.broker
     assert broker.query.timeout_ms == 3000.0
-    assert query_timeout_ms({}, None, broker.query) == 3000.0
-    assert query_timeout_ms({}, 800.0, broker.query) == 800.0  # the table's queryConfig.timeoutMs
-    assert query_timeout_ms({"timeoutMs": "250"}, 800.0, broker.query) == 250.0  # the query option wins
+    assert query_timeout_ms(QueryOptions(), None, broker.query) == 3000.0
+    assert query_timeout_ms(QueryOptions(), 800.0, broker.query) == 800.0  # the table's queryConfig.timeoutMs
+    assert query_timeout_ms(QueryOptions.read({"timeoutMs": "250"}), 800.0, broker.query) == 250.0  # option wins
     with pytest.raises(ScenarioError, match=r"^cluster\.broker\.timeout_ms: is also set"):
         load_scenario({"cluster": {"broker": {"timeout_ms": 5, "config": {"pinot.broker.timeoutMs": 3000}}}})
     with pytest.raises(ScenarioError, match=r"^table\.queryConfig\.timeoutMs: must be a number"):

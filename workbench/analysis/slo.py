@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from workbench.units import parse_size
+from workbench.scenario.build import build_section
+from workbench.scenario.schema import SLOSpec
 
-__all__ = ["CHECKS", "LIMITS", "check_slo"]
+__all__ = ["CHECKS", "check_slo", "recorded_slo"]
 
 
 def _p99(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
@@ -40,23 +41,33 @@ def _max_heap(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
 
 #: ``slo`` key -> the check it names (a key left unset is not checked).
 CHECKS: Mapping[str, Callable[[Mapping[str, Any], float], dict[str, Any]]] = {"p99_ms": _p99, "max_heap": _max_heap}
-#: ``slo`` key -> how its limit is read: a size such as ``8G`` as the scenario documents it, or a number.
-LIMITS: Mapping[str, Callable[[Any], float]] = {"p99_ms": float, "max_heap": lambda v: float(parse_size(v))}
 
 
-def check_slo(summary: Mapping[str, Any], slo: Mapping[str, Any]) -> dict[str, Any]:
+def check_slo(summary: Mapping[str, Any], slo: SLOSpec) -> dict[str, Any]:
     """Each SLO check a run's ``summary`` is held to, and the verdict: ``met`` is None when no SLO is set.
+
+    ``slo`` is the scenario's typed ``slo:`` section, its limits already read (``8G`` is bytes by then).
 
     >>> s = {"latency_ms": {"p99": {"value": 90.0, "ci_low": 80.0, "ci_high": 110.0}},
     ...      "heap": {"peak_max": 3e9, "live_max": 2e9, "oom_servers": 0}}
-    >>> check_slo(s, {"p99_ms": 100, "max_heap": 4e9})["met"]
+    >>> check_slo(s, SLOSpec(p99_ms=100, max_heap=4e9))["met"]
     False
-    >>> check_slo(s, {"p99_ms": 120})["checks"]["p99_ms"]["met"], check_slo(s, {})["met"]
+    >>> check_slo(s, SLOSpec(p99_ms=120))["checks"]["p99_ms"]["met"], check_slo(s, SLOSpec())["met"]
     (True, None)
-    >>> check_slo(s, {"max_heap": "2G"})["why"]
+    >>> check_slo(s, SLOSpec(max_heap=2 * 2**30))["why"]
     'peak heap 2.79 GiB is over 2.00 GiB'
     """
-    checks = {key: check(summary, LIMITS[key](slo[key])) for key, check in CHECKS.items()
-              if slo.get(key) is not None}
+    limits = {key: getattr(slo, key) for key in CHECKS}
+    checks = {key: check(summary, float(limits[key])) for key, check in CHECKS.items() if limits[key] is not None}
     met = all(c["met"] for c in checks.values()) if checks else None
     return {"met": met, "checks": checks, "why": "; ".join(c["why"] for c in checks.values() if c["why"])}
+
+
+def recorded_slo(parameters: Mapping[str, Any]) -> SLOSpec:
+    """The SLO of a run read back from its record (``parameters["scenario"]["slo"]``, as the user wrote it),
+    read by the scenario loader's own rules, for a result that no longer has its :class:`SLOSpec` at hand.
+
+    >>> recorded_slo({"scenario": {"slo": {"max_heap": "8G"}}}).max_heap == 8 * 2**30
+    True
+    """
+    return build_section(SLOSpec, (parameters.get("scenario") or {}).get("slo"), "slo")

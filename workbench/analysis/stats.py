@@ -17,10 +17,11 @@ import pandas as pd
 from scipy import stats as st
 
 from workbench import defaults as D
-from workbench.analysis.slo import check_slo
+from workbench.analysis.slo import check_slo, recorded_slo
 from workbench.sim.records import ERROR_CODES
 
 if TYPE_CHECKING:
+    from workbench.scenario.schema import SLOSpec
     from workbench.sim.records import Result
 
 __all__ = ["PERCENTILES", "mean_ci", "model_interval", "percentile_ci", "percentile_cis", "summarise",
@@ -135,8 +136,9 @@ _RATES = (("partial_rate", "partial"), ("gc_delayed_rate", "gc_delayed"),
           ("servers_queried_mean", "servers_queried"), ("segments_queried_mean", "segments_queried"))
 
 
-def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]:
-    """The headline numbers of a run, JSON-ready."""
+def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec | None = None) -> dict[str, Any]:
+    """The headline numbers of a run, JSON-ready, held to ``slo`` (the scenario's typed ``slo:``; by
+    default the one the run recorded, read back by the scenario loader's rules)."""
     conf = D.CONFIDENCE if confidence is None else confidence
     q = result.queries
     latency = {
@@ -168,7 +170,7 @@ def summarise(result: Result, confidence: float | None = None) -> dict[str, Any]
         "littles_law": _littles_law(result),
         "heap": _heap(result),
     }
-    out["slo"] = check_slo(out, (result.parameters.get("scenario") or {}).get("slo") or {})
+    out["slo"] = check_slo(out, slo if slo is not None else recorded_slo(result.parameters))
     return out
 
 

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from workbench.errors import InputError
+
+if TYPE_CHECKING:
+    from workbench.pinot.options import QueryOptions
 
 __all__ = [
     "BROKER_TIMEOUT_KEY",
@@ -213,17 +216,11 @@ class BrokerQueryConfig:
         return cls(timeout, threads, reduce)
 
 
-def query_timeout_ms(options: Mapping[str, str], table_timeout_ms: float | None, broker: BrokerQueryConfig) -> float:
+def query_timeout_ms(options: QueryOptions, table_timeout_ms: float | None, broker: BrokerQueryConfig) -> float:
     """The broker's timeout for one query (PE §4.1): query option ``timeoutMs``, else the table's
     ``queryConfig.timeoutMs``, else the broker default."""
-    raw = options.get("timeoutMs")
-    if raw is not None:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise InputError("timeoutMs", f"query option must be a number of ms, got {raw!r}") from None
-        if value > 0:
-            return value
+    if options.timeout_ms is not None and options.timeout_ms > 0:
+        return options.timeout_ms
     if table_timeout_ms is not None and table_timeout_ms > 0:
         return table_timeout_ms
     return broker.timeout_ms

@@ -343,13 +343,6 @@ def schema_types(schema: Mapping[str, Any]) -> dict[str, str]:
     return types
 
 
-def _comparison_columns(upsert: Mapping[str, Any]) -> list[str] | None:
-    cols = upsert.get("comparisonColumns", upsert.get("comparisonColumn"))
-    if cols is None or cols == [] or cols == ():
-        return None
-    return [str(cols)] if isinstance(cols, str) else [str(c) for c in cols]
-
-
 def pinot_estimate_for_table(table_config: Any, schema: Mapping[str, Any], cardinality: int,
                              primary_key_size: int = -1, num_partitions: int = -1) -> dict[str, Any]:
     """:func:`pinot_estimate` from a :class:`~workbench.pinot.table_config.TableConfig` and schema JSON."""
@@ -358,8 +351,8 @@ def pinot_estimate_for_table(table_config: Any, schema: Mapping[str, Any], cardi
     missing = [c for c in pk_columns if c not in types]
     if not pk_columns or missing:
         raise InputError("schema.primaryKeyColumns", f"must name schema columns, missing {missing or 'all'}")
-    comparison = _comparison_columns(table_config.upsert_config or {})
-    comparison_types = None if comparison is None else [types.get(c, "STRING") for c in comparison]
+    comparison = table_config.upsert.comparison_columns if table_config.upsert is not None else ()
+    comparison_types = [types.get(c, "STRING") for c in comparison] if comparison else None
     return pinot_estimate([types[c] for c in pk_columns], cardinality, comparison_types, primary_key_size,
                           num_partitions, table_config.table_name_with_type)
 

@@ -14,37 +14,21 @@ must route with ``strictReplicaGroup``); anything else Pinot would accept is acc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from workbench.errors import InputError, TableConfigError
+from workbench.frozen import FrozenMap, freeze_json, thaw_json
 from workbench.io.reading import load_json, read_text
 from workbench.pinot.table_fields import check_fields
+from workbench.pinot.upsert.config import UpsertConfig
 
-__all__ = ["ColumnPartitionConfig", "TableConfig", "freeze_json", "load_table_config"]
+__all__ = ["ColumnPartitionConfig", "TableConfig", "freeze_json", "load_table_config", "thaw_json"]
 
 TABLE_TYPES = ("OFFLINE", "REALTIME")
-
-
-def freeze_json(value: Any) -> Any:
-    """Return a read-only deep copy of parsed JSON (dicts become mapping proxies, lists tuples)."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): freeze_json(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze_json(v) for v in value)
-    return value
-
-
-def thaw_json(value: Any) -> Any:
-    """Inverse of :func:`freeze_json`: plain dicts and lists, ready for ``json.dumps``."""
-    if isinstance(value, Mapping):
-        return {k: thaw_json(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw_json(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -118,8 +102,8 @@ class TableConfig:
         for key in path:
             node = node.get(key) if isinstance(node, Mapping) else None
             if node is None:
-                return MappingProxyType({})
-        return node if isinstance(node, Mapping) else MappingProxyType({})
+                return FrozenMap({})
+        return node if isinstance(node, Mapping) else FrozenMap({})
 
     # -- segmentsConfig ---------------------------------------------------------------------------
     @property
@@ -173,7 +157,7 @@ class TableConfig:
             n = _int_field(entry.get("numPartitions"), f"{where}.numPartitions", minimum=1)
             fc = entry.get("functionConfig")
             out[column] = ColumnPartitionConfig(str(entry["functionName"]), n, fc)
-        return MappingProxyType(out)
+        return FrozenMap(out)
 
     # -- upsert / dedup ---------------------------------------------------------------------------
     @property
@@ -190,18 +174,22 @@ class TableConfig:
             raise TableConfigError("queryConfig.timeoutMs", f"must be positive, got {raw!r}")
         return value
 
-    @property
-    def upsert_config(self) -> Mapping[str, Any] | None:
-        """``upsertConfig`` when present and its mode is not ``NONE``."""
+    @functools.cached_property
+    def upsert(self) -> UpsertConfig | None:
+        """``upsertConfig`` typed, with Pinot's defaults, when present and its mode is not ``NONE``.
+
+        Read once (validation reads it when the config is loaded, so a bad value fails then).
+        """
         cfg = self.raw.get("upsertConfig")
-        if not isinstance(cfg, Mapping) or str(cfg.get("mode", "FULL")).upper() == "NONE":
+        if not isinstance(cfg, Mapping):
             return None
-        return cfg
+        typed = UpsertConfig.from_json(cfg)
+        return None if typed.mode == "NONE" else typed
 
     @property
     def is_upsert(self) -> bool:
         """True when the table is an upsert table (``upsertConfig.mode`` FULL or PARTIAL)."""
-        return self.upsert_config is not None
+        return self.upsert is not None
 
     @property
     def is_dedup(self) -> bool:
@@ -223,7 +211,7 @@ class TableConfig:
         if str(self.raw.get("tableType", "")).upper() not in TABLE_TYPES:
             raise TableConfigError("tableType", f"must be OFFLINE or REALTIME, got {self.raw.get('tableType')!r}")
         check_fields(self.raw)
-        _ = self.replication, self.column_partition_map, self.query_timeout_ms
+        _ = self.replication, self.column_partition_map, self.query_timeout_ms, self.upsert
         if self.is_upsert or self.is_dedup:
             kind = "upsert" if self.is_upsert else "dedup"
             if self.table_type != "REALTIME":

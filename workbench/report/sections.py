@@ -178,8 +178,8 @@ def _upsert_day(d: SizingData, point: str, heap: pd.DataFrame) -> Figure:
     fig = sizing_plots.heap_over_day(heap, at_s, sc.cluster.server.heap, sc.slo.max_heap,
                                      f"Upsert heap per server over the data's day ({point})")
     per = heap.groupby("server")["live_heap"].max()
-    ttl = (sc.table.upsert_config or {}).get("metadataTTL", 0) or 0
-    text = (f"With metadataTTL {float(ttl):g} (comparison-column units), the busiest server peaks at "
+    ttl = sc.table.upsert.metadata_ttl if sc.table.upsert is not None else 0.0
+    text = (f"With metadataTTL {ttl:g} (comparison-column units), the busiest server peaks at "
             f"{size_text(float(per.max()))} of live heap ({int(heap['upsert_keys'].max()):,} primary keys) in a "
             f"{size_text(sc.cluster.server.heap)} heap; the run used the moment "
             f"{'' if at_s is None else f'{at_s / 3600:.1f} h '}into the data, where p99 was "
@@ -199,7 +199,7 @@ def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
     sc = d.scenarios[point]
     gc = sc.cluster.gc
     keys_now = float(gc.upsert_keys or 0)
-    hash_function = str((sc.table.upsert_config or {}).get("hashFunction", "NONE"))
+    hash_function = sc.table.upsert.hash_function.value if sc.table.upsert is not None else "NONE"
     rate = gc.allocation_rate if gc.allocation_rate is not None else 200.0 * 1024**2
     updates = gc.update_rate or 0.0
     rows = []

@@ -7,7 +7,6 @@ several fields together live in a ``check(path)`` method.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,8 +16,8 @@ from workbench.distributions import Deterministic, Distribution
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
+from workbench.pinot.options import QueryOptions
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
-from workbench.pinot.routing.options import parse_routing_options
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
@@ -68,38 +67,6 @@ def _cache_config(kind: type[Any], config: Mapping[str, Any]) -> Any:
 
 
 _MAX_THREADS_KEY = "pinot.server.query.executor.max.execution.threads"
-#: Query options the model reads besides the routing ones, and what each must look like.
-_BOOLEAN_OPTIONS = ("isSecondaryWorkload", "useFixedReplica")
-
-
-def _option_number(value: str, where: str, *, integer: bool) -> None:
-    try:
-        number = float(int(value)) if integer else float(value)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number) or number <= 0:
-        noun = "a positive integer" if integer else "a positive number of ms"
-        raise ScenarioError(where, f"must be {noun}, got {value!r}")
-
-
-def check_query_options(options: Mapping[str, Any], path: str) -> None:
-    """Pinot query options as strings, and the values of those the model reads, checked up front."""
-    for key, value in options.items():
-        if isinstance(value, Mapping | list | tuple) or value is None:
-            raise ScenarioError(f"{path}.{key}", "a query option is one string, number or boolean, got "
-                                                 f"{type(value).__name__.replace('mappingproxy', 'mapping')}")
-    text = _properties(options)
-    try:
-        parse_routing_options(text)
-    except InputError as exc:
-        raise ScenarioError(f"{path}.{exc.where.removeprefix('queryOptions.')}", exc.problem) from None
-    for key in _BOOLEAN_OPTIONS:
-        if key in text and text[key].strip().lower() not in ("true", "false"):
-            raise ScenarioError(f"{path}.{key}", f"must be true or false, got {options[key]!r}")
-    if "timeoutMs" in text:
-        _option_number(text["timeoutMs"], f"{path}.timeoutMs", integer=False)
-    if "maxExecutionThreads" in text:
-        _option_number(text["maxExecutionThreads"], f"{path}.maxExecutionThreads", integer=True)
 
 
 @dataclass(frozen=True)
@@ -367,11 +334,20 @@ class WorkloadSpec:
     churn: ChurnSpec = _f(ChurnSpec)
     #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
     query_options: Mapping[str, Any] = _f(dict)
+    #: ``query_options`` read once, when the section is built: the strings Pinot passes on and the
+    #: values the model reads (``timeoutMs``, ``isSecondaryWorkload``, ``maxExecutionThreads``, routing).
+    options: QueryOptions = _derived()
+
+    def __post_init__(self) -> None:
+        try:
+            options = QueryOptions.parse(self.query_options)
+        except InputError as exc:
+            raise ScenarioError(f"query_options.{exc.where}", exc.problem) from None
+        object.__setattr__(self, "options", options)
 
     def check(self, path: str) -> None:
         if self.synthetic is not None and (self.generate is not None or self.data is not None):
             raise ScenarioError(f"{path}.synthetic", "a synthetic workload cannot also name generated data")
-        check_query_options(self.query_options, f"{path}.query_options")
 
     @property
     def source(self) -> str:

@@ -27,7 +27,7 @@ import functools
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,14 @@ from workbench.errors import InputError, ScenarioError
 from workbench.jvm import LiveHeap
 from workbench.pinot.heap import UpsertHeapModel, entry_layout, schema_types, upsert_bytes_per_key
 from workbench.pinot.table_config import TableConfig
-from workbench.pinot.upsert import PartitionUpsertMetadataManager, StreamSegment, UpsertSettings, replay_partition
+from workbench.pinot.upsert import (
+    HashFunction,
+    PartitionUpsertMetadataManager,
+    StreamSegment,
+    UpsertConfig,
+    UpsertSettings,
+    replay_partition,
+)
 from workbench.scenario import Scenario
 from workbench.sim.layout import Layout
 from workbench.sim.records import HEAP_COLUMNS
@@ -97,16 +104,15 @@ def _key_columns(sc: Scenario, from_data: bool) -> tuple[list[str], dict[str, st
 
 
 def _comparison_type(sc: Scenario) -> str | list[str]:
-    upsert = sc.table.upsert_config or {}
-    cols = upsert.get("comparisonColumns", upsert.get("comparisonColumn"))
-    names = [cols] if isinstance(cols, str) else list(cols or [sc.table.time_column_name or ""])
+    upsert = sc.table.upsert or UpsertConfig()
+    names = upsert.comparison_columns or (sc.table.time_column_name or "",)
     types = schema_types(sc.schema or {})
     found = [types.get(str(c), "LONG") for c in names]
     return found[0] if len(found) == 1 else found
 
 
 def _hash_function(table: TableConfig) -> str:
-    return str((table.upsert_config or {}).get("hashFunction", "NONE")).upper()
+    return (table.upsert or UpsertConfig()).hash_function.value
 
 
 def _retention_s(table: TableConfig) -> float | None:
@@ -151,13 +157,12 @@ def _streams(data: Path, comparison: str, deletes: bool) -> tuple[dict[int, list
 
 
 @functools.lru_cache(maxsize=8)
-def _replay(data: str, stamp: float, upsert: str, time_column: str | None, layout_json: str,
+def _replay(data: str, stamp: float, upsert: UpsertConfig, time_column: str | None, layout_json: str,
             retention_s: float | None) -> dict[int, _Partition]:
     """Every partition replayed once per (data, table upsert config): sweeps reuse it across points."""
-    raw = json.loads(upsert)
     manifest = json.loads((Path(data) / "manifest.json").read_text(encoding="utf-8"))
     comparison = str(manifest.get("columns", {}).get("comparison") or "event_time_ms")
-    settings = UpsertSettings.from_upsert_config({**raw, "hashFunction": "NONE"}, time_column=time_column)
+    settings = UpsertSettings.from_config(replace(upsert, hash_function=HashFunction.NONE), time_column=time_column)
     model = UpsertHeapModel(entry_layout(**json.loads(layout_json)))
     streams, life, _, _ = _streams(Path(data), comparison, settings.delete_record_column is not None)
     out = {}
@@ -292,9 +297,8 @@ def server_memory(sc: Scenario, layout: Layout, data: Path | None) -> Memory:
     if not manifest.is_file():
         raise InputError(str(data), "has no manifest.json; run `workbench generate` (or import) first")
     args = _layout_args(sc, data)
-    parts = _replay(str(data.resolve()), manifest.stat().st_mtime, json.dumps(dict(sc.table.upsert_config or {}),
-                    sort_keys=True, default=str), sc.table.time_column_name, json.dumps(args, sort_keys=True),
-                    _retention_s(sc.table))
+    parts = _replay(str(data.resolve()), manifest.stat().st_mtime, sc.table.upsert or UpsertConfig(),
+                    sc.table.time_column_name, json.dumps(args, sort_keys=True), _retention_s(sc.table))
     timeline = _timeline(layout, parts, gc.live_heap)
     span = json.loads(manifest.read_text(encoding="utf-8"))["time"]
     at = _moment(timeline, gc.heap_at, (span["end_ms"] - span["start_ms"]) / 1000.0)

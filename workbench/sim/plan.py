@@ -29,6 +29,7 @@ import pandas as pd
 
 from workbench.distributions import Deterministic
 from workbench.pinot.execution_config import query_timeout_ms
+from workbench.pinot.options import QueryOptions
 from workbench.pinot.query_options import resolve_keys, spellings
 from workbench.pinot.routing.options import ROUTING_OPTION_KEYS
 from workbench.scenario import Scenario
@@ -235,17 +236,6 @@ def query_options(plan: QueryPlan, base: Mapping[str, str]) -> Mapping[str, str]
     return {**base, **resolve_keys(plan.query.options, _OPTION_KEYS)}
 
 
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() == "true"
-
-
-def _int_option(value: str | None) -> int:
-    try:
-        return int(value) if value is not None else -1
-    except ValueError:
-        return -1
-
-
 def expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For rows with ``counts`` items each: the CSR offsets, each item's row, and its position in its row."""
     ends = offsets(counts)
@@ -305,13 +295,14 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     queries = draw_queries(streams.arrivals, sc.workload.arrival.qps, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
     work = _work(queries, service, layout, streams.service)
-    base = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in sc.workload.query_options.items()}
-    per_plan = [query_options(p, base) for p in queries.plans]
+    base = sc.workload.options  # read when the scenario was loaded; a query's own SET options are read here
+    per_plan = [base if p.query is None or not p.query.options else QueryOptions.read(query_options(p, base.strings))
+                for p in queries.plans]
     table_timeout = sc.table.query_timeout_ms
     timeout = np.array([query_timeout_ms(o, table_timeout, spec.broker.query) for o in per_plan])
     group_by = np.array([p.query is not None and bool(p.query.group_by) for p in queries.plans])
-    secondary = np.array([_truthy(o.get("isSecondaryWorkload")) for o in per_plan])
-    threads = np.array([_int_option(o.get("maxExecutionThreads")) for o in per_plan], dtype=np.int32)
+    secondary = np.array([o.is_secondary_workload for o in per_plan])
+    threads = np.array([o.max_execution_threads for o in per_plan], dtype=np.int32)
     pi = queries.plan_index
     churn = churn_events(streams.churn, sc.workload.churn.replace_per_hour, sc.workload.churn.reload_per_hour,
                          len(layout.segments), horizon_ms)

@@ -123,14 +123,14 @@ def failed_points(combined: pd.DataFrame) -> pd.DataFrame:
 
 
 def make_tasks(spec: SweepSpec, out_dir: Path) -> list[PointTask]:
-    """One self-contained task per point, writing under ``out_dir``."""
+    """One self-contained task per point, writing under ``out_dir``, carrying the point's validated scenario."""
     base = spec.base.to_dict()
     return [
         PointTask(
             point_id=p.point_id, overrides=p.overrides, seed=p.seed, base=base,
             base_dir=str(spec.base.base_dir.resolve()), out_dir=str(out_dir / p.point_id),
             scenario_path=str(spec.base_path) if spec.base_path is not None else None,
-            notebook=str(spec.notebook) if spec.notebook is not None else None,
+            notebook=str(spec.notebook) if spec.notebook is not None else None, scenario=p.scenario,
         )
         for p in spec.points
     ]

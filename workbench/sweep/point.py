@@ -1,9 +1,10 @@
 """One sweep point: a picklable task in, an outcome out, its run directory written on the way.
 
-A point is a pure function of (base scenario data, overrides, seed): the task carries plain data
-only, so the same point gives the same numbers in the driver, in a spawned worker process or in a
-Spark executor. :func:`run_point` never raises for a failing point; it reports the failure in its
-outcome and in ``error.txt``, so one bad point cannot take the sweep down or vanish from it.
+A point is a pure function of (base scenario data, overrides, seed): the task carries the point's
+scenario as the sweep validated it (it pickles), so the same point gives the same numbers in the driver,
+in a spawned worker process or in a Spark executor, and is validated once. :func:`run_point` never
+raises for a failing point; it reports the failure in its outcome and in ``error.txt``, so one bad point
+cannot take the sweep down or vanish from it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.api import SUMMARY_FILE, run_scenario
+from workbench.api import SUMMARY_FILE, run_checked, run_scenario
 from workbench.errors import InputError
 from workbench.io import redact
+from workbench.scenario import Scenario
 from workbench.sweep.notebook import execute_point_notebook
 from workbench.sweep.task import ERROR_FILE, NOTEBOOK_FILE, PointOutcome, PointTask
 
@@ -31,6 +33,7 @@ def simulate_point(
     *,
     seed: int | None = None,
     base_dir: str | Path | None = None,
+    checked: Scenario | None = None,
 ) -> dict[str, Any]:
     """Simulate one point and write its run directory; returns what ``summary.json`` holds.
 
@@ -50,7 +53,12 @@ def simulate_point(
         Simulation seed; ``None`` keeps the scenario's ``simulation.seed``.
     base_dir
         Where relative paths of a mapping scenario point (a file's own directory otherwise).
+    checked
+        The point's scenario as the sweep already validated it (``scenario`` with ``overrides``): it runs
+        as it is, and ``overrides`` are only recorded, so the point is not validated a second time.
     """
+    if checked is not None:
+        return run_checked(checked, out_dir, overrides=overrides, seed=seed, overwrite=True)
     return run_scenario(scenario, out_dir, overrides=overrides, seed=seed, base_dir=base_dir, overwrite=True)
 
 
@@ -76,7 +84,8 @@ def _execute(task: PointTask) -> tuple[dict[str, Any] | None, tuple[str, str] | 
     notebook that wrote no usable summary.
     """
     if task.notebook is None:
-        return simulate_point(task.base, task.overrides, task.out_dir, seed=task.seed, base_dir=task.base_dir), None
+        return simulate_point(task.base, task.overrides, task.out_dir, seed=task.seed, base_dir=task.base_dir,
+                              checked=task.scenario), None
     failure = execute_point_notebook(task)
     if failure is not None:
         return None, failure

@@ -49,12 +49,14 @@ class Point:
 
     Every point of a sweep gets the same seed unless the grid overrides ``simulation.seed``, so
     configurations are compared under common random numbers (their differences are not noise).
+    ``scenario`` is the point's scenario as validated here; its run uses it as it is.
     """
 
     index: int
     point_id: str
     overrides: dict[str, Any]
     seed: int
+    scenario: Scenario = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ def _build_points(
     for i, ov in enumerate(overrides):
         label = f"{where}: {source}" if source == "grid" else f"{where}: points[{i}]"
         scenario = _prefixed(partial(_checked_point, base, ov), label)
-        points.append(Point(i, point_id(i), ov, scenario.simulation.seed if seed is None else seed))
+        points.append(Point(i, point_id(i), ov, scenario.simulation.seed if seed is None else seed, scenario))
     return tuple(points)
 
 

@@ -6,8 +6,10 @@ name tasks and outcomes without importing the code that executes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from workbench.scenario import Scenario
 
 __all__ = ["ERROR_FILE", "NOTEBOOK_FILE", "PointOutcome", "PointTask"]
 
@@ -19,7 +21,11 @@ NOTEBOOK_FILE = "notebook.ipynb"
 
 @dataclass(frozen=True)
 class PointTask:
-    """Everything one point needs, as plain data that pickles to a worker or a Spark executor.
+    """Everything one point needs, pickled to a worker or a Spark executor.
+
+    The point's scenario travels validated (``scenario``), so the worker runs exactly what the sweep
+    file was checked against and does not validate it again; ``base`` and ``overrides`` stay for the
+    record (``summary.json``) and for notebooks, whose parameters are plain data.
 
     Attributes
     ----------
@@ -39,6 +45,8 @@ class PointTask:
         The base scenario's file, handed to notebooks (``None`` when the base was inline).
     notebook
         Notebook to run through papermill, or ``None`` to call the API directly.
+    scenario
+        The point's scenario (base with ``overrides``), validated once when the sweep file was read.
     """
 
     point_id: str
@@ -49,6 +57,7 @@ class PointTask:
     out_dir: str
     scenario_path: str | None = None
     notebook: str | None = None
+    scenario: Scenario | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

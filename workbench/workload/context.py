@@ -213,8 +213,8 @@ def build_context(
     windows = _windows(profile, t0, span_ms, bin_ms, spec.events, event_block) if lifecycle else ()
     n_blocks = math.ceil((keys_total if lifecycle else spec.events) / block_size)
     files = spec.offline.files or (table_parts[0].num_partitions if table_parts else spec.partitions)
-    upsert = table_config.upsert_config if table_config is not None else None
-    comparison = list((upsert or {}).get("comparisonColumns") or [])
+    upsert = table_config.upsert if table_config is not None else None
+    comparison = list(upsert.comparison_columns) if upsert is not None else []
     known = ("event_time_ms", "ingest_time_ms", "update_seq", "offset")
     aliases = tuple(sorted({p.column for p in (*table_parts, stream) if p.column != p.source}))
     name = table_config.table_name if table_config is not None else table

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from types import MappingProxyType
 from typing import Any, TypeVar
 
+from workbench.frozen import FrozenMap
 from workbench.pinot.cache.sizing import Compression
 from workbench.units import parse_size
 
@@ -39,7 +39,7 @@ class TableCacheOverride:
 
 
 def _frozen_overrides() -> Mapping[str, TableCacheOverride]:
-    return MappingProxyType({})
+    return FrozenMap({})
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class ResultCacheConfig:
             raise ValueError(f"max_bytes must not be negative, got {self.max_bytes}")
         if self.stale_while_revalidate_ms < 0:
             raise ValueError(f"stale_while_revalidate_ms must not be negative, got {self.stale_while_revalidate_ms}")
-        object.__setattr__(self, "table_overrides", MappingProxyType(dict(self.table_overrides)))
+        object.__setattr__(self, "table_overrides", FrozenMap(dict(self.table_overrides)))
 
     @property
     def safety_gates_open(self) -> bool:

@@ -6,6 +6,7 @@ that the manager, the per-record loops and the vectorised bootstrap share. The r
 stream into live heap bytes over time for the simulator's GC model, using :mod:`workbench.pinot.heap`.
 """
 
+from workbench.pinot.upsert.config import UpsertConfig
 from workbench.pinot.upsert.core import IngestCounts
 from workbench.pinot.upsert.hashing import HashFunction, KeyEncoder, murmur3_x64_128, primary_key_bytes
 from workbench.pinot.upsert.manager import PartitionUpsertMetadataManager, RecordLocation, RecordOutcome
@@ -37,6 +38,7 @@ __all__ = [
     "RecordOutcome",
     "SegmentInput",
     "StreamSegment",
+    "UpsertConfig",
     "UpsertSettings",
     "UpsertState",
     "hosting_from_assignment",

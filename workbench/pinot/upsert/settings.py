@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from workbench import defaults as D
 from workbench.errors import InputError, TableConfigError
+from workbench.pinot.upsert.config import UpsertConfig
 from workbench.pinot.upsert.hashing import HashFunction
 
 __all__ = ["ExpiryStrategy", "UpsertSettings"]
@@ -45,23 +47,9 @@ class ExpiryStrategy(StrEnum):
     TWO_MAP_ROTATION = "two_map_rotation"
 
 
-def _enablement(raw: Mapping[str, Any], key: str, legacy: str, server_default: bool) -> bool:
-    """Resolve ``ENABLE``/``DISABLE``/``DEFAULT`` with the deprecated boolean and the server default."""
-    value = str(raw.get(key, "DEFAULT")).upper()
-    if value not in ("ENABLE", "DISABLE", "DEFAULT"):
-        raise TableConfigError(f"upsertConfig.{key}", f"must be ENABLE, DISABLE or DEFAULT, got {value!r}")
-    if bool(raw.get(legacy, False)):
-        value = "ENABLE"
-    return value == "ENABLE" or (value == "DEFAULT" and server_default)
-
-
-def _comparison_columns(raw: Mapping[str, Any], time_column: str | None) -> tuple[str, ...]:
-    cols = raw.get("comparisonColumns", raw.get("comparisonColumn"))
-    if isinstance(cols, str):
-        return (cols,)
-    if cols:
-        return tuple(str(c) for c in cols)
-    return (time_column,) if time_column else ()
+def _effective(enablement: str, server_default: bool) -> bool:
+    """``ENABLE`` is on, ``DISABLE`` off, ``DEFAULT`` whatever the server's default says."""
+    return enablement == "ENABLE" or (enablement == "DEFAULT" and server_default)
 
 
 @dataclass(frozen=True)
@@ -149,31 +137,37 @@ class UpsertSettings:
         return self.delete_record_column is not None
 
     @classmethod
-    def from_upsert_config(cls, raw: Mapping[str, Any], *, time_column: str | None = None,
-                           primary_key_types: tuple[str, ...] = ("LONG",), server_enable_snapshot: bool = False,
-                           server_enable_preload: bool = False, **options: Any) -> UpsertSettings:
-        """Read Pinot's ``upsertConfig`` mapping; ``options`` set the workbench-only fields."""
-        snapshot = _enablement(raw, "snapshot", "enableSnapshot", server_enable_snapshot)
-        comparison = _comparison_columns(raw, time_column)
+    def from_upsert_config(cls, raw: Mapping[str, Any], **kwargs: Any) -> UpsertSettings:
+        """Read Pinot's ``upsertConfig`` mapping (see :meth:`from_config` for ``kwargs``)."""
+        return cls.from_config(UpsertConfig.from_json(raw), **kwargs)
+
+    @classmethod
+    def from_config(cls, config: UpsertConfig, *, time_column: str | None = None,
+                    primary_key_types: tuple[str, ...] = ("LONG",),
+                    server_enable_snapshot: bool = D.UPSERT_SERVER_ENABLE_SNAPSHOT,
+                    server_enable_preload: bool = D.UPSERT_SERVER_ENABLE_PRELOAD, **options: Any) -> UpsertSettings:
+        """The settings of a typed ``upsertConfig``: ``DEFAULT`` snapshot and preload take the server's
+        defaults, unset comparison columns the table's ``time_column``; ``options`` set the workbench-only fields."""
+        snapshot = _effective(config.snapshot, server_enable_snapshot)
         return cls(
-            metadata_ttl=float(raw.get("metadataTTL", 0) or 0),
-            deleted_keys_ttl=float(raw.get("deletedKeysTTL", 0) or 0),
-            hash_function=HashFunction.parse(raw.get("hashFunction", "NONE")),
+            metadata_ttl=config.metadata_ttl,
+            deleted_keys_ttl=config.deleted_keys_ttl,
+            hash_function=config.hash_function,
             enable_snapshot=snapshot,
-            enable_preload=_enablement(raw, "preload", "enablePreload", server_enable_preload),
+            enable_preload=_effective(config.preload, server_enable_preload),
             primary_key_types=primary_key_types,
-            delete_record_column=raw.get("deleteRecordColumn"),
-            drop_out_of_order_record=bool(raw.get("dropOutOfOrderRecord", False)),
-            out_of_order_record_column=raw.get("outOfOrderRecordColumn"),
-            num_comparison_columns=max(len(comparison), 1),
+            delete_record_column=config.delete_record_column,
+            drop_out_of_order_record=config.drop_out_of_order_record,
+            out_of_order_record_column=config.out_of_order_record_column,
+            num_comparison_columns=max(len(config.comparison_columns_or(time_column)), 1),
             **options,
         )
 
     @classmethod
     def from_table_config(cls, table_config: Any, **kwargs: Any) -> UpsertSettings:
         """Read a :class:`~workbench.pinot.table_config.TableConfig` (must be an upsert table)."""
-        raw = table_config.upsert_config
-        if raw is None:
+        config = table_config.upsert
+        if config is None:
             raise TableConfigError("upsertConfig", "the table is not an upsert table (mode NONE or missing)")
         kwargs.setdefault("time_column", table_config.time_column_name)
-        return cls.from_upsert_config(raw, **kwargs)
+        return cls.from_config(config, **kwargs)

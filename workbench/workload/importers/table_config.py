@@ -65,40 +65,21 @@ def _parse(text: str, source: str, where: tuple[str, ...], raw: Mapping[str, Any
         raise TableConfigError(f"{source}:{line}", f"{'.'.join(keys)}: {exc.problem}") from None
 
 
-def _number(cfg: Mapping[str, Any], key: str, where: str) -> float:
-    raw = cfg.get(key, 0)
-    try:
-        if isinstance(raw, bool):
-            raise ValueError
-        return float(raw)
-    except (TypeError, ValueError):
-        raise TableConfigError(where, f"must be a number, got {raw!r}") from None
-
-
-def _enablement(cfg: Mapping[str, Any], key: str, legacy: str) -> str:
-    """``snapshot``/``preload`` as ENABLE/DISABLE/DEFAULT; the deprecated boolean sets ENABLE."""
-    value = str(cfg.get(key, "DEFAULT")).upper()
-    return "ENABLE" if value == "DEFAULT" and bool(cfg.get(legacy, False)) else value
-
-
-def _comparison_columns(cfg: Mapping[str, Any], time_column: str | None) -> list[str]:
-    """``comparisonColumns`` (or the one-string setter); Pinot falls back to the time column."""
-    raw = cfg.get("comparisonColumns", cfg.get("comparisonColumn"))
-    columns = [raw] if isinstance(raw, str) else list(raw or [])
-    return [str(c) for c in columns] or ([time_column] if time_column else [])
-
-
-def _upsert_fields(tc: TableConfig, where: str) -> dict[str, Any]:
-    cfg = tc.upsert_config or {}
+def _upsert_fields(tc: TableConfig) -> dict[str, Any]:
+    """The typed ``upsertConfig`` (:attr:`TableConfig.upsert`, Pinot's defaults filled in) as columns."""
+    cfg = tc.upsert
+    if cfg is None:
+        return {"is_upsert": False, "upsert_mode": "NONE", "upsert_hash_function": "", "comparison_columns": "[]",
+                "metadata_ttl": 0.0, "deleted_keys_ttl": 0.0, "upsert_snapshot": "", "upsert_preload": ""}
     return {
-        "is_upsert": tc.is_upsert,
-        "upsert_mode": str(cfg.get("mode", "FULL")).upper() if tc.is_upsert else "NONE",
-        "upsert_hash_function": str(cfg.get("hashFunction", "NONE")).upper() if tc.is_upsert else "",
-        "comparison_columns": json.dumps(_comparison_columns(cfg, tc.time_column_name) if tc.is_upsert else []),
-        "metadata_ttl": _number(cfg, "metadataTTL", f"{where}upsertConfig.metadataTTL"),
-        "deleted_keys_ttl": _number(cfg, "deletedKeysTTL", f"{where}upsertConfig.deletedKeysTTL"),
-        "upsert_snapshot": _enablement(cfg, "snapshot", "enableSnapshot") if tc.is_upsert else "",
-        "upsert_preload": _enablement(cfg, "preload", "enablePreload") if tc.is_upsert else "",
+        "is_upsert": True,
+        "upsert_mode": cfg.mode,
+        "upsert_hash_function": cfg.hash_function.value,
+        "comparison_columns": json.dumps(list(cfg.comparison_columns_or(tc.time_column_name))),
+        "metadata_ttl": cfg.metadata_ttl,
+        "deleted_keys_ttl": cfg.deleted_keys_ttl,
+        "upsert_snapshot": cfg.snapshot,
+        "upsert_preload": cfg.preload,
     }
 
 
@@ -115,7 +96,7 @@ def _partition_fields(tc: TableConfig) -> dict[str, Any]:
     }
 
 
-def summarise(tc: TableConfig, where: str = "") -> dict[str, Any]:
+def summarise(tc: TableConfig) -> dict[str, Any]:
     """One summary row: the fields of the config the model uses, with Pinot's defaults filled in."""
     return {
         "table_name": tc.table_name,
@@ -126,15 +107,14 @@ def summarise(tc: TableConfig, where: str = "") -> dict[str, Any]:
         "instance_selector_type": tc.instance_selector_type,
         "segment_pruner_types": ",".join(tc.segment_pruner_types),
         **_partition_fields(tc),
-        **_upsert_fields(tc, where),
+        **_upsert_fields(tc),
         "is_dedup": tc.is_dedup,
     }
 
 
 def _summary_row(text: str, source: str, where: tuple[str, ...], tc: TableConfig) -> dict[str, Any]:
-    prefix = "".join(f"{part}." for part in where)
     try:
-        return summarise(tc, prefix)
+        return summarise(tc)
     except TableConfigError as exc:
         line = nearest_line(text, exc.where.split("."))
         raise TableConfigError(f"{source}:{line}", f"{exc.where}: {exc.problem}") from None
