@@ -54,7 +54,7 @@ _LAZY = {
     "generate": "workbench.api",
     "write_run": "workbench.api",
     "run_scenario": "workbench.api",
-    "scale_out": "workbench.analysis.scale_out",
+    "scale_out": "workbench.studies.scale_out",
     "agree": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
@@ -63,7 +63,6 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from workbench.analysis.scale_out import scale_out
     from workbench.analysis.stats import summarise
     from workbench.api import agree, generate, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
@@ -72,6 +71,7 @@ if TYPE_CHECKING:
     from workbench.scenario import Scenario, load_scenario
     from workbench.sim.records import Result
     from workbench.sim.run import simulate
+    from workbench.studies.scale_out import scale_out
     from workbench.sweep import run_sweep
     from workbench.workload.spark import get_spark
 

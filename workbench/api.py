@@ -2,8 +2,10 @@
 
 - :func:`check_scenario`: every check a run applies, without running (``workbench validate``);
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
-- :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary;
-- :func:`report`: the PDF of a run directory or a sweep directory;
+- :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary:
+  the one verb every run goes through (defined in :mod:`workbench.runs`, below the studies that call it);
+- :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
+- :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
 - :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files.
 
@@ -13,30 +15,25 @@ writes that output atomically.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ScenarioError
-from workbench.io import atomic_dir, check_output, read_document, redact, write_json_atomic
+from workbench.io import check_output, read_document, write_json_atomic
 from workbench.pinot.table_config import TableConfig
+from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, write_run
 from workbench.scenario import Scenario, build_section, load_scenario
 from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
-from workbench.sim.records import Result
 
 if TYPE_CHECKING:
-    from workbench.analysis.scale_out import ScaleOut
     from workbench.calibrate import CalibrationResult
     from workbench.groundtruth import Agreement
+    from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "report", "run_checked", "run_scenario", "scale_out", "write_run"]
-
-#: The run directory's headline file: scenario, seed, overrides and the summary statistics.
-SUMMARY_FILE = "summary.json"
-
+           "report", "run_checked", "run_scenario", "run_studies", "scale_out", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -75,89 +72,13 @@ def generate(
     from workbench.workload.generate import generate_events
     from workbench.workload.spark import get_spark
 
-    _check_seed(seed)
+    check_seed(seed)
     spec, table, scenario_master, table_config = load_generate_spec(source)
     check_output(out, overwrite=overwrite)
     spark = get_spark(master, app_name="workbench-generate", scenario_master=scenario_master)
     chosen_seed = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite,
                            table_config=table_config, progress=progress)
-
-
-def write_run(result: Result, out: str | Path, *, overwrite: bool = False,
-              summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write a run's Parquet tables and ``summary.json`` into ``out`` atomically; returns that document.
-
-    ``summary`` is the run's summary statistics when the caller has them already (else they are
-    computed here, once).
-    """
-    from workbench.analysis.stats import summarise
-
-    stats = dict(summary) if summary is not None else summarise(result)
-    raw = {"scenario": result.parameters.get("scenario", {}), "seed": result.parameters.get("seed"),
-           "overrides": result.parameters.get("overrides", {}), "summary": stats}
-    # return exactly what the file holds (tuples as lists, keys as strings, credentials redacted), as a
-    # resumed sweep reads it
-    document: dict[str, Any] = json.loads(json.dumps(redact(raw), sort_keys=True, default=str))
-    with atomic_dir(Path(out), overwrite=overwrite) as tmp:
-        for name, table in result.tables().items():
-            table.to_parquet(tmp / f"{name}.parquet", index=False)
-        write_json_atomic(tmp / SUMMARY_FILE, document)
-    return document
-
-
-def run_scenario(
-    scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *,
-    overrides: Mapping[str, Any] | None = None, seed: int | None = None, data: str | Path | None = None,
-    base_dir: str | Path | None = None, overwrite: bool = False, progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
-    """Simulate a scenario into the run directory ``out`` and return what its ``summary.json`` holds.
-
-    The one path from a scenario to a run directory: ``workbench simulate``, every sweep point (API or
-    notebook) and notebooks call it, so they give the same records for the same inputs.
-
-    Parameters
-    ----------
-    scenario
-        A scenario, its file, or its data; validated once, with ``overrides`` applied first.
-    out
-        The run directory (Parquet records and ``summary.json``), written atomically.
-    overrides
-        Dotted-key overrides (``{"cluster.servers": 12}``), recorded in the summary.
-    seed
-        Simulation seed; ``None`` keeps ``simulation.seed``.
-    data
-        Workload directory (``workbench generate`` or an import); default ``workload.data``.
-    base_dir
-        Where relative paths of a mapping scenario point (a file's own directory otherwise).
-    overwrite
-        Replace an existing run directory.
-    progress
-        Called with (replications done, replications) after each replication.
-    """
-    _check_seed(seed)
-    sc = _resolve(scenario, overrides, base_dir)
-    return run_checked(sc, out, overrides=overrides, seed=seed, data=data, overwrite=overwrite, progress=progress)
-
-
-def run_checked(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] | None = None,
-                seed: int | None = None, data: str | Path | None = None, overwrite: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """:func:`run_scenario` of a scenario already validated with its ``overrides`` applied (a sweep
-    point's): ``overrides`` are only recorded, so the point is not validated a second time."""
-    from workbench.analysis.stats import summarise
-    from workbench.sim.run import simulate
-
-    _check_seed(seed)
-    check_output(out, overwrite=overwrite)
-    result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress)
-    result.parameters["overrides"] = dict(overrides or {})
-    return write_run(result, out, overwrite=overwrite, summary=summarise(result, slo=sc.slo))
-
-
-def _check_seed(seed: int | None) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InputError("seed", f"must be a non-negative integer (it seeds numpy's SeedSequence), got {seed!r}")
 
 
 def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data: str | Path | None = None,
@@ -172,23 +93,29 @@ def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data:
     """
     from workbench.sim.run import check_run
 
-    sc = _resolve(scenario, overrides, base_dir)
+    sc = resolve(scenario, overrides, base_dir)
     check_run(sc, Path(data) if data is not None else None,
               data_to_come=data is None and sc.workload.generate is not None)
     return sc
 
 
-def _resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None,
-             base_dir: str | Path | None) -> Scenario:
-    """The validated scenario of a run: loaded (with ``overrides``) exactly once."""
-    root = Path(base_dir) if base_dir is not None else None
-    if isinstance(scenario, Scenario):
-        return scenario.with_overrides(overrides) if overrides else scenario
-    return load_scenario(scenario, base_dir=root, overrides=overrides)
+def run_studies(sweep_dir: str | Path) -> Path | None:
+    """Run every what-if the sizing report of ``sweep_dir`` reads into ``sweep_dir/whatif`` (runs already
+    there are reused); returns the recommended point's what-if directory, or ``None`` when no
+    configuration meets the SLO. ``workbench studies`` and ``workbench sweep`` call it."""
+    from workbench.studies.sizing import run_sizing_studies
+
+    root = Path(sweep_dir)
+    if not (root / "combined.parquet").is_file():
+        raise InputError(str(root), "is not a sweep directory (no combined.parquet); run `workbench sweep` first")
+    return run_sizing_studies(root)
 
 
 def report(directory: str | Path, out: str | Path) -> Path:
-    """Write the PDF of a sweep directory (the sizing report) or of one run directory; returns its path."""
+    """Write the PDF of a sweep directory (the sizing report) or of one run directory; returns its path.
+
+    The report reads files only: a sweep's what-if runs come from :func:`run_studies` (the report says
+    so when they are missing) and nothing is simulated here."""
     from workbench.report import build_run_report, build_sizing_report
 
     root = Path(directory)
@@ -247,11 +174,13 @@ def calibrate(
     from workbench.calibrate import CalibrateOptions
     from workbench.calibrate import calibrate as run
     from workbench.defaults import REPLICATIONS, SEED
+    from workbench.studies.backtest import backtest
 
     options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
                                seed=SEED if seed is None else seed)
-    return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite)
+    return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite,
+               backtest=backtest)
 
 
 def scale_out(
@@ -260,12 +189,12 @@ def scale_out(
     include_consuming: bool | None = None,
 ) -> ScaleOut:
     """The scenario's cluster grown (or shrunk) to ``servers``: Pinot's rebalance, what moves, p99 before
-    and after (:func:`workbench.analysis.scale_out.scale_out`). With ``out``, also a JSON document there:
+    and after (:func:`workbench.studies.scale_out.scale_out`). With ``out``, also a JSON document there:
     the per-server moves, the rebalanced ideal state and both summaries."""
-    from workbench.analysis.scale_out import scale_out as run
+    from workbench.studies.scale_out import scale_out as run
 
-    _check_seed(seed)
-    sc = _resolve(scenario, None, None)
+    check_seed(seed)
+    sc = resolve(scenario, None, None)
     if out is not None:
         check_output(out, kind="file")
     result = run(sc, servers, seed=seed, data=Path(data) if data is not None else None,
@@ -292,7 +221,7 @@ def agree(
     from workbench.groundtruth.scenario import agree as run
     from workbench.sim.run import workload_dir
 
-    sc = _resolve(scenario, None, None)
+    sc = resolve(scenario, None, None)
     directory = workload_dir(sc, Path(data) if data is not None else None)
     if directory is None:
         raise InputError("workload.data", "agree checks the scenario's own segments and queries: generate them "

@@ -103,7 +103,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from workbench.sweep import failed_points, run_sweep
 
     combined = run_sweep(args.sweep, args.out, parallel=args.parallel, master=args.master,
-                         retries=args.retries, progress=not args.quiet, restart=args.restart)
+                         retries=args.retries, progress=not args.quiet, restart=args.restart,
+                         studies=not args.no_studies)
     _say(f"wrote {len(combined)} points to {Path(args.out) / 'combined.parquet'}")
     failed = failed_points(combined)
     for row in failed.itertuples(index=False):
@@ -149,6 +150,15 @@ def _scale_out(args: argparse.Namespace) -> int:
         _say(f"  {m.server:<12} segments {m.segments_before:>5} -> {m.segments_after:<5} "
              f"in {m.segments_in:>5} ({m.bytes_in / 1e9:.3g} GB)  out {m.segments_out:>5}")
     _say(result.sentence() + (f"; wrote {args.out}" if args.out else ""))
+    return 0
+
+
+def _studies(args: argparse.Namespace) -> int:
+    from workbench.api import run_studies
+
+    where = run_studies(args.sweep)
+    _say(f"studies: the recommendation's what-if runs are in {where}" if where is not None else
+         "studies: no configuration meets the SLO, so there is no recommendation to study")
     return 0
 
 
@@ -199,7 +209,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Run every point of SWEEP (a base scenario plus a grid or list of dotted-key "
                                    "overrides); each point writes its own run directory, then one combined table. "
                                    "Points already done are skipped, so a sweep resumes. A failed point is "
-                                   "retried, then reported (exit status 3) and listed in failures.json.")
+                                   "retried, then reported (exit status 3) and listed in failures.json. Then the "
+                                   "sizing report's what-ifs run (as `workbench studies`), so the report only reads.")
     w.add_argument("sweep", help="sweep file (YAML)")
     w.add_argument("--out", required=True, help="sweep output directory")
     w.add_argument("--parallel", type=_count(1), metavar="N",
@@ -210,8 +221,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="retries of a failed point (default 1)")
     w.add_argument("--restart", action="store_true",
                    help="start over: remove the points of an earlier run of a different sweep in --out")
+    w.add_argument("--no-studies", action="store_true",
+                   help="skip the report's what-if runs afterwards (`workbench studies` runs them later)")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
+
+    t = sub.add_parser("studies", help="run the what-ifs a sweep's sizing report reads",
+                       description="Run the recommendation's what-ifs (+50%% load, a server or replica group "
+                                   "down), its headroom, the cheapest configuration that survives a lost server "
+                                   "and the rebalance to the next size, into SWEEP/whatif (runs already there are "
+                                   "reused). `workbench sweep` runs this after its points; `workbench report` only "
+                                   "reads what it wrote.")
+    t.add_argument("sweep", help="sweep directory (`workbench sweep`)")
+    t.set_defaults(handler=_studies)
 
     i = sub.add_parser("import", help="import real Pinot data (configs, segment metadata, query and GC logs)",
                        description="Read a real Pinot input into the workbench's shared schemas (docs/importers.md): "

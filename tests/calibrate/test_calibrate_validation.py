@@ -21,6 +21,7 @@ from scipy import stats
 
 from workbench.calibrate import CalibrateOptions, CalibrationResult, calibrate
 from workbench.scenario import load_scenario
+from workbench.studies.backtest import backtest
 
 QUERIES = 8000
 
@@ -31,7 +32,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> CalibrationResult:
     paths = cluster.write_cluster(root / "in", cluster.queries(QUERIES, qps=4.0, seed=11))
     options = CalibrateOptions(backtest_queries=QUERIES, replications=3, bootstrap=400, seed=5)  # 8 cores: default
     return calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], root / "out",
-                     options=options)
+                     options=options, backtest=backtest)
 
 
 def test_every_parameter_is_fitted_and_within_three_standard_errors(calibrated: CalibrationResult) -> None:

@@ -9,13 +9,8 @@ import pandas as pd
 import pytest
 
 from workbench.analysis.stats import model_interval, with_model_intervals
-from workbench.calibrate.uncertainty import (
-    ParameterDistribution,
-    configurations,
-    propagate,
-    robust_answer,
-    robustness_table,
-)
+from workbench.calibrate.uncertainty import ParameterDistribution, configurations, robust_answer
+from workbench.studies.uncertainty import propagate, robustness_table
 
 
 def _calibration(se_ns: float, se_sigma: float, se_segment: float = 0.1) -> dict[str, Any]:

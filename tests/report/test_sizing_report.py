@@ -25,7 +25,7 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "  simulation.duration_s: [20]\n  simulation.warmup_s: [2]\n  slo.p99_ms: [70]\n"
         "  workload.arrival.qps: [40]\n"
     )
-    run_sweep(spec, out / "run")
+    run_sweep(spec, out / "run", studies=True)
     return out / "run"
 
 

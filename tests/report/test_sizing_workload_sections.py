@@ -27,7 +27,7 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tmp / "sweep.yaml").write_text(
         "base: scenarios/default.yaml\ngrid:\n  cluster.servers: [2, 4]\n  simulation.duration_s: [30]\n"
         "  simulation.warmup_s: [2]\n  simulation.replications: [2]\n")
-    run_sweep(tmp / "sweep.yaml", tmp / "out")
+    run_sweep(tmp / "sweep.yaml", tmp / "out", studies=True)
     return tmp / "out"
 
 

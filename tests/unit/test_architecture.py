@@ -1,7 +1,8 @@
-"""The library's shape: no import cycles among its modules, and no module reaching into another's privates.
+"""The library's shape: its layers, no import cycles, and no module reaching into another's privates.
 
-Both rules are read from the source with :mod:`ast`, so deferred imports (inside functions) and
-``TYPE_CHECKING`` imports count: a cycle hidden in a function body is still a cycle in the design.
+Every rule is read from the source with :mod:`ast`, so deferred imports (inside functions) and
+``TYPE_CHECKING`` imports count: a cycle hidden in a function body is still a cycle in the design, and
+a report that imports the simulator inside a function still simulates.
 """
 
 from __future__ import annotations
@@ -151,3 +152,141 @@ def test_no_module_reads_private_members_of_another_modules_objects() -> None:
                     and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 leaks.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert leaks == []
+
+
+# --- layers -----------------------------------------------------------------------------------------
+
+#: Units every layer may use: errors, units of measure, the defaults and the read-only map.
+FOUNDATION = frozenset({"errors", "units", "defaults", "frozen"})
+
+#: Which unit may import which (besides itself). A unit is a top-level module or package of
+#: ``workbench``, except the engine's flat records (``workbench.sim.records``), a unit of their own:
+#: analysis and the report read them without importing the engine that writes them. Read from the
+#: bottom up: the model's definitions, the engine, the one run verb, then what calls it.
+LAYERS: dict[str, frozenset[str]] = {
+    "errors": frozenset(), "units": frozenset(), "defaults": frozenset(), "frozen": frozenset(), "gcpause": frozenset(),
+    "distributions": frozenset(), "notebook": frozenset(), "sim.records": frozenset(),
+    "cli_errors": frozenset({"errors"}),
+    "io": FOUNDATION,
+    "pinot": FOUNDATION | {"gcpause", "io"},
+    "jvm": FOUNDATION | {"pinot"},
+    "workload": FOUNDATION | {"distributions", "io", "jvm", "pinot"},
+    "scenario": FOUNDATION | {"distributions", "io", "pinot", "workload"},
+    # the engine: it reaches no higher than the scenario it runs
+    "sim": FOUNDATION | {"distributions", "gcpause", "io", "jvm", "pinot", "scenario", "workload", "sim.records"},
+    # pure functions over tables: records in, frames and figures out; never the engine
+    "analysis": FOUNDATION | {"io", "jvm", "pinot", "scenario", "sim.records"},
+    # reads files: never the engine, the run verb, the studies or anything that calls them
+    "report": FOUNDATION | {"analysis", "io", "pinot", "scenario", "workload", "sim.records"},
+    # fits the model to a cluster's files: plans queries with the model's planner (sim), never runs it
+    "calibrate": FOUNDATION | {"analysis", "io", "pinot", "scenario", "sim", "workload", "sim.records"},
+    "groundtruth": FOUNDATION | {"io", "pinot", "scenario", "sim", "workload", "sim.records"},
+    # the one run verb: simulate, summarise, write
+    "runs": FOUNDATION | {"analysis", "io", "scenario", "sim", "sim.records"},
+    # questions answered by runs, every run through the verb
+    "studies": FOUNDATION | {"analysis", "calibrate", "io", "pinot", "report", "runs", "scenario", "sim", "workload",
+                             "sim.records"},
+    "api": FOUNDATION | {"analysis", "calibrate", "groundtruth", "io", "pinot", "report", "runs", "scenario", "sim",
+                         "studies", "workload", "sim.records"},
+    "sweep": FOUNDATION | {"analysis", "api", "io", "pinot", "report", "runs", "scenario", "sim", "studies",
+                           "workload", "sim.records"},
+    "cli": FOUNDATION | {"api", "calibrate", "cli_errors", "sim", "sweep"},
+}
+#: The package itself is a lazy facade over the public names: it may name any unit.
+FACADE = "workbench"
+
+
+def _unit(module: str) -> str:
+    if module == "workbench.sim.records":
+        return "sim.records"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else FACADE
+
+
+def _layer_violations(graph: dict[str, set[str]], layers: dict[str, frozenset[str]]) -> list[str]:
+    """``module -> target`` for every import the layers do not allow, and every unit they do not place."""
+    out = [f"{m}: unit {_unit(m)!r} has no layer" for m in graph if _unit(m) not in layers and _unit(m) != FACADE]
+    for module, targets in graph.items():
+        unit = _unit(module)
+        if unit == FACADE or unit not in layers:
+            continue
+        out += [f"{module} -> {t}" for t in sorted(targets)
+                if _unit(t) != unit and _unit(t) not in layers[unit]]
+    return out
+
+
+def test_the_layer_check_finds_an_import_against_the_layers() -> None:
+    layers = {"sim": frozenset({"scenario"}), "scenario": frozenset(), "report": frozenset({"scenario"})}
+    graph = {"workbench.report.x": {"workbench.sim.run", "workbench.scenario"}, "workbench.sim.run": set(),
+             "workbench.scenario": set(), "workbench.sim.records": set(), "workbench.newpkg.y": set()}
+    assert _layer_violations(graph, layers) == ["workbench.sim.records: unit 'sim.records' has no layer",
+                                                "workbench.newpkg.y: unit 'newpkg' has no layer",
+                                                "workbench.report.x -> workbench.sim.run"]
+
+
+def test_every_module_imports_only_what_its_layer_allows() -> None:
+    assert _layer_violations(_graph(), LAYERS) == []
+
+
+def _parents(module: str) -> list[str]:
+    """The packages Python imports before ``module`` itself (``a.b.c``: ``a`` and ``a.b``)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _reach(graph: dict[str, set[str]], roots: set[str], lazy: str = FACADE) -> set[str]:
+    """Every module importing ``roots`` may run, deferred imports and parent packages included. The
+    ``lazy`` facade's own imports are not followed: it names its exports for type checkers only and
+    loads each on first use (``workbench/__init__.py``)."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        targets = () if module == lazy else graph.get(module, ())
+        todo += [t for t in (*targets, *_parents(module)) if t in graph]
+    return seen
+
+
+def _external(path: Path) -> set[str]:
+    """The top-level names of the third-party (and standard) modules a file imports, anywhere in it."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {"workbench"}
+
+
+ENGINE_LIBRARIES = {"simpy", "numba"}
+
+
+def test_the_reach_follows_deferred_imports_and_parent_packages() -> None:
+    graph = {"w.report.a": {"w.analysis.b"}, "w.analysis.b": set(), "w.report": set(), "w.analysis": {"w.sim.run"},
+             "w.sim.run": set(), "w.sim": set(), "w": {"w.other"}, "w.other": set()}
+    assert _reach(graph, {"w.report.a"}, lazy="w") == {"w.report.a", "w.analysis.b", "w.report", "w.analysis",
+                                                       "w.sim.run", "w.sim", "w"}
+    assert "w.other" in _reach(graph, {"w.report.a"}, lazy="none")  # a facade that imported eagerly would count
+
+
+def test_the_report_never_imports_the_engine() -> None:
+    """Rendering a report reads files: no module of ``workbench.report`` reaches SimPy, numba or the
+    engine's modules, even through a function-level import."""
+    graph = _graph()
+    reached = _reach(graph, {m for m in MODULES if m == "workbench.report" or m.startswith("workbench.report.")})
+    engine = sorted(m for m in reached if m.startswith("workbench.sim.") and m != "workbench.sim.records")
+    libraries = {m: sorted(_external(MODULES[m]) & ENGINE_LIBRARIES) for m in reached}
+    assert engine == []
+    assert {m: found for m, found in libraries.items() if found} == {}
+    assert "workbench.sim.run" in _reach(graph, {"workbench.runs"})  # the check sees what the verb runs
+
+
+def test_one_verb_runs_the_model() -> None:
+    """Only the run verb (:func:`workbench.runs.run_scenario`) calls the engine's ``simulate``; the
+    package's lazy facade only names it."""
+    callers = sorted(m for m, p in MODULES.items() for t, name in _imports(m, p)
+                     if t == "workbench.sim.run" and name == "simulate")
+    assert callers == ["workbench", "workbench.runs"]

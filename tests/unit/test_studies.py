@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.analysis import plots
-from workbench.analysis.studies import broker_trace, heap_by_ttl
+from workbench.analysis.cache_trace import broker_trace
 from workbench.pinot.cache.estimate import result_size_estimate
 from workbench.pinot.sql import parse_query
+from workbench.studies.upsert import heap_by_ttl
 
 
 def test_spellings_of_one_panel_share_a_trace_key() -> None:
@@ -40,8 +41,8 @@ def test_ttl_bounds_the_key_map_and_lets_duplicates_through() -> None:
 def test_pruning_study_keeps_about_one_partition_for_lookups() -> None:
     from pathlib import Path
 
-    from workbench.analysis.studies import pruning_study
     from workbench.scenario import load_scenario
+    from workbench.studies.pruning import pruning_study
 
     base = load_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "default.yaml")
     small = {"workload.generate.events": 10_000, "workload.generate.segment_rows": 500,

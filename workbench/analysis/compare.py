@@ -1,7 +1,8 @@
-"""Compare configurations side by side: run variants of a scenario and tabulate their summaries.
+"""Compare configurations side by side: tabulate run summaries, one row per configuration.
 
-The table has the same columns as a sweep's ``combined.parquet`` (flattened summary keys such as
-``latency_ms.p99.value``), so the same pure plots draw both.
+Running the variants is a study (:func:`workbench.studies.compare.compare`); this module only reads
+their records or summaries. The table has the same columns as a sweep's ``combined.parquet``
+(flattened summary keys such as ``latency_ms.p99.value``), so the same pure plots draw both.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from typing import Any
 import pandas as pd
 
 from workbench.analysis.stats import summarise
-from workbench.scenario import Scenario
 from workbench.sim.records import Result
 
-__all__ = ["HEADLINE", "compare", "flatten", "headline", "summary_table"]
+__all__ = ["HEADLINE", "flatten", "headline", "summaries_table", "summary_table"]
 
 
 def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -38,19 +38,17 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def summary_table(results: Mapping[str, Result]) -> pd.DataFrame:
     """One row per labelled result: ``config`` plus the flattened :func:`~workbench.analysis.stats.summarise`."""
-    return pd.DataFrame([{"config": label, **flatten(summarise(r))} for label, r in results.items()])
+    return summaries_table({label: summarise(r) for label, r in results.items()})
 
 
-def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int | None = None,
-            ) -> tuple[pd.DataFrame, dict[str, Result]]:
-    """Simulate ``base`` with each variant's dotted-key overrides, on common random numbers (same seed).
+def summaries_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per labelled summary (a run's ``summary.json`` ``summary``): ``config`` plus its flattened keys.
 
-    Returns the summary table and the results by label.
+    >>> summaries_table({"a": {"latency_ms": {"p99": {"value": 3.0}}}})
+      config  latency_ms.p99.value
+    0      a                   3.0
     """
-    from workbench.sim.run import simulate
-
-    results = {label: simulate(base.with_overrides(overrides), seed) for label, overrides in variants.items()}
-    return summary_table(results), results
+    return pd.DataFrame([{"config": label, **flatten(s)} for label, s in summaries.items()])
 
 
 #: The headline columns of a summary table and how :func:`headline` names them (units in the name).

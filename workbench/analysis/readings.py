@@ -102,7 +102,7 @@ def _interval(row: pd.Series, stat: str) -> tuple[float, float, float]:
 def layout_reading(table: pd.DataFrame, label: str = "config") -> Reading:
     """The layouts compared on p99 (the tail the routing seed is about) and p50 (its price).
 
-    ``table`` is :func:`workbench.analysis.compare.compare`'s summary table (one row per layout).
+    ``table`` is :func:`workbench.studies.compare.compare`'s summary table (one row per layout).
     """
     reps = int(table["replications"].iloc[0]) if "replications" in table else None
     p99 = compare_intervals({str(r[label]): _interval(r, "p99") for _, r in table.iterrows()}, "p99",

@@ -2,8 +2,9 @@
 
 ``calibrate(table_config, schema, segments, query_log, out)`` (also ``workbench calibrate`` and
 ``workbench.api.calibrate``) writes a calibrated scenario, a replayable workload and a back-test;
-:mod:`workbench.calibrate.uncertainty` carries the fit's parameter uncertainty into any answer
-(``docs/calibrate.md``).
+:mod:`workbench.calibrate.uncertainty` describes the fit's parameter uncertainty, which
+:mod:`workbench.studies.uncertainty` carries into any answer (``docs/calibrate.md``). This package fits
+and never simulates: the back-test it writes is a study, handed in by :func:`workbench.api.calibrate`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from workbench.calibrate.pipeline import CalibrateOptions, CalibrationResult, ca
 from workbench.calibrate.uncertainty import (
     ParameterDistribution,
     RobustAnswer,
-    propagate,
     robust_answer,
-    robustness_table,
 )
 
 __all__ = [
@@ -29,7 +28,5 @@ __all__ = [
     "calibrate",
     "describe_calibration",
     "fit_service",
-    "propagate",
     "robust_answer",
-    "robustness_table",
 ]

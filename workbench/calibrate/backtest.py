@@ -1,5 +1,8 @@
 """Back-test: replay the logged queries through the calibrated model and compare the percentiles.
 
+This module holds the comparison (pure: the log's and the model's records in, a document out); the
+replay itself is a study (:func:`workbench.studies.backtest.backtest`), since it runs the model.
+
 The calibrated scenario replays the log's own arrival times and SQL on the imported segments, so its
 latency percentiles can be set beside the ones the broker logged. When they agree at p50 and p99 (within
 10%), the model has reproduced this workload's latency, queueing included, and its what-ifs can be
@@ -15,19 +18,18 @@ window of its first ``max_queries`` queries (the cluster starts empty, as the mo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from workbench.analysis.stats import percentile_ci
 from workbench.calibrate.features import KINDS
-from workbench.calibrate.workload_dir import write_workload
-from workbench.scenario import load_scenario
-from workbench.sim.run import simulate
 
-__all__ = ["BACKTEST_PERCENTILES", "TOLERANCE", "backtest", "compare_percentiles"]
+__all__ = ["BACKTEST_PERCENTILES", "TOLERANCE", "Backtester", "Window", "backtest_scenario", "backtest_window",
+           "compare_backtest", "compare_percentiles"]
 
 #: Percentiles compared, as (label, quantile).
 BACKTEST_PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0),
@@ -100,23 +102,47 @@ def _verdict(overall: Mapping[str, Any]) -> str:
     return f"{head}: predicted {', '.join(parts)} of the log (tolerance {100 * TOLERANCE:g}%)"
 
 
-def backtest(scenario: Mapping[str, Any], base_dir: Path, queries: pd.DataFrame, kinds: Sequence[str],
-             segments: pd.DataFrame, workdir: Path, *, max_queries: int = 20_000, replications: int = 3,
-             seed: int = 0) -> dict[str, Any]:
-    """Replay the first ``max_queries`` logged queries through ``scenario`` and compare percentiles.
+class Backtester(Protocol):
+    """What runs a back-test (:func:`workbench.studies.backtest.backtest`): the calibration hands the
+    calibrated scenario, the log and a scratch directory to it and writes what it returns as
+    ``backtest.json``. A protocol, so that fitting never imports the simulator."""
 
-    Parameters
-    ----------
-    scenario
-        The calibrated scenario's data (its ``workload.data`` and ``simulation`` are replaced here).
-    base_dir
-        Where the scenario's relative paths (table config, schema) point.
-    queries, kinds
-        The replayed queries (``queries.parquet`` rows with the log's ``time_ms``) and each one's kind.
-    segments
-        The table's segments, as written to the workload directory.
-    workdir
-        A scratch directory for the window's workload (inside the output being written).
+    def __call__(self, scenario: Mapping[str, Any], base_dir: Path, queries: pd.DataFrame, kinds: Sequence[str],
+                 segments: pd.DataFrame, workdir: Path, *, max_queries: int = 20_000, replications: int = 3,
+                 seed: int = 0) -> dict[str, Any]:
+        """The back-test's document (:func:`compare_backtest`)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The replayed window of a log: its first queries (``queries``, with ``kind_of_query``, arrival
+    times from 0), its span and the warm-up left out of both sides, s."""
+
+    queries: pd.DataFrame
+    span_s: float
+    tail_s: float
+    warmup_s: float
+
+
+def backtest_window(queries: pd.DataFrame, kinds: Sequence[str], max_queries: int) -> Window:
+    """The first ``max_queries`` logged queries with their kinds, and how long the replay must run."""
+    window = _window(queries.assign(kind_of_query=list(kinds)), max_queries)
+    span = float(window["arrival_s"].iloc[-1])
+    tail = max(1.0, 2.0 * float(window["time_ms"].max()) / 1000.0)
+    return Window(window, span, tail, min(5.0, 0.05 * span))
+
+
+def backtest_scenario(scenario: Mapping[str, Any], data: Path, window: Window, replications: int,
+                      seed: int) -> dict[str, Any]:
+    """The calibrated scenario's data replaying the window's workload directory ``data``, long enough
+    for its last query to finish."""
+    return {**dict(scenario), "workload": {**dict(scenario["workload"]), "data": str(data.resolve())},
+            "simulation": {**dict(scenario.get("simulation", {})), "duration_s": window.span_s + window.tail_s,
+                           "warmup_s": window.warmup_s, "replications": replications, "seed": seed}}
+
+
+def compare_backtest(window: Window, records: pd.DataFrame, *, replications: int, seed: int) -> dict[str, Any]:
+    """The back-test's document from the model's query records of the replayed window.
 
     Returns
     -------
@@ -125,28 +151,19 @@ def backtest(scenario: Mapping[str, Any], base_dir: Path, queries: pd.DataFrame,
         (:func:`compare_percentiles`, predicted on the ms clock), ``raw_predicted`` (without the clock),
         ``fan_out`` and a one-line ``verdict``.
     """
-    window = _window(queries.assign(kind_of_query=list(kinds)), max_queries)
-    span = float(window["arrival_s"].iloc[-1])
-    tail = max(1.0, 2.0 * float(window["time_ms"].max()) / 1000.0)
-    warmup = min(5.0, 0.05 * span)
-    data = workdir / "backtest-workload"
-    write_workload(data, segments, window.drop(columns=["kind_of_query"]), "", "", {})
-    sc = {**dict(scenario), "workload": {**dict(scenario["workload"]), "data": str(data.resolve())},
-          "simulation": {**dict(scenario.get("simulation", {})), "duration_s": span + tail, "warmup_s": warmup,
-                         "replications": replications, "seed": seed}}
-    result = simulate(load_scenario(sc, base_dir=base_dir))
-    records = result.queries[result.queries["arrival_s"] <= span]
+    span, warmup = window.span_s, window.warmup_s
+    records = records[records["arrival_s"] <= span]
     rng = np.random.default_rng([seed, 3])
     predicted = records.assign(latency_ms=_ms_clock(records["latency_ms"].to_numpy(dtype=float), rng))
-    logged = window[window["arrival_s"] >= warmup]
+    logged = window.queries[window.queries["arrival_s"] >= warmup]
     observed = pd.DataFrame({"replication": 0, "arrival_s": logged["arrival_s"].to_numpy(dtype=float),
                              "latency_ms": logged["time_ms"].to_numpy(dtype=float), "kind": logged["kind_of_query"]})
-    paired = _with_kinds(predicted, window)
+    paired = _with_kinds(predicted, window.queries)
     by_kind = {k: compare_percentiles(observed[observed["kind"] == k], paired[paired["kind"] == k])
                for k in KINDS if (observed["kind"] == k).any()}
     overall = compare_percentiles(observed, predicted)
     return {
-        "window": {"queries": len(window), "span_s": span, "warmup_s": warmup, "replications": replications,
+        "window": {"queries": len(window.queries), "span_s": span, "warmup_s": warmup, "replications": replications,
                    "seed": seed},
         "overall": overall,
         "by_kind": by_kind,

@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from workbench import defaults as D
-from workbench.calibrate.backtest import backtest
+from workbench.calibrate.backtest import Backtester
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
@@ -207,8 +207,12 @@ def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlS
 
 def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
               out: str | Path, *, gc_logs: Sequence[str | Path] = (), options: CalibrateOptions | None = None,
-              overwrite: bool = False) -> CalibrationResult:
+              overwrite: bool = False, backtest: Backtester | None = None) -> CalibrationResult:
     """Calibrate a scenario from a cluster's files into ``out`` (see the module text for what is written).
+
+    ``backtest`` runs the back-test (:func:`workbench.studies.backtest.backtest`, which
+    :func:`workbench.api.calibrate` passes): fitting never simulates, so the run is handed in. It is
+    required unless ``options.backtest_queries`` is 0.
 
     Raises
     ------
@@ -217,6 +221,9 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         the counters the fit needs (naming them and the Pinot versions that write them).
     """
     opts = options or CalibrateOptions()
+    if opts.backtest_queries > 0 and backtest is None:
+        raise ValueError("a back-test needs its runner: pass backtest=workbench.studies.backtest.backtest "
+                         "(workbench.api.calibrate does), or set backtest_queries=0")
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
     replay, shapes, mask, dropped = _replayable(inputs)
     kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
@@ -249,7 +256,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / "calibration.json", calibration)
         report = None
-        if opts.backtest_queries > 0:
+        if backtest is not None and opts.backtest_queries > 0:
             scratch = tmp / ".backtest"
             report = backtest(yaml.safe_load(text), tmp, replay, kinds, segs, scratch,
                               max_queries=opts.backtest_queries, replications=opts.replications, seed=opts.seed)

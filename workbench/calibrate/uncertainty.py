@@ -8,14 +8,12 @@ was fitted from a finite, noisy log, and the answer moves when the cost does (in
 * :class:`ParameterDistribution` is the fit's joint normal distribution of the calibrated parameters
   (block-bootstrap covariance, ``service.variability`` with its own standard error), read from a
   :class:`~workbench.calibrate.fit.ServiceFit` or a ``calibration.json``;
-* :func:`propagate` runs a scenario with parameters drawn from it, every run on the same seed (common
-  random numbers, so the spread is the parameters' and not noise), and returns the summary with
-  ``model_low``/``model_high`` beside ``ci_low``/``ci_high`` on each latency statistic
-  (:func:`workbench.analysis.stats.with_model_intervals`);
-* :func:`robustness_table` does that for each candidate configuration, plus the whole fitted cost
-  scaled by 1 - e and 1 + e; :func:`robust_answer` reads such a table (or a sweep's combined table with
-  the same columns) and gives the smallest configuration that meets the SLO nominally, across the
-  parameter uncertainty, and were the cost e (20%) higher or lower: the fields a report shows.
+* :func:`workbench.studies.uncertainty.propagate` runs a scenario with parameters drawn from it (a
+  study: it simulates, so it lives with the other studies, above this package);
+* :func:`robust_answer` reads a table of such runs (:func:`workbench.studies.uncertainty.robustness_table`,
+  or a sweep's combined table with the same columns) and gives the smallest configuration that meets the
+  SLO nominally, across the parameter uncertainty, and were the cost e (20%) higher or lower: the
+  fields a report shows.
 """
 
 from __future__ import annotations
@@ -29,15 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.compare import flatten
-from workbench.analysis.stats import summarise, with_model_intervals
 from workbench.calibrate.fit import FIT_PARAMETERS, ServiceFit
 from workbench.calibrate.variability import MAX_VARIABILITY
-from workbench.scenario import Scenario, load_scenario
-from workbench.sim.run import simulate
 
-__all__ = ["COST_KEYS", "ParameterDistribution", "RobustAnswer", "configurations", "propagate", "robust_answer",
-           "robustness_table"]
+__all__ = ["COST_KEYS", "ParameterDistribution", "RobustAnswer", "configurations", "robust_answer"]
 
 #: The cost parameters a cost error scales together (the variability is a spread, not a cost).
 COST_KEYS = tuple(k for k, _, _ in FIT_PARAMETERS)
@@ -101,50 +94,6 @@ class ParameterDistribution:
         return {k: v * factor if k in COST_KEYS else v for k, v in self.nominal().items()}
 
 
-def _scenario(scenario: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
-    return scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-
-
-def propagate(scenario: Scenario | str | Path | Mapping[str, Any], params: ParameterDistribution, *,
-              draws: int = 20, seed: int | None = None, data: Path | None = None, confidence: float | None = None,
-              rng: np.random.Generator | None = None) -> dict[str, Any]:
-    """The scenario's summary at the fitted parameters, with the model's interval on each latency statistic.
-
-    Runs the scenario once at the fitted values and ``draws`` times with parameters drawn from
-    ``params``, all on the same simulation seed (common random numbers). ``rng`` draws the parameters
-    (default: seeded from ``seed``). Costs ``draws + 1`` simulations.
-    """
-    sc = _scenario(scenario)
-    generator = rng if rng is not None else np.random.default_rng([seed if seed is not None else 0, 17])
-    nominal = summarise(simulate(sc.with_overrides(params.nominal()), seed, data=data))
-    spread = [summarise(simulate(sc.with_overrides(o), seed, data=data)) for o in params.draw(draws, generator)]
-    return with_model_intervals(nominal, spread, confidence)
-
-
-def robustness_table(scenario: Scenario | str | Path | Mapping[str, Any],
-                     configurations: Mapping[str, Mapping[str, Any]], params: ParameterDistribution, *,
-                     draws: int = 10, cost_error: float = 0.2, seed: int | None = None, data: Path | None = None,
-                     confidence: float | None = None) -> pd.DataFrame:
-    """One row per (configuration, cost scale): the flattened summary, ``config``, ``cost`` and ``cost_scale``.
-
-    ``configurations`` maps a label to scenario overrides (``{"6 servers": {"cluster.servers": 6}}``).
-    Rows at ``cost_scale`` 1 carry the model's interval (:func:`propagate`); rows at ``1 - cost_error``
-    and ``1 + cost_error`` are one run each with every fitted cost scaled. ``cost`` is servers x cores,
-    the report's measure of a configuration's price. All runs share the seed.
-    """
-    base = _scenario(scenario)
-    rows = []
-    for label, overrides in configurations.items():
-        sc = base.with_overrides(overrides)
-        price = sc.cluster.servers * sc.cluster.server.cores
-        summary = propagate(sc, params, draws=draws, seed=seed, data=data, confidence=confidence)
-        rows.append({"config": label, "cost": price, "cost_scale": 1.0, **flatten(summary)})
-        for factor in (1.0 - cost_error, 1.0 + cost_error):
-            scaled = summarise(simulate(sc.with_overrides(params.scaled(factor)), seed, data=data))
-            rows.append({"config": label, "cost": price, "cost_scale": factor, **flatten(scaled)})
-    return pd.DataFrame(rows)
-
-
 @dataclass(frozen=True)
 class RobustAnswer:
     """How robust a sizing answer is (the fields the sizing report shows).
@@ -201,8 +150,9 @@ def _cheapest(table: pd.DataFrame, flag: str) -> str | None:
 
 
 def robust_answer(table: pd.DataFrame, slo_p99_ms: float, cost_error: float = 0.2) -> RobustAnswer:
-    """Read the robustness of a sizing from a table of runs (:func:`robustness_table`, or a sweep's
-    combined table with ``config``, ``cost`` and the flattened summary columns).
+    """Read the robustness of a sizing from a table of runs
+    (:func:`workbench.studies.uncertainty.robustness_table`, or a sweep's combined table with ``config``,
+    ``cost`` and the flattened summary columns).
 
     Rows without ``cost_scale`` count as the fitted cost; without ``latency_ms.p99.model_high`` the
     parameter uncertainty is unknown and ``robust`` equals ``nominal``; scaled rows are matched to

@@ -3,17 +3,16 @@ matrix, and the method note (what the model includes and what it leaves out)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
-from workbench.io.tables import read_parquet
+from workbench.io.tables import read_json_file, read_parquet
 from workbench.report.data import SizingData, workload_of
 from workbench.report.findings import Findings
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
+from workbench.report.whatif import movement_path
 from workbench.workload.directory import read_segments
 
 __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
@@ -23,36 +22,22 @@ __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
 CACHE_TRACE_REQUESTS = 8_000
 
 
-def _plan_rows(d: SizingData, f: Findings, data: Path) -> tuple[pd.DataFrame, list[str]]:
+def _plan_rows(d: SizingData, best: pd.Series) -> tuple[pd.DataFrame, list[str]]:
     """Rebalance moves of today's servers -> the recommendation and of the recommendation -> the next size
-    up; the first step is also simulated on its rebalanced ideal state (p99 once the move is done)."""
-    from workbench.analysis.scale_out import rebalance_layout
-    from workbench.report.whatif import WhatIf, run_whatif
-
-    assert f.best is not None
-    point = str(f.best["point"])
-    sc, seed = d.scenarios[point], int(f.best["seed"]) if "seed" in f.best else 0
-    rec = sc.cluster.servers
-    now = d.base_scenario.cluster.servers if d.base_scenario is not None else rec
-    bigger = [n for n in sorted(set(int(s) for s in d.combined["servers"])) if n > rec]
-    steps = []
-    same_layout = d.base_scenario is not None and d.base_scenario.table.to_json() == sc.table.to_json()
-    if now != rec and same_layout:
-        steps.append((now, rec, f"{now} (base scenario) -> {rec} (recommended)"))
-    if bigger:
-        steps.append((rec, bigger[0], f"{rec} -> {bigger[0]} (the next size up)"))
+    up, and p99 on the first one's rebalanced ideal state, as the studies wrote them (``movement.json``)."""
+    path = movement_path(d, best)
+    if not path.is_file():  # the findings say which command writes it
+        return pd.DataFrame(), []
     rows, sentences = [], []
-    for i, (before, after, label) in enumerate(steps):
-        plan, total = rebalance_layout(sc.with_overrides({"cluster.servers": before}), after, data=data)
-        rows += [{**r, "plan": label} for r in plan.table_rows()]
-        share = plan.bytes_moved / total if total else 0.0
-        sentence = (f"{label}: {plan.segments_moved} segment replicas, {from_bytes(plan.bytes_moved)}B "
+    for step in read_json_file(path, "rebalance plans")["steps"]:
+        rows += [{**r, "plan": step["label"]} for r in step["rows"]]
+        total = step["table_bytes"]
+        share = step["bytes_moved"] / total if total else 0.0
+        sentence = (f"{step['label']}: {step['segments_moved']} segment replicas, {from_bytes(step['bytes_moved'])}B "
                     f"({share:.0%} of the table's replicated bytes) are loaded"
-                    f"{' with minimizeDataMovement' if plan.minimize_data_movement else ''}")
-        if i == 0:
-            moved = WhatIf(f"rebalanced-{before}-to-{after}", f"rebalanced to {after}", {"cluster.servers": after},
-                           ideal_state=plan.assignment)
-            doc = run_whatif(sc, moved, d.sweep_dir / "whatif" / point / moved.name, seed)
+                    f"{' with minimizeDataMovement' if step['minimize_data_movement'] else ''}")
+        if step["run"] is not None:
+            doc = read_json_file(path.parent / step["run"] / "summary.json", "rebalanced run")
             p99 = doc["summary"]["latency_ms"]["p99"]
             sentence += (f"; once moved, p99 is {p99['value']:.1f} ms (interval {p99['ci_low']:.1f}-"
                          f"{p99['ci_high']:.1f}) on the rebalanced assignment")
@@ -63,23 +48,19 @@ def _plan_rows(d: SizingData, f: Findings, data: Path) -> tuple[pd.DataFrame, li
 def movement(d: SizingData, f: Findings) -> list[Figure]:
     """What a rebalance moves and p99 after it: today's servers to the recommendation, and the
     recommendation's next step."""
-    data = workload_of(d.base_scenario)
-    if f.best is None or data is None or not (data / "segments.parquet").is_file():
+    if f.best is None:
         return []
-    if d.combined["servers"].nunique() < 2 and (d.base_scenario is None or
-                                                d.base_scenario.cluster.servers == int(f.best["servers"])):
-        return []
-    moves, sentences = _plan_rows(d, f, data)
+    moves, sentences = _plan_rows(d, f.best)
     if moves.empty:
         return []
     fig = sizing_plots.data_movement(moves, "Data each server loads when the table is rebalanced")
     return [plot_page(fig, "; ".join(sentences) + ". Pinot's instance and segment reassignment of the table's "
-                           "current layout (workbench.analysis.scale_out); sizes are the workload's segments.")]
+                           "current layout (workbench.studies.scale_out); sizes are the workload's segments.")]
 
 
 def cache(d: SizingData, f: Findings) -> list[Figure]:
     """Hit rate of a broker result cache against its size on the workload's own queries, with the optimum."""
-    from workbench.analysis.studies import broker_trace
+    from workbench.analysis.cache_trace import broker_trace
     from workbench.pinot.cache.trace import hit_rate_curve
 
     data = workload_of(d.base_scenario)

@@ -24,10 +24,19 @@ from workbench.analysis.readings import compare_intervals
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.report.data import SizingData, recommend, workload_of
 from workbench.report.fragility import Context, warnings_for
-from workbench.report.whatif import Headroom, cheapest_surviving, headroom, whatif_table
+from workbench.report.whatif import (
+    STUDIES_COMMAND,
+    Headroom,
+    StudyMissing,
+    cheapest_surviving,
+    headroom,
+    movement_path,
+    today_row,
+    whatif_table,
+)
 
-__all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "find", "layout_frame", "load_facts",
-           "routing_sentence"]
+__all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "candidates", "find", "layout_frame",
+           "load_facts", "missing_sentence", "routing_sentence"]
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,7 @@ def calibration_of(d: SizingData) -> Calibration:
     return Calibration(directory, backtest, has_model)
 
 
-def _candidates(d: SizingData) -> pd.DataFrame:
+def candidates(d: SizingData) -> pd.DataFrame:
     """Configurations that meet the SLO, cheapest first (the order :func:`recommend` uses)."""
     c = d.combined
     ok = c[(c["robust"] if "robust" in c else c["meets_slo"]) & c.get("at_load", True)]
@@ -184,14 +193,37 @@ def routing_sentence(d: SizingData, best: pd.Series | None) -> str | None:
     return (f"At {servers} servers: {reading.text} Servers per query: {fan}; queries that met a GC pause: {gc}.")
 
 
+def missing_sentence(d: SizingData, missing: StudyMissing) -> str:
+    """What the report says when the runs it reads are not on disk: which command writes them."""
+    return (f"The what-if runs of the recommendation are not on disk ({missing.path} is missing): "
+            f"`{STUDIES_COMMAND} {d.sweep_dir}` runs them (`workbench sweep` does after its points). This report "
+            "shows the sweep's own configurations only: no what-ifs, headroom, server-loss check or rebalance.")
+
+
+def _studies(d: SizingData, best: pd.Series) -> tuple[pd.DataFrame, Headroom | None, pd.Series | None, int,
+                                                       str | None]:
+    """The what-if table, headroom and cheapest survivor of ``best``, read from the studies' runs (only
+    today's row, and a sentence naming the command, when they are missing)."""
+    try:
+        whatifs = whatif_table(d, best)
+        room = headroom(d, best)
+        resilient, tried = cheapest_surviving(d, candidates(d)) if d.options.whatif else (None, 0)
+        if not movement_path(d, best).is_file():
+            raise StudyMissing(movement_path(d, best))
+    except StudyMissing as missing:
+        return pd.DataFrame([today_row(best)]), None, None, 0, missing_sentence(d, missing)
+    return whatifs, room, resilient, tried, None
+
+
 def find(d: SizingData) -> Findings:
-    """Compute the findings (runs the what-ifs and the headroom search when the options ask for them)."""
+    """Compute the findings from the sweep and the runs of its studies (:mod:`workbench.studies.sizing`)."""
     best, runner = recommend(d.combined)
     cal = calibration_of(d)
-    whatifs = whatif_table(d, best) if best is not None else None
-    room = headroom(d, best) if best is not None else None
+    whatifs, room, resilient, tried, missing = _studies(d, best) if best is not None else (None, None, None, 0, None)
     ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
     warnings = warnings_for(best, ctx) if best is not None else []
+    if missing is not None:
+        warnings.append(missing)
     if d.slo_p99_ms is None:
         warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
                         "recommendation is only the cheapest shape simulated.")
@@ -207,8 +239,5 @@ def find(d: SizingData) -> Findings:
     if best is not None and "instance" in best and best["instance"] is None:
         warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
                         "in money is unknown; give a price table with larger instances (report.prices).")
-    resilient, tried = None, 0
-    if best is not None and d.options.whatif:
-        resilient, tried = cheapest_surviving(d, _candidates(d))
     return Findings(best, runner, _cheaper(d, best), whatifs, room, warnings, load_facts(d, best), cal,
                     routing_sentence(d, best), resilient, tried)

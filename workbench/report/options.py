@@ -47,9 +47,10 @@ class ReportOptions:
     memory_per_heap
         Machine memory per byte of JVM heap when picking an instance.
     whatif
-        Simulate the what-ifs (+50% load, one server down, one replica group down).
+        Run and show the what-ifs (+50% load, one server down, one replica group down); the runs are
+        made by the studies before the report (:mod:`workbench.studies.sizing`).
     headroom
-        Load multipliers (> 1) at which the recommendation is simulated to find where its SLO breaks.
+        Load multipliers (> 1) at which the studies run the recommendation to find where its SLO breaks.
     utilisation_warning
         Mean server utilisation above which the report warns.
     """

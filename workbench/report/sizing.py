@@ -49,7 +49,7 @@ SECTIONS: dict[str, Section] = {
 
 
 def report_pages(data: SizingData) -> list[Figure]:
-    """Every page of the report, in order (runs the what-ifs the first time; they are kept on disk)."""
+    """Every page of the report, in order, from the sweep's files and its studies' runs (nothing is simulated)."""
     findings = find(data)
     return [page for section in SECTIONS.values() for page in section(data, findings)]
 

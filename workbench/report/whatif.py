@@ -18,35 +18,41 @@ the point's seed (common random numbers, so the difference is the change and not
   interval passes the SLO; the load at which it breaks is interpolated between the last multiplier that
   met it and the first that did not.
 
-Runs are written under ``SWEEP/whatif/POINT/NAME/`` (``summary.json``) and reused when the report is
-written again; delete the directory to rerun them.
+The runs are a study (:mod:`workbench.studies.sizing`): ``workbench studies SWEEP`` (which ``workbench
+sweep`` runs after its points) writes each under ``SWEEP/whatif/POINT/NAME/`` (a run directory), and
+this module only reads them. Each search below (the what-if table, the headroom, the cheapest
+configuration that survives a lost server) takes a ``fetch`` that returns one what-if's run: the report
+reads it from disk (:func:`read_whatif`, raising :class:`StudyMissing` when it is not there), the study
+runs it (:func:`workbench.studies.whatif.run_whatif`), so both walk the same runs in the same order.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.analysis.compare import flatten
-from workbench.io import atomic_file, write_json_atomic
-from workbench.io.tables import read_json_file, read_parquet
+from workbench.io.tables import read_json_file
 from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
 from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
-if TYPE_CHECKING:
-    from workbench.analysis.scale_out import ScaleOut
+__all__ = ["MOVEMENT_FILE", "STUDIES_COMMAND", "WHATIF_DIR", "Fetch", "Headroom", "StudyMissing", "WhatIf",
+           "cheapest_surviving", "headroom", "load_variant", "movement_path", "movement_steps", "point_of",
+           "read_whatif", "survives_server_loss", "today_row", "whatif_table", "whatif_variants"]
 
-__all__ = ["Headroom", "WhatIf", "cheapest_surviving", "grow_recommendation", "headroom", "load_variant", "run_whatif",
-           "scale_query_log", "survives_server_loss", "whatif_table", "whatif_variants"]
+#: Where a sweep's what-if runs live, under the sweep directory: ``whatif/POINT/NAME/``.
+WHATIF_DIR = "whatif"
+#: The rebalance plans of the recommended point, beside its what-ifs: ``whatif/POINT/movement.json``.
+MOVEMENT_FILE = "movement.json"
+#: The command that writes them (``workbench sweep`` runs it after its points).
+STUDIES_COMMAND = "workbench studies"
 
 
 @dataclass(frozen=True)
@@ -67,45 +73,17 @@ class WhatIf:
     ideal_state: Mapping[str, Mapping[str, str]] | None = None
 
 
-def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> pd.DataFrame:
-    """A query log replayed ``factor`` times faster, repeated until it spans ``min_span_s`` seconds.
-
-    >>> q = pd.DataFrame({"arrival_s": [0.0, 2.0, 4.0], "sql": ["a", "b", "c"]})
-    >>> scale_query_log(q, 2.0, 5.0)["arrival_s"].tolist()
-    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    """
-    if factor <= 0:
-        raise ValueError(f"factor must be > 0, got {factor}")
-    base = queries.sort_values("arrival_s", kind="stable").reset_index(drop=True)
-    times = base["arrival_s"].to_numpy(dtype=float) / factor
-    period = float(times[-1] - times[0]) + float(np.mean(np.diff(times))) if len(times) > 1 else 1.0
-    copies = max(1, math.ceil((min_span_s + 1e-9) / period)) if period > 0 else 1
-    parts = [base.assign(arrival_s=times + k * period) for k in range(copies)]
-    out = pd.concat(parts, ignore_index=True)
-    out = out[out["arrival_s"] <= max(min_span_s, float(times[-1]))].reset_index(drop=True)
-    if "query_id" in out:
-        out["query_id"] = np.arange(len(out), dtype=np.int64)
-    return out
-
-
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
-    """The scenario at ``factor`` times its query rate (a faster replay writes a workload under ``scratch``)."""
+    """The scenario at ``factor`` times its query rate (a faster replay reads a workload under ``scratch``,
+    which the study writes before running it: :func:`workbench.studies.whatif.faster_replay`)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
     if sc.workload.arrival.process != "replay":
         return WhatIf(name, label, {"workload.arrival.qps": sc.workload.arrival.qps * factor}, factor,
                       note=f"Poisson arrivals at {sc.workload.arrival.qps * factor:g} queries/s")
-    source = workload_of(sc)
-    if source is None:
+    if workload_of(sc) is None:
         return WhatIf(name, label, {}, factor, note="no workload directory to replay faster")
-    out = scratch / "workloads" / name
-    if not (out / "queries.parquet").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / "segments.parquet", out / "segments.parquet")
-        logged = read_parquet(source / "queries.parquet", what="queries table")
-        log = scale_query_log(logged, factor, sc.simulation.duration_s)
-        with atomic_file(out / "queries.parquet") as tmp:
-            log.to_parquet(tmp, index=False)
-    return WhatIf(name, label, {}, factor, out, note=f"the query log replayed {factor:g} times faster")
+    return WhatIf(name, label, {}, factor, scratch / "workloads" / name,
+                  note=f"the query log replayed {factor:g} times faster")
 
 
 def _first_group(sc: Scenario) -> tuple[str, ...]:
@@ -133,6 +111,18 @@ def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:
     return out
 
 
+class StudyMissing(LookupError):
+    """A what-if run the report reads is not on disk (or was run with another seed or change)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+#: How a search gets one what-if's run document: ``(point's scenario, what-if, its directory, seed)``.
+Fetch = Callable[[Scenario, WhatIf, Path, int], dict[str, Any]]
+
+
 def _matches(path: Path, what: WhatIf, seed: int) -> dict[str, Any] | None:
     if not path.is_file():
         return None
@@ -141,22 +131,13 @@ def _matches(path: Path, what: WhatIf, seed: int) -> dict[str, Any] | None:
     return stored if same else None
 
 
-def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str, Any]:
-    """Simulate one what-if into ``out_dir/summary.json`` (reused when already there); returns its document."""
-    from workbench.analysis.stats import summarise
-    from workbench.sim.run import simulate
-
-    path = out_dir / "summary.json"
-    if (done := _matches(path, what, seed)) is not None:
-        return done
-    scenario = sc.with_overrides(what.overrides) if what.overrides else sc
-    result = simulate(scenario, seed, data=what.data, ideal_state=what.ideal_state)
-    doc = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, "seed": seed,
-           "overrides": json.loads(json.dumps(what.overrides, default=str)), "summary": summarise(result)}
-    document: dict[str, Any] = json.loads(json.dumps(doc, default=str))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, document)
-    return document
+def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str, Any]:
+    """The run of one what-if from ``out_dir/summary.json``, labelled as ``what`` (raises
+    :class:`StudyMissing` when it is not there, or was run with another seed or change)."""
+    stored = _matches(out_dir / "summary.json", what, seed)
+    if stored is None:
+        raise StudyMissing(out_dir)
+    return {**stored, "name": what.name, "label": what.label, "load": what.load, "note": what.note}
 
 
 def _row(doc: Mapping[str, Any], slo: float | None) -> dict[str, Any]:
@@ -170,21 +151,27 @@ def _row(doc: Mapping[str, Any], slo: float | None) -> dict[str, Any]:
     return row
 
 
-def _point(d: SizingData, best: pd.Series) -> tuple[Scenario, Path, int]:
-    point = str(best["point"])
-    return d.scenarios[point], d.sweep_dir / "whatif" / point, int(best["seed"]) if "seed" in best else 0
+def point_of(d: SizingData, row: pd.Series) -> tuple[Scenario, Path, int]:
+    """Configuration ``row``'s scenario, the directory of its what-ifs and its seed."""
+    point = str(row["point"])
+    return d.scenarios[point], d.sweep_dir / WHATIF_DIR / point, int(row["seed"]) if "seed" in row else 0
 
 
-def whatif_table(d: SizingData, best: pd.Series) -> pd.DataFrame:
+def today_row(best: pd.Series) -> dict[str, Any]:
+    """The what-if table's first row: configuration ``best`` as the sweep simulated it."""
+    return {"name": "today", "label": "today", "load": 1.0, "note": "as simulated in the sweep",
+            **{k: best[k] for k in best.index if "." in str(k) or str(k) in ("throughput_qps", "partial_rate",
+                                                                            "gc_delayed_rate")},
+            "meets_slo": bool(best["meets_slo"])}
+
+
+def whatif_table(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) -> pd.DataFrame:
     """One row per what-if of the recommended point ``best`` (``label``, ``note``, flattened summary,
     ``meets_slo``), after a ``today`` row from the sweep itself."""
-    sc, scratch, seed = _point(d, best)
-    rows = [{"name": "today", "label": "today", "load": 1.0, "note": "as simulated in the sweep",
-             **{k: best[k] for k in best.index if "." in str(k) or str(k) in ("throughput_qps", "partial_rate",
-                                                                             "gc_delayed_rate")},
-             "meets_slo": bool(best["meets_slo"])}]
+    sc, scratch, seed = point_of(d, best)
+    rows = [today_row(best)]
     if d.options.whatif:
-        rows += [_row(run_whatif(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
+        rows += [_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
         if layout_of(sc)[1] == 0 and sc.table.replication < 2:
             rows.append({"name": "server-down", "label": "one server down", "load": 1.0, "meets_slo": False,
                          "note": "no replica: queries miss its segments until it is back",
@@ -192,34 +179,24 @@ def whatif_table(d: SizingData, best: pd.Series) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def grow_recommendation(d: SizingData, best: pd.Series, servers: int | None = None) -> ScaleOut:
-    """Configuration ``best`` grown to ``servers`` (default: the sweep's next server count up, else two
-    more): Pinot's rebalance of its layout and p99 before and after, on the point's seed."""
-    from workbench.analysis.scale_out import scale_out
-
-    sc, _, seed = _point(d, best)
-    counts = sorted({int(s) for s in d.combined["servers"]})
-    target = servers or next((n for n in counts if n > sc.cluster.servers), sc.cluster.servers + 2)
-    return scale_out(sc, target, seed=seed)
-
-
-def survives_server_loss(d: SizingData, row: pd.Series) -> bool | None:
+def survives_server_loss(d: SizingData, row: pd.Series, fetch: Fetch = read_whatif) -> bool | None:
     """Whether configuration ``row`` meets the SLO with one server down (``None`` when that is not
     simulated: a table without replicas loses data with the server, so it does not survive)."""
-    sc, scratch, seed = _point(d, row)
+    sc, scratch, seed = point_of(d, row)
     down = [w for w in whatif_variants(sc, scratch) if w.name == "server-down"]
     if not down:
         return None
-    return bool(_row(run_whatif(sc, down[0], scratch / down[0].name, seed), d.slo_p99_ms)["meets_slo"])
+    return bool(_row(fetch(sc, down[0], scratch / down[0].name, seed), d.slo_p99_ms)["meets_slo"])
 
 
-def cheapest_surviving(d: SizingData, ordered: pd.DataFrame, limit: int = 6) -> tuple[pd.Series | None, int]:
+def cheapest_surviving(d: SizingData, ordered: pd.DataFrame, limit: int = 6,
+                       fetch: Fetch = read_whatif) -> tuple[pd.Series | None, int]:
     """The first configuration of ``ordered`` (cheapest first) that meets the SLO with one server down,
     trying at most ``limit``; returns it (or ``None``) and how many were tried."""
     tried = 0
     for _, row in ordered.head(limit).iterrows():
         tried += 1
-        if survives_server_loss(d, row):
+        if survives_server_loss(d, row, fetch):
             return row, tried
     return None, tried
 
@@ -259,21 +236,22 @@ def _crossing(low: Mapping[str, Any], high: Mapping[str, Any], slo: float) -> fl
     return x0 + (x1 - x0) * min(1.0, max(0.0, (slo - y0) / (y1 - y0)))
 
 
-def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None = None) -> Headroom | None:
+def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None = None,
+             fetch: Fetch = read_whatif) -> Headroom | None:
     """Run the recommendation at growing load until its p99 interval passes the SLO (``None`` without
     an SLO or multipliers)."""
     steps = tuple(multipliers if multipliers is not None else d.options.headroom)
     slo = d.slo_p99_ms
     if slo is None or not steps:
         return None
-    sc, scratch, seed = _point(d, best)
+    sc, scratch, seed = point_of(d, best)
     p99_high = best.get("latency_ms.p99.ci_high", best["latency_ms.p99.value"])
     rows = [{"load": 1.0, "throughput_qps": float(best["throughput_qps"]), "p99": float(best["latency_ms.p99.value"]),
              "p99_low": _finite(best.get("latency_ms.p99.ci_low"), best["latency_ms.p99.value"]),
              "p99_high": _finite(p99_high, best["latency_ms.p99.value"]), "meets_slo": bool(best["meets_slo"])}]
     for m in steps:
         what = load_variant(sc, m, scratch)
-        row = _row(run_whatif(sc, what, scratch / what.name, seed), slo)
+        row = _row(fetch(sc, what, scratch / what.name, seed), slo)
         value = row["latency_ms.p99.value"]
         rows.append({"load": m, "throughput_qps": float(row["throughput_qps"]), "p99": float(value),
                      "p99_low": _finite(row.get("latency_ms.p99.ci_low"), value),
@@ -291,3 +269,28 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
         high_row = runs[runs["load"] == breaks].iloc[0]
         estimate = _crossing({str(k): v for k, v in low.items()}, {str(k): v for k, v in high_row.items()}, slo)
     return Headroom(runs, holds, breaks, estimate, float(best["throughput_qps"]))
+
+
+def movement_steps(d: SizingData, best: pd.Series) -> list[tuple[int, int, str]]:
+    """The rebalances the report shows for ``best``, as ``(servers before, after, label)``: today's
+    servers to the recommendation (when the base scenario has another count and the same table), then
+    the recommendation to the sweep's next size up. Empty when the sweep has one server count."""
+    sc = d.scenarios[str(best["point"])]
+    rec = sc.cluster.servers
+    base = d.base_scenario
+    if d.combined["servers"].nunique() < 2 and (base is None or base.cluster.servers == int(best["servers"])):
+        return []
+    now = base.cluster.servers if base is not None else rec
+    bigger = [n for n in sorted(set(int(s) for s in d.combined["servers"])) if n > rec]
+    steps = []
+    if now != rec and base is not None and base.table.to_json() == sc.table.to_json():
+        steps.append((now, rec, f"{now} (base scenario) -> {rec} (recommended)"))
+    if bigger:
+        steps.append((rec, bigger[0], f"{rec} -> {bigger[0]} (the next size up)"))
+    return steps
+
+
+def movement_path(d: SizingData, best: pd.Series) -> Path:
+    """Where the study writes the rebalance plans of ``best`` (:func:`movement_steps`) and the run after
+    the first: ``whatif/POINT/movement.json``."""
+    return point_of(d, best)[1] / MOVEMENT_FILE

@@ -66,6 +66,7 @@ def run_sweep(
     retries: int = 1,
     progress: bool = False,
     restart: bool = False,
+    studies: bool = False,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep and return its combined table, also written to ``combined.parquet``.
 
@@ -89,6 +90,10 @@ def run_sweep(
     restart
         Remove what an earlier run wrote into ``out`` and start over (needed when the base scenario
         changed since; resuming then is an error).
+    studies
+        Then run the sizing report's studies (:func:`workbench.studies.sizing.run_sizing_studies`: the
+        what-ifs, headroom and rebalance of the recommendation) into ``out/whatif``, so that the report
+        only reads files. ``workbench sweep`` does; ``workbench studies`` runs them on their own.
 
     Returns
     -------
@@ -112,7 +117,12 @@ def run_sweep(
     pending = [t for t in tasks if t.point_id not in outcomes]
     if pending:
         outcomes.update(_run_pending(pending, _runner(spec, parallel, master), retries, progress, len(tasks)))
-    return write_combined(out_dir, spec.points, outcomes)
+    combined = write_combined(out_dir, spec.points, outcomes)
+    if studies and (combined["status"] == "ok").any():
+        from workbench.studies.sizing import run_sizing_studies
+
+        run_sizing_studies(out_dir)
+    return combined
 
 
 def failed_points(combined: pd.DataFrame) -> pd.DataFrame:

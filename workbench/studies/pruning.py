@@ -1,70 +1,19 @@
-"""Ready-made studies for the caching and upsert questions: data in, tidy frames out.
+"""The pruning studies: how many segments Pinot's broker keeps per query, for workload variants.
 
-Notebooks and the sizing report call these; the heavy lifting is in :mod:`workbench.pinot.cache` and
-:mod:`workbench.pinot.upsert`, which reproduce Pinot's (and the RFC's) behaviour.
+Each variant's workload is generated in-process and every query planned with the table's pruners
+(:class:`workbench.sim.planner.Planner`, the model's own planner): a study, since it builds the model's
+inputs, where :mod:`workbench.analysis` only reads tables. ``notebooks/02_pruning.ipynb`` calls these.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
-from workbench.pinot.sql import parse_query
 from workbench.scenario import Scenario
 
-__all__ = ["broker_trace", "heap_by_ttl", "pruning_by_window", "pruning_study", "window_label"]
-
-
-def broker_trace(queries: pd.DataFrame) -> pd.DataFrame:
-    """A broker result-cache trace from a query log (``arrival_s``, ``sql``): canonical key, size, time.
-
-    Keys are the RFC's canonical SQL (:func:`workbench.pinot.cache.keys.query_key`), so different
-    spellings of one dashboard panel share a key; sizes are the caches' own estimate
-    (:func:`workbench.pinot.cache.estimate.result_size_estimate`), as in the model.
-    """
-    from workbench.pinot.cache.estimate import result_size_estimate
-    from workbench.pinot.cache.keys import query_key
-
-    parsed: dict[str, tuple[str, int]] = {}
-    keys, sizes = [], []
-    for sql in queries["sql"]:
-        hit = parsed.get(sql)
-        if hit is None:
-            q = parse_query(sql)
-            hit = parsed[sql] = (query_key(q), result_size_estimate(q))
-        keys.append(hit[0])
-        sizes.append(hit[1])
-    return pd.DataFrame({"key": keys, "size_bytes": np.asarray(sizes, dtype=np.int64),
-                         "time_ms": queries["arrival_s"].to_numpy(dtype=float) * 1000.0})
-
-
-def heap_by_ttl(ttls_s: Sequence[float], *, seed: int = 1, segments: int = 24, records_per_segment: int = 20_000,
-                update_fraction: float = 0.6, active_window_s: float = 7200.0,
-                hash_function: str = "NONE") -> pd.DataFrame:
-    """Upsert heap of one partition over time for each metadataTTL (0 = no TTL), on one key stream.
-
-    The same session-like stream (keys updated for ``active_window_s`` after they appear, then never
-    again: the TTL design's trip example) is replayed through Pinot's metadata manager once per TTL;
-    one row per commit with the map's keys, heap bytes and the duplicates TTL let through.
-    """
-    from workbench.pinot.upsert import PartitionUpsertMetadataManager
-    from workbench.pinot.upsert.replay import replay_partition, synthetic_stream
-
-    rows = []
-    for ttl in ttls_s:
-        stream = synthetic_stream(np.random.default_rng(seed), segments, records_per_segment,
-                                  update_fraction=update_fraction, active_window_ms=int(active_window_s * 1000))
-        with tempfile.TemporaryDirectory(prefix="upsert-snapshots-") as snapshots:
-            # Pinot requires validDocIds snapshots whenever metadataTTL is set
-            manager = PartitionUpsertMetadataManager.of(metadata_ttl=ttl * 1000.0, hash_function=hash_function,
-                                                     enable_snapshot=ttl > 0, snapshot_dir=snapshots)
-            rows += [{"ttl_s": ttl, "time_s": s.time, "num_primary_keys": s.num_primary_keys,
-                      "heap_bytes": s.total_bytes, "duplicate_keys": s.duplicate_keys}
-                     for s in replay_partition(stream, manager) if s.phase == "commit"]
-    return pd.DataFrame(rows)
+__all__ = ["pruning_by_window", "pruning_study", "window_label"]
 
 
 def pruning_study(scenario: Scenario, variants: dict[str, dict[str, object]]) -> pd.DataFrame:

@@ -25,13 +25,13 @@ import numpy as np
 import pandas as pd
 
 from workbench import defaults as D
-from workbench.analysis.stats import summarise
 from workbench.errors import InputError
 from workbench.pinot.assignment import segment_partition_id
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
-from workbench.scenario import Scenario, load_scenario
+from workbench.runs import resolve, run_scenario
+from workbench.scenario import Scenario
 from workbench.sim.layout import Layout, build_layout
-from workbench.sim.run import simulate, workload_dir
+from workbench.sim.run import workload_dir
 from workbench.workload.directory import read_segments
 
 __all__ = ["ScaleOut", "rebalance_layout", "scale_out", "segment_sizes"]
@@ -41,7 +41,7 @@ __all__ = ["ScaleOut", "rebalance_layout", "scale_out", "segment_sizes"]
 class ScaleOut:
     """A rebalance from ``servers_before`` to ``servers_after`` servers and the runs either side of it.
 
-    ``before`` and ``after`` are :func:`~workbench.analysis.stats.summarise` summaries (``after`` on the
+    ``before`` and ``after`` are the runs' summaries (:func:`~workbench.analysis.stats.summarise`) (``after`` on the
     rebalanced ideal state); ``plan`` holds the instance partitions, the ideal states and per-server moves.
     """
 
@@ -146,10 +146,10 @@ def scale_out(scenario: Scenario | str | Path | Mapping[str, Any], servers: int,
     include_consuming
         Also move CONSUMING segments (the rebalance's ``includeConsuming``); ``None``: only when shrinking.
     """
-    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    sc = resolve(scenario, None, None)
     plan, table_bytes = rebalance_layout(sc, servers, data=data, minimize_data_movement=minimize_data_movement,
                                          include_consuming=include_consuming)
-    before = summarise(simulate(sc, seed, data=data))
-    after = summarise(simulate(sc.with_overrides({"cluster.servers": servers}), seed, data=data,
-                               ideal_state=plan.assignment))
+    before = run_scenario(sc, None, seed=seed, data=data)["summary"]
+    after = run_scenario(sc, None, overrides={"cluster.servers": servers}, seed=seed, data=data,
+                         ideal_state=plan.assignment)["summary"]
     return ScaleOut(sc.cluster.servers, servers, plan, before, after, table_bytes)

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from workbench.analysis.scale_out import scale_out
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
 from workbench.sim.run import simulate
+from workbench.studies.scale_out import scale_out
 
 
 def _scenario(table: dict[str, Any], servers: int = 4) -> dict[str, Any]:

@@ -1,0 +1,85 @@
+"""What-if runs of a configuration: each one change to the point's scenario, run on the point's seed.
+
+The report defines the what-ifs and reads their runs (:mod:`workbench.report.whatif`); this study runs
+them, each through the one run verb (:func:`workbench.runs.run_scenario`) into a run directory
+``SWEEP/whatif/POINT/NAME/``. A run already there with the same seed and change is reused, so running
+the studies again costs nothing; delete the directory to rerun it.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.io import atomic_file
+from workbench.io.tables import read_parquet
+from workbench.report.data import SizingData, workload_of
+from workbench.report.whatif import StudyMissing, WhatIf, point_of, read_whatif
+from workbench.runs import run_scenario
+from workbench.scenario import Scenario
+from workbench.studies.scale_out import ScaleOut, scale_out
+
+__all__ = ["faster_replay", "grow_recommendation", "run_whatif", "scale_query_log"]
+
+
+def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> pd.DataFrame:
+    """A query log replayed ``factor`` times faster, repeated until it spans ``min_span_s`` seconds.
+
+    >>> q = pd.DataFrame({"arrival_s": [0.0, 2.0, 4.0], "sql": ["a", "b", "c"]})
+    >>> scale_query_log(q, 2.0, 5.0)["arrival_s"].tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    """
+    if factor <= 0:
+        raise ValueError(f"factor must be > 0, got {factor}")
+    base = queries.sort_values("arrival_s", kind="stable").reset_index(drop=True)
+    times = base["arrival_s"].to_numpy(dtype=float) / factor
+    period = float(times[-1] - times[0]) + float(np.mean(np.diff(times))) if len(times) > 1 else 1.0
+    copies = max(1, math.ceil((min_span_s + 1e-9) / period)) if period > 0 else 1
+    parts = [base.assign(arrival_s=times + k * period) for k in range(copies)]
+    out = pd.concat(parts, ignore_index=True)
+    out = out[out["arrival_s"] <= max(min_span_s, float(times[-1]))].reset_index(drop=True)
+    if "query_id" in out:
+        out["query_id"] = np.arange(len(out), dtype=np.int64)
+    return out
+
+
+def faster_replay(sc: Scenario, what: WhatIf) -> None:
+    """Write the workload a faster-replay what-if reads (``what.data``), once: the scenario's segments
+    and its query log :func:`scale_query_log`-ed by ``what.load`` over the simulated horizon."""
+    source = workload_of(sc)
+    out = what.data
+    if out is None or source is None or (out / "queries.parquet").is_file():
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source / "segments.parquet", out / "segments.parquet")
+    logged = read_parquet(source / "queries.parquet", what="queries table")
+    log = scale_query_log(logged, what.load, sc.simulation.duration_s)
+    with atomic_file(out / "queries.parquet") as tmp:
+        log.to_parquet(tmp, index=False)
+
+
+def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str, Any]:
+    """Run one what-if into the run directory ``out_dir`` (reused when already there with this seed and
+    change); returns its ``summary.json`` labelled as ``what`` (a :data:`~workbench.report.whatif.Fetch`)."""
+    try:
+        return read_whatif(sc, what, out_dir, seed)
+    except StudyMissing:
+        pass
+    faster_replay(sc, what)
+    run_scenario(sc, out_dir, overrides=what.overrides, seed=seed, data=what.data, ideal_state=what.ideal_state,
+                 overwrite=True)
+    return read_whatif(sc, what, out_dir, seed)
+
+
+def grow_recommendation(d: SizingData, best: pd.Series, servers: int | None = None) -> ScaleOut:
+    """Configuration ``best`` grown to ``servers`` (default: the sweep's next server count up, else two
+    more): Pinot's rebalance of its layout and p99 before and after, on the point's seed."""
+    sc, _, seed = point_of(d, best)
+    counts = sorted({int(s) for s in d.combined["servers"]})
+    target = servers or next((n for n in counts if n > sc.cluster.servers), sc.cluster.servers + 2)
+    return scale_out(sc, target, seed=seed)
