@@ -156,6 +156,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return sweep, _point_files(root / "out")
 
 
+@pytest.mark.slow  # kills and resumes whole sweeps several times
 def test_killed_sweeps_resume_to_the_uninterrupted_result(reference: tuple[Path, dict[str, object]],
                                                           tmp_path: Path) -> None:
     sweep, expected = reference

@@ -22,6 +22,9 @@ import pytest
 from workbench.analysis.stats import summarise
 from workbench.sim.run import simulate
 
+# replays 2M upsert events under each TTL: half a minute of work, for `make test` only
+pytestmark = pytest.mark.slow
+
 TTLS_H = (0.5, 1.0, 2.0, 4.0)
 
 
