@@ -295,15 +295,15 @@ def _value(kind: Any, value: Any, where: str, source: str) -> Any:
 
 
 # -- columns ------------------------------------------------------------------------------------------------
-def _schema(cls: type[Any], prefix: str) -> Iterator[tuple[str, str]]:
+def _schema(cls: type[Any], prefix: str, within_optional: bool = False) -> Iterator[tuple[str, str]]:
     hints = typing.get_type_hints(cls)
     for f in sorted(dataclasses.fields(cls), key=_json_key):
         name = f"{prefix}.{_json_key(f)}" if prefix else _json_key(f)
-        kind, optional = hints[f.name], False
+        kind, optional = hints[f.name], within_optional
         if typing.get_origin(kind) in (typing.Union, types.UnionType):
             kind, optional = next(a for a in typing.get_args(kind) if a is not type(None)), True
         if dataclasses.is_dataclass(kind):
-            yield from _schema(kind, name)  # type: ignore[arg-type]
+            yield from _schema(kind, name, optional)  # type: ignore[arg-type]
         elif typing.get_origin(kind) is dict:
             yield f"{name}.CODE", typing.get_args(kind)[1].__name__
         else:
@@ -311,8 +311,9 @@ def _schema(cls: type[Any], prefix: str) -> Iterator[tuple[str, str]]:
 
 
 def schema_columns(cls: type[Any] = Summary) -> dict[str, str]:
-    """Every column a summary of type ``cls`` can flatten into, in column order, with its type (a mapping
-    field's keys are written ``CODE``: ``errors.by_code.CODE``)."""
+    """Every column a summary of type ``cls`` can flatten into, in column order, with its type (``or null``
+    when it may be missing: an optional field or one inside one; a mapping field's keys are written
+    ``CODE``: ``errors.by_code.CODE``)."""
     return dict(_schema(cls, ""))
 
 
