@@ -35,12 +35,12 @@ def main() -> None:
         for execution in ("fcfs_threads", "pinot"):
             t = time.perf_counter()
             s = summarise(simulate(scenario(execution, qps)))
-            lat = s["latency_ms"]
-            p99.append(lat["p99"]["value"])
-            interval = f"[{lat['p99']['ci_low']:6.1f},{lat['p99']['ci_high']:6.1f}]"
-            cells.append(f"{lat['p50']['value']:7.1f} {lat['p99']['value']:7.1f} {interval} "
+            lat = s.latency_ms
+            p99.append(lat.p99.value)
+            interval = f"[{lat.p99.ci_low:6.1f},{lat.p99.ci_high:6.1f}]"
+            cells.append(f"{lat.p50.value:7.1f} {lat.p99.value:7.1f} {interval} "
                          f"({time.perf_counter() - t:4.1f}s)")
-        print(f"{qps:5.0f}  {s['utilisation']['mean']:.2f} | {cells[0]} | {cells[1]} | {p99[1] / p99[0]:.3f}")
+        print(f"{qps:5.0f}  {s.utilisation.mean:.2f} | {cells[0]} | {cells[1]} | {p99[1] / p99[0]:.3f}")
 
 
 if __name__ == "__main__":

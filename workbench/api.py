@@ -207,7 +207,7 @@ def scale_out(
             "segments_moved": result.plan.segments_moved, "bytes_moved": result.plan.bytes_moved,
             "moved_share": result.moved_share, "moves": result.plan.table_rows(),
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
-            "before": result.before, "after": result.after})
+            "before": result.before.to_json(), "after": result.after.to_json()})
     return result
 
 

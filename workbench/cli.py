@@ -94,8 +94,8 @@ def _simulate(args: argparse.Namespace) -> int:
     finally:
         for bar in bars:
             bar.close()
-    s = document["summary"]
-    _say(f"p99 {s['latency_ms']['p99']['value']:.2f} ms over {s['queries']:,} queries; wrote {args.out}")
+    s = document.summary
+    _say(f"p99 {s.latency_ms.p99.value:.2f} ms over {s.queries:,} queries; wrote {args.out}")
     return 0
 
 

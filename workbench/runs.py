@@ -9,45 +9,36 @@ below the API so that studies can call it while the API calls the studies.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError
-from workbench.io import atomic_dir, check_output, redact, write_json_atomic
+from workbench.io import check_output
+from workbench.io.run_dir import SUMMARY_FILE, RunDir, RunRecord
+from workbench.io.summary import Summary
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.records import Result
 
 __all__ = ["SUMMARY_FILE", "check_seed", "resolve", "run_checked", "run_scenario", "write_run"]
 
-#: The run directory's headline file: scenario, seed, overrides and the summary statistics.
-SUMMARY_FILE = "summary.json"
 
-
-def write_run(result: Result, out: str | Path, *, overwrite: bool = False,
-              summary: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Write a run's Parquet tables and ``summary.json`` into ``out`` atomically; returns that document.
+def write_run(result: Result, out: str | Path, *, overwrite: bool = False, summary: Summary | None = None) -> RunRecord:
+    """Write a run's Parquet tables and ``summary.json`` into ``out`` atomically; returns its record as the
+    file holds it (tuples as lists, keys as strings, credentials redacted), as a resumed sweep reads it.
 
     ``summary`` is the run's summary statistics when the caller has them already (else they are
     computed here, once).
     """
     from workbench.analysis.stats import summarise
 
-    stats = dict(summary) if summary is not None else summarise(result)
-    # return exactly what the file holds (tuples as lists, keys as strings, credentials redacted), as a
-    # resumed sweep reads it
-    document: dict[str, Any] = json.loads(json.dumps(redact(_document(result, stats)), sort_keys=True, default=str))
-    with atomic_dir(Path(out), overwrite=overwrite) as tmp:
-        for name, table in result.tables().items():
-            table.to_parquet(tmp / f"{name}.parquet", index=False)
-        write_json_atomic(tmp / SUMMARY_FILE, document)
-    return document
+    stats = summary if summary is not None else summarise(result)
+    return RunDir(Path(out)).write(result.tables(), _record(result, stats), overwrite=overwrite)
 
 
-def _document(result: Result, stats: Mapping[str, Any]) -> dict[str, Any]:
-    return {"scenario": result.parameters.get("scenario", {}), "seed": result.parameters.get("seed"),
-            "overrides": result.parameters.get("overrides", {}), "summary": dict(stats)}
+def _record(result: Result, summary: Summary) -> RunRecord:
+    return RunRecord(scenario=result.parameters.get("scenario", {}), seed=result.parameters.get("seed"),
+                     overrides=result.parameters.get("overrides", {}), summary=summary)
 
 
 def run_scenario(
@@ -55,8 +46,9 @@ def run_scenario(
     overrides: Mapping[str, Any] | None = None, seed: int | None = None, data: str | Path | None = None,
     base_dir: str | Path | None = None, overwrite: bool = False, progress: Callable[[int, int], None] | None = None,
     ideal_state: Mapping[str, Mapping[str, str]] | None = None,
-) -> dict[str, Any]:
-    """Simulate a scenario, summarise it and write the run directory ``out``; returns its ``summary.json``.
+) -> RunRecord:
+    """Simulate a scenario, summarise it and write the run directory ``out``; returns its ``summary.json``
+    record.
 
     Parameters
     ----------
@@ -65,7 +57,7 @@ def run_scenario(
     out
         The run directory (Parquet records and ``summary.json``), written atomically. ``None`` writes
         nothing, for studies that only read the summary of many runs (a parameter-uncertainty draw);
-        the document is then returned as computed, not as JSON would hold it.
+        the record is then returned as computed, not as JSON would hold it.
     overrides
         Dotted-key overrides (``{"cluster.servers": 12}``), recorded in the summary.
     seed
@@ -91,7 +83,7 @@ def run_scenario(
 def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str, Any] | None = None,
                 seed: int | None = None, data: str | Path | None = None, overwrite: bool = False,
                 progress: Callable[[int, int], None] | None = None,
-                ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+                ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> RunRecord:
     """:func:`run_scenario` of a scenario already validated with its ``overrides`` applied (a sweep
     point's): ``overrides`` are only recorded, so the point is not validated a second time."""
     from workbench.analysis.stats import summarise
@@ -105,7 +97,7 @@ def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str,
     result.parameters["overrides"] = dict(overrides or {})
     summary = summarise(result, slo=sc.slo)
     if out is None:
-        return _document(result, summary)
+        return _record(result, summary)
     return write_run(result, out, overwrite=overwrite, summary=summary)
 
 

@@ -514,7 +514,13 @@ FULL_SUMMARY = {"scenario": {}, "summary": {
     "latency_ms": {p: {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0} for p in ("mean", "p50", "p95", "p99", "p99.9")},
     "throughput_qps": 1, "queries": 1, "replications": 1, "utilisation": {"mean": 0.1, "max": 0.1},
     "partial_rate": 0, "gc_delayed_rate": 0, "servers_queried_mean": 1, "segments_queried_mean": 1,
-    "littles_law": {"L_measured": 1, "lambda_W": 1}, "confidence": 0.95}}
+    "littles_law": {"L_measured": 1, "lambda_W": 1, "relative_difference": 0}, "confidence": 0.95,
+    "servers_idle": 0, "gc_pauses": 0, "cache_hit_rate": 0,
+    "errors": {"scheduling_timeout_share": 0, "execution_timeout_share": 0, "query_error_share": 0, "by_code": {}},
+    "engine": {"name": "simpy", "why": ""},
+    "heap": {"live_max": 0, "peak_max": 0, "oom_servers": 0, "upsert_keys_max": 0, "upsert_keys_from": "none",
+             "at_s": None},
+    "slo": {"met": None, "checks": {}, "why": ""}}}
 report_dir("queries-corrupt", _files({"summary.json": json.dumps(FULL_SUMMARY), "queries.parquet": b"PAR1junk"}),
            ["queries-corrupt/queries.parquet", "not a readable Parquet file"])
 report_dir("queries-foreign", _files({"summary.json": json.dumps(FULL_SUMMARY),

@@ -72,11 +72,11 @@ def test_redact_keeps_structure_and_everything_else() -> None:
 def test_a_run_writes_no_credential_and_its_scenario_still_loads(tmp_path: Path) -> None:
     document = run_scenario(SCENARIO, tmp_path / "run")
     _assert_no_secret(_written(tmp_path / "run"))
-    streams = document["scenario"]["table"]["tableIndexConfig"]["streamConfigs"]
+    streams = document.scenario["table"]["tableIndexConfig"]["streamConfigs"]
     assert streams["stream.kafka.topic.name"] == "events" and streams["sasl.jaas.config"] == REDACTED
     from workbench.scenario import load_scenario
 
-    load_scenario(document["scenario"])  # the report reloads it: redaction keeps it valid
+    load_scenario(document.scenario)  # the report reloads it: redaction keeps it valid
 
 
 def test_a_sweep_writes_no_credential(tmp_path: Path) -> None:

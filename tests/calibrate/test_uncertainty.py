@@ -10,6 +10,7 @@ import pytest
 
 from workbench.analysis.stats import model_interval, with_model_intervals
 from workbench.calibrate.uncertainty import ParameterDistribution, configurations, robust_answer
+from workbench.io.summary import EXAMPLE, Summary
 from workbench.studies.uncertainty import propagate, robustness_table
 
 
@@ -45,12 +46,16 @@ def test_a_cost_error_scales_every_cost_but_not_the_variability() -> None:
 
 
 def test_model_intervals_sit_beside_the_simulations() -> None:
-    summary = {"latency_ms": {"p99": {"value": 30.0, "ci_low": 28.0, "ci_high": 32.0}}, "queries": 5}
-    draws = [{"latency_ms": {"p99": {"value": v}}} for v in (10.0, 20.0, 30.0, 40.0, 50.0)]
+    def with_p99(p99: dict[str, float]) -> Summary:
+        return Summary.from_json({**EXAMPLE, "latency_ms": {**EXAMPLE["latency_ms"], "p99": p99}})
+
+    summary = with_p99({"value": 30.0, "ci_low": 28.0, "ci_high": 32.0})
+    draws = [with_p99({"value": v, "ci_low": v, "ci_high": v}) for v in (10.0, 20.0, 30.0, 40.0, 50.0)]
     out = with_model_intervals(summary, draws, confidence=0.5)
-    assert out["latency_ms"]["p99"] == {"value": 30.0, "ci_low": 28.0, "ci_high": 32.0, "model_low": 20.0,
-                                        "model_high": 40.0}
-    assert out["model_uncertainty"]["draws"] == 5 and "model_low" not in summary["latency_ms"]["p99"]
+    assert out.to_json()["latency_ms"]["p99"] == {"value": 30.0, "ci_low": 28.0, "ci_high": 32.0, "model_low": 20.0,
+                                                  "model_high": 40.0}
+    assert out.model_uncertainty is not None and out.model_uncertainty.draws == 5
+    assert "model_low" not in summary.to_json()["latency_ms"]["p99"]
     assert model_interval(np.array([np.nan, 1.0, 3.0]), 1.0) == (1.0, 3.0)
 
 
@@ -64,16 +69,18 @@ SCENARIO = {"cluster": {"servers": 2, "server": {"cores": 2}, "network": {"laten
 
 def test_without_parameter_uncertainty_common_random_numbers_give_no_model_spread() -> None:
     params = ParameterDistribution.from_calibration(_calibration(0.0, 0.0, 0.0))
-    p99 = propagate(SCENARIO, params, draws=3)["latency_ms"]["p99"]
-    assert p99["model_low"] == p99["value"] == p99["model_high"]
+    p99 = propagate(SCENARIO, params, draws=3).latency_ms.p99
+    assert p99.model_low == p99.value == p99.model_high
 
 
 def test_a_more_uncertain_cost_gives_a_wider_model_interval() -> None:
     narrow = propagate(SCENARIO, ParameterDistribution.from_calibration(_calibration(0.1, 0.0, 0.0)), draws=6)
     wide = propagate(SCENARIO, ParameterDistribution.from_calibration(_calibration(2.0, 0.0, 0.0)), draws=6)
 
-    def width(s: dict[str, Any]) -> float:
-        return float(s["latency_ms"]["p99"]["model_high"] - s["latency_ms"]["p99"]["model_low"])
+    def width(s: Summary) -> float:
+        p99 = s.latency_ms.p99
+        assert p99.model_high is not None and p99.model_low is not None
+        return float(p99.model_high - p99.model_low)
 
     assert width(wide) > 5 * width(narrow) > 0
 

@@ -41,7 +41,7 @@ def test_growing_replica_groups_with_minimized_movement_loads_only_the_new_serve
     assert receivers == ["Server_4", "Server_5"]  # the existing four keep their slots (Pinot's minimizeDataMovement)
     assert out.plan.bytes_moved == out.plan.segments_moved * 100_000 * 100  # docs x SEGMENT_BYTES_PER_DOC each
     assert 0 < out.moved_share < 0.5
-    assert out.after["partial_rate"] == 0.0  # every segment still has a live replica in each group
+    assert out.after.partial_rate == 0.0  # every segment still has a live replica in each group
 
 
 def test_the_run_after_the_move_uses_the_rebalanced_ideal_state() -> None:
@@ -59,7 +59,7 @@ def test_the_run_after_the_move_uses_the_rebalanced_ideal_state() -> None:
 def test_doubling_the_servers_halves_their_utilisation_at_the_same_load() -> None:
     out = scale_out(_scenario(BALANCED), 8)
     # the same queries and the same work per segment, spread over twice the cores
-    busy_before, busy_after = out.before["utilisation"]["mean"], out.after["utilisation"]["mean"]
+    busy_before, busy_after = out.before.utilisation.mean, out.after.utilisation.mean
     assert busy_after == pytest.approx(busy_before / 2, rel=0.1)
     old, new = out.p99_ms()
     assert new < old  # fewer segments per server: shorter requests
@@ -70,7 +70,7 @@ def test_losing_a_server_moves_its_segments_to_the_others() -> None:
     out = scale_out(_scenario(BALANCED), 3)
     after = out.plan.assignment
     assert all("Server_3" not in hosts and len(hosts) == 2 for hosts in after.values())
-    assert out.after["partial_rate"] == 0.0
+    assert out.after.partial_rate == 0.0
     with pytest.raises(InputError, match="servers"):
         scale_out(_scenario(BALANCED), 4)
 

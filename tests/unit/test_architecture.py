@@ -290,3 +290,47 @@ def test_one_verb_runs_the_model() -> None:
     callers = sorted(m for m, p in MODULES.items() for t, name in _imports(m, p)
                      if t == "workbench.sim.run" and name == "simulate")
     assert callers == ["workbench", "workbench.runs"]
+
+
+# --- who names a workload file --------------------------------------------------------------------------
+
+#: The files of a workload directory: only :class:`workbench.workload.directory.WorkloadDir` (and the
+#: workload writers beside it) and :mod:`workbench.io` may spell them; everything else takes a value.
+WORKLOAD_FILES = frozenset({"segments.parquet", "queries.parquet", "manifest.json"})
+EVENTS_DIR = "events"
+FILE_OWNERS = ("workbench.io", "workbench.workload")
+
+
+def _named_files(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, name) of every string constant that is a workload file name, or starts with ``events/``,
+    and of every ``path / "events"``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value in WORKLOAD_FILES or node.value.startswith(f"{EVENTS_DIR}/")):
+            yield node.lineno, node.value
+        elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
+              and node.right.value == EVENTS_DIR):
+            yield node.lineno, f"/ {EVENTS_DIR!r}"
+
+
+def _file_name_leaks(modules: dict[str, str]) -> list[str]:
+    """``module:line names 'file'`` for every workload file named outside the modules that own them."""
+    return [f"{m}:{line} names {name!r}" for m, source in modules.items()
+            if not any(m == owner or m.startswith(owner + ".") for owner in FILE_OWNERS)
+            for line, name in sorted(_named_files(ast.parse(source)))]
+
+
+def test_the_file_name_check_finds_a_module_that_names_a_workload_file() -> None:
+    modules = {"workbench.report.x": 'p = data / "segments.parquet"\nq = data / "events"\nr = "events/part-0"\n',
+               "workbench.workload.directory": 'SEGMENTS_FILE = "segments.parquet"\n',
+               "workbench.io.y": 'm = "manifest.json"\n',
+               "workbench.report.z": 'table = "events"  # a table name\ns = "a queries.parquet note"\n'}
+    assert _file_name_leaks(modules) == ["workbench.report.x:1 names 'segments.parquet'",
+                                         "workbench.report.x:2 names \"/ 'events'\"",
+                                         "workbench.report.x:3 names 'events/part-0'"]
+
+
+def test_no_module_outside_io_and_workload_names_a_workload_file() -> None:
+    """A workload directory's files are named by :class:`~workbench.workload.directory.WorkloadDir` (a run
+    directory's by :class:`~workbench.io.run_dir.RunDir`); every other module takes the value."""
+    assert _file_name_leaks({m: p.read_text(encoding="utf-8") for m, p in MODULES.items()}) == []

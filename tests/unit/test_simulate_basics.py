@@ -64,5 +64,5 @@ def test_a_heap_slo_written_as_a_size_is_checked_after_the_run() -> None:
     from workbench.analysis.stats import summarise
 
     sc = load_scenario({**BASE, "slo": {"max_heap": "8G"}})
-    verdict = summarise(simulate(sc))["slo"]["checks"]["max_heap"]
-    assert verdict["limit"] == 8 * 2**30
+    verdict = summarise(simulate(sc)).slo.checks.max_heap
+    assert verdict is not None and verdict.limit == 8 * 2**30

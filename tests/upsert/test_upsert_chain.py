@@ -124,7 +124,7 @@ def test_ttl_bounds_the_heap_over_the_day(upsert_trips: Any) -> None:
                 heap.set_index(["server", "time_s"]).index)).all()
         assert (heap["update_rate"] > 0).any()
         summary = summarise(result)
-        assert summary["heap"]["upsert_keys_from"] == "replay" and summary["heap"]["upsert_keys_max"] > 0
+        assert summary.heap.upsert_keys_from == "replay" and summary.heap.upsert_keys_max > 0
     assert peaks[0] > peaks[1] > peaks[2]
 
 
@@ -157,8 +157,8 @@ def test_max_heap_fails_the_slo_and_says_why(upsert_trips: Any) -> None:
     assert peak > float(result.servers["live_heap"].max())
     roomy = summarise(simulate(upsert_trips.scenario(0, slo={"max_heap": peak * 1.01})))
     tight = summarise(simulate(upsert_trips.scenario(0, slo={"max_heap": peak * 0.99})))
-    assert roomy["slo"]["met"] is True
-    assert tight["slo"]["met"] is False and "peak heap" in tight["slo"]["why"]
+    assert roomy.slo.met is True
+    assert tight.slo.met is False and "peak heap" in tight.slo.why
     oom = summarise(simulate(upsert_trips.scenario(0, gc={"collector": "g1", "live_heap": "1000MB"},
                                                    slo={"max_heap": 64 * 2**30})))
-    assert oom["heap"]["oom_servers"] > 0 and oom["slo"]["met"] is False and "out of memory" in oom["slo"]["why"]
+    assert oom.heap.oom_servers > 0 and oom.slo.met is False and "out of memory" in oom.slo.why

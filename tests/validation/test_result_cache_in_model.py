@@ -60,8 +60,8 @@ def test_consuming_segments_are_not_cached_by_default(tmp_path: Path) -> None:
 def test_summary_reports_the_hit_rate(tmp_path: Path) -> None:
     r = simulate(scenario("OFFLINE", CACHE_ON), data=workload(tmp_path))
     s = summarise(r)
-    assert s["cache_hit_rate"] == float((r.queries["cache_hit"] != "").mean()) > 0.9
-    json.dumps(s)
+    assert s.cache_hit_rate == float((r.queries["cache_hit"] != "").mean()) > 0.9
+    json.dumps(s.to_json())
 
 
 def server_scenario(table_type: str, server_config: dict[str, str]) -> dict[str, Any]:
@@ -98,10 +98,10 @@ def test_consuming_segment_is_not_cached_by_the_servers(tmp_path: Path) -> None:
 
 def test_segment_churn_invalidates_and_lowers_the_hit_rate(tmp_path: Path) -> None:
     data = workload(tmp_path)
-    calm = summarise(simulate(scenario("OFFLINE", CACHE_ON), data=data))["cache_hit_rate"]
+    calm = summarise(simulate(scenario("OFFLINE", CACHE_ON), data=data)).cache_hit_rate
     churned = scenario("OFFLINE", CACHE_ON)
     churned["workload"]["churn"] = {"replace_per_hour": 3600 * 2}  # two refresh uploads a second
-    busy = summarise(simulate(churned, data=data))["cache_hit_rate"]
+    busy = summarise(simulate(churned, data=data)).cache_hit_rate
     # every replace bumps the epoch of a segment all 5 panels read, so each panel's next request misses:
     # panels are requested 100/5 = 20 times a second and replaced twice a second, so ~1 - 2/20 hit
     assert calm > 0.99

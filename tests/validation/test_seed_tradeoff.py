@@ -55,15 +55,15 @@ def test_fan_out_is_one_replica_group(runs: dict[str, Any]) -> None:
 
 
 def test_replica_groups_lower_the_gc_tail(runs: dict[str, Any]) -> None:
-    bal, rg = (summarise(runs[k])["latency_ms"]["p99"] for k in ("balanced", "replicaGroup"))
-    assert rg["ci_high"] < bal["ci_low"], (rg, bal)
+    bal, rg = (summarise(runs[k]).latency_ms.p99 for k in ("balanced", "replicaGroup"))
+    assert rg.ci_high < bal.ci_low, (rg, bal)
     delayed = {k: runs[k].queries["gc_delayed"].mean() for k in runs}
     assert delayed["replicaGroup"] < delayed["balanced"] / 2  # ~(1-(1-p)^4) vs ~(1-(1-p)^12)
 
 
 def test_replica_groups_cost_median_latency_and_per_server_work(runs: dict[str, Any]) -> None:
-    bal, rg = (summarise(runs[k])["latency_ms"]["p50"] for k in ("balanced", "replicaGroup"))
-    assert rg["ci_low"] > bal["ci_high"], (rg, bal)
+    bal, rg = (summarise(runs[k]).latency_ms.p50 for k in ("balanced", "replicaGroup"))
+    assert rg.ci_low > bal.ci_high, (rg, bal)
     per_request = {k: (r.servers["busy_ms"].sum() / r.servers["requests"].sum()) for k, r in runs.items()}
     expected = (9 * SEGMENT_MS + REQUEST_MS) / (3 * SEGMENT_MS + REQUEST_MS)
     # busy_ms is core time used up to the horizon, requests every request received: the horizon cuts at

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from workbench.analysis.stats import summarise
+from workbench.io.summary import Summary
 from workbench.sim.run import simulate
 
 # replays 2M upsert events under each TTL: half a minute of work, for `make test` only
@@ -29,7 +30,7 @@ TTLS_H = (0.5, 1.0, 2.0, 4.0)
 
 
 @pytest.fixture(scope="module")
-def runs(trips_workload: Any) -> list[dict[str, Any]]:
+def runs(trips_workload: Any) -> list[Summary]:
     trips = trips_workload(2_000_000)
     out = []
     for ttl_h in TTLS_H:
@@ -39,16 +40,16 @@ def runs(trips_workload: Any) -> list[dict[str, Any]]:
     return out
 
 
-def test_a_longer_ttl_keeps_more_keys_and_more_live_heap(runs: list[dict[str, Any]]) -> None:
-    keys = [r["heap"]["upsert_keys_max"] for r in runs]
-    live = [r["heap"]["live_max"] for r in runs]
+def test_a_longer_ttl_keeps_more_keys_and_more_live_heap(runs: list[Summary]) -> None:
+    keys = [r.heap.upsert_keys_max for r in runs]
+    live = [r.heap.live_max for r in runs]
     assert all(b > a for a, b in itertools.pairwise(keys)), keys
     assert all(b > a for a, b in itertools.pairwise(live)), live
 
 
-def test_p99_rises_monotonically_with_metadata_ttl(runs: list[dict[str, Any]]) -> None:
-    p99 = [r["latency_ms"]["p99"]["value"] for r in runs]
+def test_p99_rises_monotonically_with_metadata_ttl(runs: list[Summary]) -> None:
+    p99 = [r.latency_ms.p99.value for r in runs]
     assert all(b > a for a, b in itertools.pairwise(p99)), p99
     # and the rise is the GC's: more queries meet a pause as the map grows
-    delayed = [r["gc_delayed_rate"] for r in runs]
+    delayed = [r.gc_delayed_rate for r in runs]
     assert delayed[-1] > delayed[0], delayed

@@ -2,67 +2,53 @@
 
 Running the variants is a study (:func:`workbench.studies.compare.compare`); this module only reads
 their records or summaries. The table has the same columns as a sweep's ``combined.parquet``
-(flattened summary keys such as ``latency_ms.p99.value``), so the same pure plots draw both.
+(:meth:`~workbench.io.summary.Summary.columns`, such as ``latency_ms.p99.value``), so the same pure
+plots draw both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
 from workbench.analysis.stats import summarise
+from workbench.io import summary as S
+from workbench.io.summary import Summary
 from workbench.sim.records import Result
 
-__all__ = ["HEADLINE", "flatten", "headline", "summaries_table", "summary_table"]
-
-
-def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings as one level of dotted keys: one column per number of a summary.
-
-    Both this comparison table and a sweep's ``combined.parquet`` use it, so the same plots read both.
-
-    >>> flatten({"latency_ms": {"p99": {"value": 3.0}}, "queries": 5})
-    {'latency_ms.p99.value': 3.0, 'queries': 5}
-    """
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(item, Mapping):
-            out.update(flatten(item, name))
-        else:
-            out[name] = item
-    return out
+__all__ = ["HEADLINE", "headline", "summaries_table", "summary_table"]
 
 
 def summary_table(results: Mapping[str, Result]) -> pd.DataFrame:
-    """One row per labelled result: ``config`` plus the flattened :func:`~workbench.analysis.stats.summarise`."""
+    """One row per labelled result: ``config`` plus the columns of its :func:`~workbench.analysis.stats.summarise`."""
     return summaries_table({label: summarise(r) for label, r in results.items()})
 
 
-def summaries_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per labelled summary (a run's ``summary.json`` ``summary``): ``config`` plus its flattened keys.
+def summaries_table(summaries: Mapping[str, Summary]) -> pd.DataFrame:
+    """One row per labelled summary: ``config`` plus its columns (:meth:`~workbench.io.summary.Summary.columns`,
+    the columns of a sweep's ``combined.parquet``).
 
-    >>> summaries_table({"a": {"latency_ms": {"p99": {"value": 3.0}}}})
+    >>> table = summaries_table({"a": Summary.from_json(S.EXAMPLE)})
+    >>> table[["config", S.P99]]
       config  latency_ms.p99.value
-    0      a                   3.0
+    0      a                  30.0
     """
-    return pd.DataFrame([{"config": label, **flatten(s)} for label, s in summaries.items()])
+    return pd.DataFrame([{"config": label, **s.columns()} for label, s in summaries.items()])
 
 
 #: The headline columns of a summary table and how :func:`headline` names them (units in the name).
 HEADLINE: dict[str, str] = {
-    "servers_queried_mean": "servers per query",
-    "segments_queried_mean": "segments per query",
-    "latency_ms.p50.value": "p50 (ms)",
-    "latency_ms.p99.value": "p99 (ms)",
-    "latency_ms.p99.ci_low": "p99 low (ms)",
-    "latency_ms.p99.ci_high": "p99 high (ms)",
-    "latency_ms.p99.9.value": "p99.9 (ms)",
-    "gc_delayed_rate": "met a GC pause (%)",
-    "utilisation.mean": "busy (%)",
-    "partial_rate": "partial (%)",
+    S.column("servers_queried_mean"): "servers per query",
+    S.column("segments_queried_mean"): "segments per query",
+    S.latency_column("p50"): "p50 (ms)",
+    S.P99: "p99 (ms)",
+    S.P99_LOW: "p99 low (ms)",
+    S.P99_HIGH: "p99 high (ms)",
+    S.latency_column("p99.9"): "p99.9 (ms)",
+    S.GC_DELAYED_RATE: "met a GC pause (%)",
+    S.UTILISATION_MEAN: "busy (%)",
+    S.PARTIAL_RATE: "partial (%)",
 }
 
 

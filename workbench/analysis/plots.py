@@ -8,14 +8,12 @@ state, and a notebook cell that ends in one shows it (Jupyter and papermill alik
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis.figure import InlineFigure, finish_axes
+from workbench.io.summary import P99, Summary, latency_column
 
 __all__ = ["gc_delay_by_fanout", "latency_cdf", "percentile_bars", "server_utilisation"]
 
@@ -39,18 +37,19 @@ def latency_cdf(queries: pd.DataFrame, title: str = "Query latency") -> Figure:
     return fig
 
 
-def percentile_bars(summary: Mapping[str, Any], title: str = "Latency percentiles") -> Figure:
+def percentile_bars(summary: Summary, title: str = "Latency percentiles") -> Figure:
     """Bars of p50..p99.9 with their confidence intervals as error bars."""
     fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
-    labels = [k for k in ("p50", "p95", "p99", "p99.9") if k in summary["latency_ms"]]
-    vals = np.array([summary["latency_ms"][k]["value"] for k in labels])
-    lows = np.array([summary["latency_ms"][k]["ci_low"] for k in labels])
-    highs = np.array([summary["latency_ms"][k]["ci_high"] for k in labels])
+    labels = ["p50", "p95", "p99", "p99.9"]
+    stats = [summary.latency_ms.of(k) for k in labels]
+    vals = np.array([s.value for s in stats])
+    lows = np.array([s.ci_low for s in stats])
+    highs = np.array([s.ci_high for s in stats])
     err = np.nan_to_num(np.vstack([vals - lows, highs - vals]), nan=0.0)
     ax.bar(labels, vals, yerr=err, capsize=6, color="#4C72B0")
     ax.set_ylabel("latency (ms)")
-    ax.set_title(f"{title} ({summary.get('confidence', 0.95):.0%} CI)")
+    ax.set_title(f"{title} ({summary.confidence:.0%} CI)")
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
@@ -78,12 +77,12 @@ def percentiles_by_config(combined: pd.DataFrame, label: str = "config",
     x = np.arange(len(combined))
     width = 0.8 / len(names)
     for i, name in enumerate(names):
-        col = f"latency_ms.{name}.value"
+        col = latency_column(name)
         if col not in combined:
             continue
         vals = combined[col].to_numpy(dtype=float)
-        lo = np.nan_to_num(vals - combined[f"latency_ms.{name}.ci_low"].to_numpy(dtype=float))
-        hi = np.nan_to_num(combined[f"latency_ms.{name}.ci_high"].to_numpy(dtype=float) - vals)
+        lo = np.nan_to_num(vals - combined[latency_column(name, "ci_low")].to_numpy(dtype=float))
+        hi = np.nan_to_num(combined[latency_column(name, "ci_high")].to_numpy(dtype=float) - vals)
         ax.bar(x + (i - 1.5) * width, vals, width, yerr=np.vstack([lo, hi]), capsize=3, label=name)
     ax.set_xticks(x, combined[label].astype(str).tolist(), rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("latency (ms)")
@@ -131,9 +130,9 @@ def cost_vs_slo(combined: pd.DataFrame, slo_ms: float | None, label: str = "conf
     """Each configuration's cost (server cores) against its p99, with the SLO line."""
     fig = InlineFigure(figsize=(8, 5))
     ax = fig.add_subplot()
-    ax.scatter(combined["cost"], combined["latency_ms.p99.value"], color="#4C72B0")
+    ax.scatter(combined["cost"], combined[P99], color="#4C72B0")
     for _, row in combined.iterrows():
-        ax.annotate(str(row[label]), (row["cost"], row["latency_ms.p99.value"]), fontsize=7,
+        ax.annotate(str(row[label]), (row["cost"], row[P99]), fontsize=7,
                     xytext=(3, 3), textcoords="offset points")
     if slo_ms is not None:
         ax.axhline(slo_ms, color="#C44E52", linestyle="--", label=f"SLO p99 {slo_ms:g} ms")

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, latency_column
+
 __all__ = ["Reading", "cache_reading", "compare_intervals", "heap_reading", "layout_reading", "pruning_reading",
            "separated", "sizing_reading"]
 
@@ -93,9 +95,9 @@ def compare_intervals(values: Mapping[str, tuple[float, float, float]], stat: st
 
 
 def _interval(row: pd.Series, stat: str) -> tuple[float, float, float]:
-    value = float(row[f"latency_ms.{stat}.value"])
-    low = float(row.get(f"latency_ms.{stat}.ci_low", value))
-    high = float(row.get(f"latency_ms.{stat}.ci_high", value))
+    value = float(row[latency_column(stat)])
+    low = float(row.get(latency_column(stat, "ci_low"), value))
+    high = float(row.get(latency_column(stat, "ci_high"), value))
     return (value if math.isnan(low) else low, value, value if math.isnan(high) else high)
 
 
@@ -110,7 +112,7 @@ def layout_reading(table: pd.DataFrame, label: str = "config") -> Reading:
     p50 = compare_intervals({str(r[label]): _interval(r, "p50") for _, r in table.iterrows()}, "p50",
                             replications=reps)
     fan = {str(r[label]): float(r["servers_queried_mean"]) for _, r in table.iterrows() if "servers_queried_mean" in r}
-    gc = {str(r[label]): float(r["gc_delayed_rate"]) for _, r in table.iterrows() if "gc_delayed_rate" in r}
+    gc = {str(r[label]): float(r[GC_DELAYED_RATE]) for _, r in table.iterrows() if GC_DELAYED_RATE in r}
     best = str(p99.facts["best"])
     text = p99.text
     if best in fan and best in gc:
@@ -223,7 +225,7 @@ def sizing_reading(combined: pd.DataFrame, best: pd.Series | None, currency: str
     every cheaper configuration does not (``combined`` has ``monthly_cost``, ``meets_slo``, ``shape``)."""
     rows: list[dict[str, Any]] = [
             {"point": str(r["point"]), "shape": str(r["shape"]), "monthly_cost": float(r["monthly_cost"]),
-             "p99_high": float(r.get("latency_ms.p99.ci_high", r["latency_ms.p99.value"])),
+             "p99_high": float(r.get(P99_HIGH, r[P99])),
              "meets_slo": bool(r["meets_slo"])} for _, r in combined.iterrows()]
     if best is None:
         return Reading("No configuration meets the SLO: widen the sweep (more servers, cores or replica groups).",
@@ -231,6 +233,6 @@ def sizing_reading(combined: pd.DataFrame, best: pd.Series | None, currency: str
     cost = float(best["monthly_cost"])
     cheaper = [r for r in rows if float(r["monthly_cost"]) < cost]
     text = (f"Recommended: {best['shape']} ({best.get('instance')}), {cost:,.0f} {currency}/month, p99 "
-            f"{float(best['latency_ms.p99.value']):.0f} ms with its interval under the SLO; "
+            f"{float(best[P99]):.0f} ms with its interval under the SLO; "
             + (f"all {len(cheaper)} cheaper configurations fail it." if cheaper else "it is the cheapest simulated."))
     return Reading(text, {"best": str(best["point"]), "monthly_cost": cost, "configurations": rows})

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import ScalarFormatter
 
 from workbench.analysis.figure import InlineFigure, finish_axes
+from workbench.io.summary import P99, THROUGHPUT, latency_column
 
 __all__ = ["cost_vs_p99", "data_movement", "headroom_curve", "heap_and_pauses", "heap_over_day", "layout_comparison",
            "natural_key", "pause_timeline", "whatif_bars"]
@@ -35,9 +36,9 @@ def natural_key(name: object) -> tuple[object, ...]:
 
 
 def _errors(frame: pd.DataFrame, stat: str = "p99") -> np.ndarray:
-    value = frame[f"latency_ms.{stat}.value"].to_numpy(dtype=float)
-    low = frame.get(f"latency_ms.{stat}.ci_low", frame[f"latency_ms.{stat}.value"]).to_numpy(dtype=float)
-    high = frame.get(f"latency_ms.{stat}.ci_high", frame[f"latency_ms.{stat}.value"]).to_numpy(dtype=float)
+    value = frame[latency_column(stat)].to_numpy(dtype=float)
+    low = frame.get(latency_column(stat, "ci_low"), frame[latency_column(stat)]).to_numpy(dtype=float)
+    high = frame.get(latency_column(stat, "ci_high"), frame[latency_column(stat)]).to_numpy(dtype=float)
     out: np.ndarray = np.nan_to_num(np.vstack([value - low, high - value]), nan=0.0).clip(min=0.0)
     return out
 
@@ -61,11 +62,11 @@ def cost_vs_p99(combined: pd.DataFrame, slo_ms: float | None, *, currency: str =
     ax = fig.add_subplot()
     kind = "layout_kind" if "layout_kind" in combined else "layout"
     for i, (layout, group) in enumerate(combined.groupby(kind, sort=True)):
-        ax.errorbar(group["monthly_cost"], group["latency_ms.p99.value"], yerr=_errors(group), fmt="o",
+        ax.errorbar(group["monthly_cost"], group[P99], yerr=_errors(group), fmt="o",
                     color=_LAYOUT_COLOURS[i % len(_LAYOUT_COLOURS)], capsize=3, label=str(layout), alpha=0.85)
     if highlight is not None and (combined["point"] == highlight).any():
         row = combined[combined["point"] == highlight].iloc[0]
-        ax.scatter([row["monthly_cost"]], [row["latency_ms.p99.value"]], s=260, facecolors="none",
+        ax.scatter([row["monthly_cost"]], [row[P99]], s=260, facecolors="none",
                    edgecolors="black", linewidths=1.5, label="recommended", zorder=5)
     _slo_line(ax, slo_ms)
     ax.set_xlabel(f"monthly cost ({currency}/month)")
@@ -93,7 +94,7 @@ def layout_comparison(frame: pd.DataFrame, slo_ms: float | None = None,
     for ax, stat in ((left, "p99"), (right, "p50")):
         for i, (kind, group) in enumerate(frame.groupby("layout_kind", sort=True)):
             g = group.sort_values("servers")
-            ax.errorbar(g["servers"], g[f"latency_ms.{stat}.value"], yerr=_errors(g, stat), marker="o", capsize=3,
+            ax.errorbar(g["servers"], g[latency_column(stat)], yerr=_errors(g, stat), marker="o", capsize=3,
                         color=_LAYOUT_COLOURS[i % len(_LAYOUT_COLOURS)], label=str(kind))
         if stat == "p99":
             _slo_line(ax, slo_ms)
@@ -118,7 +119,7 @@ def whatif_bars(table: pd.DataFrame, slo_ms: float | None,
     ax = fig.add_subplot()
     y = np.arange(len(table))[::-1]
     colours = ["#55A868" if ok else _SLO for ok in table["meets_slo"]]
-    ax.barh(y, table["latency_ms.p99.value"], xerr=_errors(table), color=colours, capsize=4, height=0.6)
+    ax.barh(y, table[P99], xerr=_errors(table), color=colours, capsize=4, height=0.6)
     ax.set_yticks(y, table["label"].astype(str).tolist())
     _slo_line(ax, slo_ms, horizontal=False)
     ax.set_xlabel("p99 latency (ms), 95% interval")
@@ -137,11 +138,11 @@ def headroom_curve(runs: pd.DataFrame, slo_ms: float | None, title: str = "p99 a
     """
     fig = InlineFigure(figsize=(9, 4.5))
     ax = fig.add_subplot()
-    ax.fill_between(runs["throughput_qps"], runs["p99_low"], runs["p99_high"], color="#4C72B0", alpha=0.2,
+    ax.fill_between(runs[THROUGHPUT], runs["p99_low"], runs["p99_high"], color="#4C72B0", alpha=0.2,
                     label="95% interval")
-    ax.plot(runs["throughput_qps"], runs["p99"], marker="o", color="#4C72B0", label="p99")
+    ax.plot(runs[THROUGHPUT], runs["p99"], marker="o", color="#4C72B0", label="p99")
     for _, row in runs.iterrows():
-        ax.annotate(f"x{row['load']:g}", (row["throughput_qps"], row["p99"]), xytext=(4, -12),
+        ax.annotate(f"x{row['load']:g}", (row[THROUGHPUT], row["p99"]), xytext=(4, -12),
                     textcoords="offset points", fontsize=8)
     _slo_line(ax, slo_ms)
     finish_axes(ax, "load (queries/s)", "p99 latency (ms)", title)

@@ -11,56 +11,56 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from workbench.io.summary import Heap, SLOCheck, SLOChecks, SLOVerdict, Statistic
 from workbench.scenario.build import build_section
 from workbench.scenario.schema import SLOSpec
 
 __all__ = ["CHECKS", "check_slo", "recorded_slo"]
 
 
-def _p99(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
-    p99 = summary["latency_ms"]["p99"]
-    high = p99.get("ci_high", p99["value"])
-    high = p99["value"] if high != high else high  # NaN interval (one replication, few batches)
+def _p99(p99: Statistic, heap: Heap, limit: float) -> SLOCheck:
+    high = p99.bound()
     met = bool(high <= limit)
-    why = "" if met else f"p99 {p99['value']:.1f} ms (interval up to {high:.1f} ms) is over {limit:g} ms"
-    return {"limit": limit, "value": p99["value"], "bound": high, "met": met, "why": why}
+    why = "" if met else f"p99 {p99.value:.1f} ms (interval up to {high:.1f} ms) is over {limit:g} ms"
+    return SLOCheck(limit=limit, value=p99.value, bound=high, met=met, why=why)
 
 
-def _max_heap(summary: Mapping[str, Any], limit: float) -> dict[str, Any]:
-    heap = summary["heap"]
-    peak, oom = heap["peak_max"], heap["oom_servers"]
+def _max_heap(p99: Statistic, heap: Heap, limit: float) -> SLOCheck:
+    peak, oom = heap.peak_max, heap.oom_servers
     met = bool(peak <= limit and oom == 0)
     if oom:
-        why = f"{oom} server run(s) ran out of memory (live heap {heap['live_max'] / 2**30:.2f} GiB)"
+        why = f"{oom} server run(s) ran out of memory (live heap {heap.live_max / 2**30:.2f} GiB)"
     elif not met:
         why = f"peak heap {peak / 2**30:.2f} GiB is over {limit / 2**30:.2f} GiB"
     else:
         why = ""
-    return {"limit": limit, "value": peak, "bound": peak, "met": met, "why": why}
+    return SLOCheck(limit=limit, value=peak, bound=peak, met=met, why=why)
 
 
-#: ``slo`` key -> the check it names (a key left unset is not checked).
-CHECKS: Mapping[str, Callable[[Mapping[str, Any], float], dict[str, Any]]] = {"p99_ms": _p99, "max_heap": _max_heap}
+#: ``slo`` key -> the check it names (a key left unset is not checked); the keys are
+#: :class:`~workbench.io.summary.SLOChecks`' fields, where the verdicts are kept.
+CHECKS: Mapping[str, Callable[[Statistic, Heap, float], SLOCheck]] = {"p99_ms": _p99, "max_heap": _max_heap}
 
 
-def check_slo(summary: Mapping[str, Any], slo: SLOSpec) -> dict[str, Any]:
-    """Each SLO check a run's ``summary`` is held to, and the verdict: ``met`` is None when no SLO is set.
+def check_slo(p99: Statistic, heap: Heap, slo: SLOSpec) -> SLOVerdict:
+    """Each SLO check a run's p99 latency and heap are held to, and the verdict: ``met`` is None when no
+    SLO is set.
 
     ``slo`` is the scenario's typed ``slo:`` section, its limits already read (``8G`` is bytes by then).
 
-    >>> s = {"latency_ms": {"p99": {"value": 90.0, "ci_low": 80.0, "ci_high": 110.0}},
-    ...      "heap": {"peak_max": 3e9, "live_max": 2e9, "oom_servers": 0}}
-    >>> check_slo(s, SLOSpec(p99_ms=100, max_heap=4e9))["met"]
+    >>> p99 = Statistic(value=90.0, ci_low=80.0, ci_high=110.0)
+    >>> heap = Heap(live_max=2e9, peak_max=3e9, oom_servers=0, upsert_keys_max=0, upsert_keys_from="none", at_s=None)
+    >>> check_slo(p99, heap, SLOSpec(p99_ms=100, max_heap=4e9)).met
     False
-    >>> check_slo(s, SLOSpec(p99_ms=120))["checks"]["p99_ms"]["met"], check_slo(s, SLOSpec())["met"]
+    >>> check_slo(p99, heap, SLOSpec(p99_ms=120)).checks.p99_ms.met, check_slo(p99, heap, SLOSpec()).met
     (True, None)
-    >>> check_slo(s, SLOSpec(max_heap=2 * 2**30))["why"]
+    >>> check_slo(p99, heap, SLOSpec(max_heap=2 * 2**30)).why
     'peak heap 2.79 GiB is over 2.00 GiB'
     """
     limits = {key: getattr(slo, key) for key in CHECKS}
-    checks = {key: check(summary, float(limits[key])) for key, check in CHECKS.items() if limits[key] is not None}
-    met = all(c["met"] for c in checks.values()) if checks else None
-    return {"met": met, "checks": checks, "why": "; ".join(c["why"] for c in checks.values() if c["why"])}
+    checks = {key: check(p99, heap, float(limits[key])) for key, check in CHECKS.items() if limits[key] is not None}
+    met = all(c.met for c in checks.values()) if checks else None
+    return SLOVerdict(met=met, checks=SLOChecks(**checks), why="; ".join(c.why for c in checks.values() if c.why))
 
 
 def recorded_slo(parameters: Mapping[str, Any]) -> SLOSpec:

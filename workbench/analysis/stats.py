@@ -10,7 +10,8 @@ the queues and an order-statistic interval would be too narrow.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,17 @@ from scipy import stats as st
 
 from workbench import defaults as D
 from workbench.analysis.slo import check_slo, recorded_slo
+from workbench.io.summary import (
+    Engine,
+    Errors,
+    Heap,
+    Latency,
+    LittlesLaw,
+    ModelUncertainty,
+    Statistic,
+    Summary,
+    Utilisation,
+)
 from workbench.sim.records import ERROR_CODES
 
 if TYPE_CHECKING:
@@ -87,7 +99,7 @@ def _mean_latency_ci(queries: pd.DataFrame, confidence: float) -> tuple[float, f
     return point, max(0.0, point - (high - low) / 2), point + (high - low) / 2
 
 
-def _littles_law(result: Result) -> dict[str, float]:
+def _littles_law(result: Result) -> LittlesLaw:
     """Time-average queries in flight (measured in the model) against arrival rate x mean latency."""
     q, w = result.queries, result.windows
     window = float(w["window_s"].sum())
@@ -95,10 +107,10 @@ def _littles_law(result: Result) -> dict[str, float]:
     l_measured = float((w["mean_in_flight"] * w["window_s"]).sum() / window) if window else float("nan")
     l_little = lam * float(q["latency_ms"].mean()) / 1000.0 if len(q) else float("nan")
     rel = abs(l_measured - l_little) / l_little if l_little else float("nan")
-    return {"L_measured": l_measured, "lambda_W": l_little, "relative_difference": rel}
+    return LittlesLaw(l_measured, l_little, rel)
 
 
-def _errors(result: Result) -> dict[str, Any]:
+def _errors(result: Result) -> Errors:
     """Shares of the servers' requests answered 240 and 250, and of queries by the codes they carried.
 
     Counted from ``windows`` (not ``queries``), so a ``records: latency`` run summarises the same."""
@@ -110,68 +122,57 @@ def _errors(result: Result) -> dict[str, Any]:
         return float(servers[column].sum()) / requests if requests and column in servers else 0.0
 
     by_code = {str(c): float(w[f"code_{c}"].sum()) / queries for c in ERROR_CODES if queries and w[f"code_{c}"].sum()}
-    return {
-        "scheduling_timeout_share": share("scheduling_timeouts"),
-        "execution_timeout_share": share("execution_timeouts"),
-        "query_error_share": float(w["errored"].sum()) / queries if queries else 0.0,
-        "by_code": by_code,
-    }
+    return Errors(scheduling_timeout_share=share("scheduling_timeouts"),
+                  execution_timeout_share=share("execution_timeouts"),
+                  query_error_share=float(w["errored"].sum()) / queries if queries else 0.0, by_code=by_code)
 
 
-def _heap(result: Result) -> dict[str, Any]:
+def _heap(result: Result) -> Heap:
     """Live and peak heap over servers, out-of-memory runs, and the most upsert keys a server held."""
     servers, p = result.servers, result.parameters
-    return {
-        "live_max": float(servers["live_heap"].max()) if len(servers) else 0.0,
-        "peak_max": float(servers["peak_heap"].max()) if len(servers) else 0.0,
-        "oom_servers": int(servers["oom_at_s"].notna().sum()) if len(servers) else 0,
-        "upsert_keys_max": int(p.get("upsert_keys", 0)),
-        "upsert_keys_from": p.get("upsert_keys_from", "none"),
-        "at_s": p.get("heap_at_s"),
-    }
+    return Heap(live_max=float(servers["live_heap"].max()) if len(servers) else 0.0,
+                peak_max=float(servers["peak_heap"].max()) if len(servers) else 0.0,
+                oom_servers=int(servers["oom_at_s"].notna().sum()) if len(servers) else 0,
+                upsert_keys_max=int(p.get("upsert_keys", 0)), upsert_keys_from=p.get("upsert_keys_from", "none"),
+                at_s=p.get("heap_at_s"))
 
 
-#: Per-query means the summary reports, each from its ``windows`` count.
-_RATES = (("partial_rate", "partial"), ("gc_delayed_rate", "gc_delayed"),
-          ("servers_queried_mean", "servers_queried"), ("segments_queried_mean", "segments_queried"))
-
-
-def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec | None = None) -> dict[str, Any]:
-    """The headline numbers of a run, JSON-ready, held to ``slo`` (the scenario's typed ``slo:``; by
-    default the one the run recorded, read back by the scenario loader's rules)."""
+def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec | None = None) -> Summary:
+    """The headline numbers of a run, held to ``slo`` (the scenario's typed ``slo:``; by default the one
+    the run recorded, read back by the scenario loader's rules)."""
     conf = D.CONFIDENCE if confidence is None else confidence
     q = result.queries
-    latency = {
-        label: dict(zip(("value", "ci_low", "ci_high"), ci, strict=True))
-        for (label, _), ci in zip(PERCENTILES, percentile_cis(q, [pct for _, pct in PERCENTILES], conf), strict=True)
-    }
-    mean, lo, hi = _mean_latency_ci(q, conf)
+    cis = percentile_cis(q, [pct for _, pct in PERCENTILES], conf)
+    stats = {label: Statistic(*ci) for (label, _), ci in zip(PERCENTILES, cis, strict=True)}
+    latency = Latency.from_labels({"mean": Statistic(*_mean_latency_ci(q, conf)), **stats})
     w = result.windows
     window = float(w["window_s"].sum())
     n = int(w["queries"].sum())
-    out: dict[str, Any] = {
-        "queries": n,
-        "replications": int(result.windows["replication"].nunique()),
-        "confidence": conf,
-        "latency_ms": {"mean": {"value": mean, "ci_low": lo, "ci_high": hi}, **latency},
-        "throughput_qps": n / window if window else float("nan"),
-        "utilisation": {
-            "mean": float(result.servers["utilisation"].mean()),
-            "max": float(result.servers["utilisation"].max()),
-        },
-        # servers that no query reached in some replication: down, or holding no segment queries need
-        "servers_idle": int(result.servers.groupby("replication")["requests"].agg(lambda r: int((r == 0).sum())).max())
-        if len(result.servers) else 0,
-        **{name: float(w[column].sum()) / n if n else float("nan") for name, column in _RATES},
-        "gc_pauses": len(result.gc_pauses),
-        "cache_hit_rate": float(w["cache_hits"].sum()) / n if n else 0.0,
-        "errors": _errors(result),
-        "engine": {"name": result.parameters.get("engine", "simpy"), "why": result.parameters.get("engine_reason", "")},
-        "littles_law": _littles_law(result),
-        "heap": _heap(result),
-    }
-    out["slo"] = check_slo(out, slo if slo is not None else recorded_slo(result.parameters))
-    return out
+    heap = _heap(result)
+
+    def rate(column: str) -> float:
+        return float(w[column].sum()) / n if n else float("nan")
+
+    return Summary(
+        latency_ms=latency, queries=n, replications=int(result.windows["replication"].nunique()), confidence=conf,
+        throughput_qps=n / window if window else float("nan"),
+        utilisation=Utilisation(mean=float(result.servers["utilisation"].mean()),
+                                max=float(result.servers["utilisation"].max())),
+        servers_idle=_servers_idle(result), partial_rate=rate("partial"), gc_delayed_rate=rate("gc_delayed"),
+        servers_queried_mean=rate("servers_queried"), segments_queried_mean=rate("segments_queried"),
+        gc_pauses=len(result.gc_pauses),
+        cache_hit_rate=float(w["cache_hits"].sum()) / n if n else 0.0, errors=_errors(result),
+        engine=Engine(name=result.parameters.get("engine", "simpy"), why=result.parameters.get("engine_reason", "")),
+        littles_law=_littles_law(result), heap=heap,
+        slo=check_slo(latency.p99, heap, slo if slo is not None else recorded_slo(result.parameters)),
+    )
+
+
+def _servers_idle(result: Result) -> int:
+    """Servers that no query reached in some replication: down, or holding no segment queries need."""
+    if not len(result.servers):
+        return 0
+    return int(result.servers.groupby("replication")["requests"].agg(lambda r: int((r == 0).sum())).max())
 
 
 def model_interval(values: np.ndarray, confidence: float = D.CONFIDENCE) -> tuple[float, float]:
@@ -192,25 +193,21 @@ def model_interval(values: np.ndarray, confidence: float = D.CONFIDENCE) -> tupl
     return float(low), float(high)
 
 
-def with_model_intervals(summary: dict[str, Any], draws: list[dict[str, Any]],
-                         confidence: float | None = None) -> dict[str, Any]:
+def with_model_intervals(summary: Summary, draws: Sequence[Summary], confidence: float | None = None) -> Summary:
     """``summary`` with the model's interval beside the simulation's on each latency statistic.
 
-    Each entry of ``summary["latency_ms"]`` (``mean``, ``p50`` ...) keeps ``value``, ``ci_low`` and
-    ``ci_high`` (the simulation's interval, from replications) and gains ``model_low`` and
-    ``model_high``: the central interval of that statistic over ``draws``, the summaries of runs with
-    the calibrated parameters drawn from their fitted distribution under common random numbers.
-    ``model_uncertainty`` records how many draws and at what confidence. The input is not changed.
+    Each latency statistic (``mean``, ``p50`` ...) keeps ``value``, ``ci_low`` and ``ci_high`` (the
+    simulation's interval, from replications) and gains ``model_low`` and ``model_high``: the central
+    interval of that statistic over ``draws``, the summaries of runs with the calibrated parameters drawn
+    from their fitted distribution under common random numbers. ``model_uncertainty`` records how many
+    draws and at what confidence. The input is not changed.
     """
     conf = D.CONFIDENCE if confidence is None else confidence
-    out = dict(summary)
     latency = {}
-    for label, entry in summary["latency_ms"].items():
-        values = np.array([d["latency_ms"][label]["value"] for d in draws], dtype=float)
+    for label, entry in summary.latency_ms.items():
+        values = np.array([d.latency_ms.of(label).value for d in draws], dtype=float)
         low, high = model_interval(values, conf)
-        latency[label] = {**entry, "model_low": low, "model_high": high}
-    out["latency_ms"] = latency
-    out["model_uncertainty"] = {"draws": len(draws), "confidence": conf,
-                                "method": "calibrated parameters drawn from their fitted distribution; "
-                                          "common random numbers"}
-    return out
+        latency[label] = replace(entry, model_low=low, model_high=high)
+    method = "calibrated parameters drawn from their fitted distribution; common random numbers"
+    return replace(summary, latency_ms=Latency.from_labels(latency),
+                   model_uncertainty=ModelUncertainty(draws=len(draws), confidence=conf, method=method))

@@ -29,6 +29,7 @@ import pandas as pd
 
 from workbench.calibrate.fit import FIT_PARAMETERS, ServiceFit
 from workbench.calibrate.variability import MAX_VARIABILITY
+from workbench.io.summary import P99, P99_HIGH, P99_MODEL_HIGH
 
 __all__ = ["COST_KEYS", "ParameterDistribution", "RobustAnswer", "configurations", "robust_answer"]
 
@@ -160,12 +161,12 @@ def robust_answer(table: pd.DataFrame, slo_p99_ms: float, cost_error: float = 0.
     """
     frame = table.copy()
     scale = frame["cost_scale"] if "cost_scale" in frame else pd.Series(1.0, index=frame.index)
-    value = frame["latency_ms.p99.value"]
-    frame["ci_high"] = _column(frame, "latency_ms.p99.ci_high", value)
-    frame["model_high"] = _column(frame, "latency_ms.p99.model_high", frame["ci_high"])
+    value = frame[P99]
+    frame["ci_high"] = _column(frame, P99_HIGH, value)
+    frame["model_high"] = _column(frame, P99_MODEL_HIGH, frame["ci_high"])
     nominal = frame[np.isclose(scale, 1.0)].set_index("config")
     out = pd.DataFrame({"config": nominal.index, "cost": nominal["cost"].to_numpy(),
-                        "p99_ms": nominal["latency_ms.p99.value"].to_numpy(),
+                        "p99_ms": nominal[P99].to_numpy(),
                         "ci_high": nominal["ci_high"].to_numpy(), "model_high": nominal["model_high"].to_numpy()})
     for name, factor in (("p99_cost_higher", 1 + cost_error), ("p99_cost_lower", 1 - cost_error)):
         scaled = frame[np.isclose(scale, factor)].set_index("config")["ci_high"]

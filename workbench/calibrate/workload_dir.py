@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.io import write_json_atomic
+from workbench.workload.directory import WorkloadDir
 from workbench.workload.importers.conform import arrow_schema
 from workbench.workload.schema import QUERIES_SCHEMA, SCHEMA_VERSION, SEGMENTS_SCHEMA
 
@@ -39,8 +40,9 @@ def write_workload(directory: Path, segments: pd.DataFrame, queries: pd.DataFram
     ``sources`` (the imported files) and ``checksums`` (SHA-256 of each data file).
     """
     directory.mkdir(parents=True, exist_ok=True)
-    checksums = {"segments.parquet": _write(segments, SEGMENTS_SCHEMA, directory / "segments.parquet"),
-                 "queries.parquet": _write(queries, QUERIES_SCHEMA, directory / "queries.parquet")}
+    out = WorkloadDir(directory)
+    checksums = {out.segments_path.name: _write(segments, SEGMENTS_SCHEMA, out.segments_path),
+                 out.queries_path.name: _write(queries, QUERIES_SCHEMA, out.queries_path)}
     start_ms = int(queries["now_ms"].iloc[0]) if len(queries) else -1
     span = float(queries["arrival_s"].iloc[-1]) if len(queries) else 0.0
     manifest = {
@@ -53,5 +55,5 @@ def write_workload(directory: Path, segments: pd.DataFrame, queries: pd.DataFram
         "sources": dict(sources),
         "checksums": checksums,
     }
-    write_json_atomic(directory / "manifest.json", manifest)
+    write_json_atomic(out.manifest_path, manifest)
     return manifest

@@ -8,12 +8,12 @@ from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
-from workbench.io.tables import read_json_file, read_parquet
+from workbench.io.run_dir import RunDir
+from workbench.io.tables import read_json_file
 from workbench.report.data import SizingData, workload_of
 from workbench.report.findings import Findings
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
 from workbench.report.whatif import movement_path
-from workbench.workload.directory import read_segments
 
 __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
 
@@ -37,10 +37,9 @@ def _plan_rows(d: SizingData, best: pd.Series) -> tuple[pd.DataFrame, list[str]]
                     f"({share:.0%} of the table's replicated bytes) are loaded"
                     f"{' with minimizeDataMovement' if step['minimize_data_movement'] else ''}")
         if step["run"] is not None:
-            doc = read_json_file(path.parent / step["run"] / "summary.json", "rebalanced run")
-            p99 = doc["summary"]["latency_ms"]["p99"]
-            sentence += (f"; once moved, p99 is {p99['value']:.1f} ms (interval {p99['ci_low']:.1f}-"
-                         f"{p99['ci_high']:.1f}) on the rebalanced assignment")
+            p99 = RunDir(path.parent / step["run"]).summary().latency_ms.p99
+            sentence += (f"; once moved, p99 is {p99.value:.1f} ms (interval {p99.ci_low:.1f}-"
+                         f"{p99.ci_high:.1f}) on the rebalanced assignment")
         sentences.append(sentence)
     return pd.DataFrame(rows), sentences
 
@@ -64,10 +63,9 @@ def cache(d: SizingData, f: Findings) -> list[Figure]:
     from workbench.pinot.cache.trace import hit_rate_curve
 
     data = workload_of(d.base_scenario)
-    if data is None or not (data / "queries.parquet").is_file():
+    if data is None or not data.has_queries():
         return []
-    queries = read_parquet(data / "queries.parquet", columns=["arrival_s", "sql"],
-                           what="queries table").head(CACHE_TRACE_REQUESTS)
+    queries = data.queries(["arrival_s", "sql"]).head(CACHE_TRACE_REQUESTS)
     trace = broker_trace(queries)
     distinct = int(trace.groupby("key")["size_bytes"].first().sum())
     sizes = sorted({max(1024, int(distinct * share)) for share in (0.01, 0.05, 0.2, 0.5, 1.0)})
@@ -88,7 +86,7 @@ def provisioning(d: SizingData, f: Findings) -> list[Figure]:
     sc, data = d.base_scenario, workload_of(d.base_scenario)
     if sc is None or data is None or sc.table.table_type != "REALTIME" or sc.workload.generate is None:
         return []
-    segments = read_segments(data)
+    segments = data.segments()
     sealed = segments[segments["status"] == "DONE"]
     if sealed.empty or "size_bytes" not in sealed:
         return []

@@ -23,7 +23,7 @@ Columns added (``combined``):
 ``cost``                  server cores (``servers x cores``), the cost when prices are unknown
 ``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
 ``robust``                ``meets_slo`` and, when the point carries the calibration's model
-                          interval (``latency_ms.p99.model_high``), that too is under the SLO
+                          interval (:data:`~workbench.io.summary.P99_MODEL_HIGH`), that too is under the SLO
 ``at_load``               the point runs at the load the report sizes for: every point, unless
                           the sweep varies ``workload.arrival.qps`` (then the highest)
 ========================  ====================================================================
@@ -44,12 +44,14 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
+from workbench.io import summary as S
+from workbench.io.run_dir import RunDir
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.assignment import instance_assignment_config
 from workbench.report.options import ReportOptions, parse_report_options
 from workbench.report.prices import PriceTable, load_prices
-from workbench.report.run_report import load_summary
 from workbench.scenario import Scenario, load_scenario
+from workbench.workload.directory import WorkloadDir
 
 __all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text", "workload_of"]
 
@@ -85,7 +87,7 @@ class SizingData:
     """
 
     combined: pd.DataFrame
-    point_dirs: Mapping[str, Path]
+    point_dirs: Mapping[str, RunDir]
     slo_p99_ms: float | None
     scenario_name: str
     base: Mapping[str, Any]
@@ -179,15 +181,15 @@ def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Ser
     The run's own verdict (``slo.met``, which also holds ``slo.max_heap`` and OOM) rules a point out
     whatever its latency; the p99 check uses the top of the interval so noise cannot buy a pass.
     """
-    verdict = combined["slo.met"] if "slo.met" in combined else pd.Series(None, index=combined.index, dtype=object)
+    verdict = combined[S.SLO_MET] if S.SLO_MET in combined else pd.Series(None, index=combined.index, dtype=object)
     run_ok = verdict.map(lambda v: v is None or (isinstance(v, float) and np.isnan(v)) or bool(v)).astype(bool)
     if slo is None:
         return run_ok, run_ok
-    value = combined["latency_ms.p99.value"]
-    high = combined["latency_ms.p99.ci_high"].fillna(value) if "latency_ms.p99.ci_high" in combined else value
+    value = combined[S.P99]
+    high = combined[S.P99_HIGH].fillna(value) if S.P99_HIGH in combined else value
     meets = (high <= slo) & run_ok
-    if "latency_ms.p99.model_high" in combined:
-        return meets, meets & (combined["latency_ms.p99.model_high"].fillna(high) <= slo)
+    if S.P99_MODEL_HIGH in combined:
+        return meets, meets & (combined[S.P99_MODEL_HIGH].fillna(high) <= slo)
     return meets, meets
 
 
@@ -224,14 +226,14 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     combined = read_parquet(table, ["point"], what="combined sweep table")
     if "status" in combined:
         combined = combined[combined["status"] == "ok"].reset_index(drop=True)
-    if combined.empty or "latency_ms.p99.value" not in combined:
+    if combined.empty or S.P99 not in combined:
         raise InputError(str(table), "has no successful points to report on")
     manifest = _manifest(root)
     base_file = manifest.get("base") if isinstance(manifest.get("base"), str) else None
     base_dir = Path(base_file).parent if base_file else root
     opts = options or parse_report_options(manifest.get("report"), str(root / "sweep.json"))
-    dirs = {str(p): root / str(p) for p in combined["point"]}
-    raw = [load_summary(dirs[str(p)]).get("scenario", {}) for p in combined["point"]]
+    dirs = {str(p): RunDir(root / str(p)) for p in combined["point"]}
+    raw = [dirs[str(p)].record().scenario for p in combined["point"]]
     loaded = [_point_scenario(s, dirs[str(p)], base_dir) for s, p in zip(raw, combined["point"], strict=True)]
     prices = load_prices(opts.prices)
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
@@ -245,18 +247,18 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
                       str(manifest.get("name", root.name)))
 
 
-def workload_of(sc: Scenario | None) -> Path | None:
+def workload_of(sc: Scenario | None) -> WorkloadDir | None:
     """The scenario's workload directory when it exists (the report reads its segments and queries)."""
     path = None if sc is None or sc.workload.data is None else sc.base_dir / sc.workload.data
-    return path if path is not None and path.is_dir() else None
+    return WorkloadDir(path) if path is not None and path.is_dir() else None
 
 
-def _point_scenario(scenario: Mapping[str, Any], point: Path, base_dir: Path) -> Scenario:
+def _point_scenario(scenario: Mapping[str, Any], point: RunDir, base_dir: Path) -> Scenario:
     """The scenario a point recorded in its ``summary.json``, revalidated (it names the point when bad)."""
     try:
         return load_scenario(scenario, base_dir=base_dir)
     except InputError as exc:
-        raise InputError(str(point / "summary.json"), f"records a scenario that no longer validates: {exc}") from None
+        raise InputError(str(point.summary_path), f"records a scenario that no longer validates: {exc}") from None
 
 
 def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
@@ -270,7 +272,7 @@ def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | Non
     if "at_load" in ok:
         ok = ok[ok["at_load"]]
     money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
-    keys = ["monthly_cost" if money else "cost", "latency_ms.p99.value"]
+    keys = ["monthly_cost" if money else "cost", S.P99]
     ordered = ok.sort_values(keys, kind="stable")
     first = ordered.iloc[0] if len(ordered) else None
     second = ordered.iloc[1] if len(ordered) > 1 else None

@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.analysis.readings import compare_intervals
-from workbench.io.tables import read_json_file, read_parquet
+from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, P99_MODEL_HIGH, THROUGHPUT
+from workbench.io.tables import read_json_file
 from workbench.report.data import SizingData, recommend, workload_of
 from workbench.report.fragility import Context, warnings_for
 from workbench.report.whatif import (
@@ -110,21 +111,19 @@ def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
     row = best if best is not None else at_load.iloc[0]
     sc = d.scenarios[str(row["point"])]
-    facts: dict[str, Any] = {"qps": float(row["throughput_qps"]), "process": sc.workload.arrival.process,
+    facts: dict[str, Any] = {"qps": float(row[THROUGHPUT]), "process": sc.workload.arrival.process,
                              "upsert_keys_per_server": _keys_per_server(row, sc)}
     data = workload_of(d.base_scenario)
-    if data is not None and (data / "segments.parquet").is_file():
-        segs = read_parquet(data / "segments.parquet", columns=["total_docs", "size_bytes", "partition"],
-                            what="segments table")
+    if data is not None and data.has_segments():
+        segs = data.segment_columns(["total_docs", "size_bytes", "partition"])
         facts.update(segments=len(segs), rows=int(segs["total_docs"].clip(lower=0).sum()),
                      data_bytes=int(segs["size_bytes"].clip(lower=0).sum()),
                      partitions=int(segs["partition"].nunique()))
-    if data is not None and (data / "queries.parquet").is_file() and sc.workload.arrival.process == "replay":
-        kinds = read_parquet(data / "queries.parquet", columns=["kind"], what="queries table")["kind"]
+    if data is not None and data.has_queries() and sc.workload.arrival.process == "replay":
+        kinds = data.queries(["kind"])["kind"]
         facts["kinds"] = {str(k): float(v) for k, v in kinds.value_counts(normalize=True).items()}
-    manifest = data / "manifest.json" if data is not None else None
-    if manifest is not None and manifest.is_file():
-        keys = read_json_file(manifest, "workload manifest").get("keys")
+    if data is not None and data.has_manifest():
+        keys = data.manifest.get("keys")
         facts["keys"] = int(keys) if isinstance(keys, int) else None
     return LoadFacts(**facts)
 
@@ -139,7 +138,7 @@ def calibration_of(d: SizingData) -> Calibration:
             directory = sc.base_dir
         if candidate.is_file():
             backtest = read_json_file(candidate, "calibration back-test")
-    column = "latency_ms.p99.model_high"
+    column = P99_MODEL_HIGH
     has_model = column in d.combined and bool(d.combined[column].notna().any())
     return Calibration(directory, backtest, has_model)
 
@@ -149,7 +148,7 @@ def candidates(d: SizingData) -> pd.DataFrame:
     c = d.combined
     ok = c[(c["robust"] if "robust" in c else c["meets_slo"]) & c.get("at_load", True)]
     money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
-    return ok.sort_values(["monthly_cost" if money else "cost", "latency_ms.p99.value"], kind="stable")
+    return ok.sort_values(["monthly_cost" if money else "cost", P99], kind="stable")
 
 
 def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
@@ -159,7 +158,7 @@ def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
     c = d.combined
     column = "monthly_cost" if "monthly_cost" in c and c["monthly_cost"].notna().all() else "cost"
     c = c[c["at_load"]] if "at_load" in c else c
-    cheaper = c[c[column] < best[column]].sort_values([column, "latency_ms.p99.value"], ascending=[False, True])
+    cheaper = c[c[column] < best[column]].sort_values([column, P99], ascending=[False, True])
     return cheaper.iloc[0] if len(cheaper) else None
 
 
@@ -184,11 +183,11 @@ def routing_sentence(d: SizingData, best: pd.Series | None) -> str | None:
         if both.empty:
             return None
         at = frame[frame["servers"] == both.index[-1]]
-    values = {str(r["layout_kind"]): (float(r["latency_ms.p99.ci_low"]), float(r["latency_ms.p99.value"]),
-                                      float(r["latency_ms.p99.ci_high"])) for _, r in at.iterrows()}
+    values = {str(r["layout_kind"]): (float(r[P99_LOW]), float(r[P99]),
+                                      float(r[P99_HIGH])) for _, r in at.iterrows()}
     reading = compare_intervals(values, "p99")
     servers = int(at["servers"].iloc[0])
-    gc = ", ".join(f"{r['layout_kind']} {float(r['gc_delayed_rate']):.1%}" for _, r in at.iterrows())
+    gc = ", ".join(f"{r['layout_kind']} {float(r[GC_DELAYED_RATE]):.1%}" for _, r in at.iterrows())
     fan = ", ".join(f"{r['layout_kind']} {float(r['servers_queried_mean']):.1f}" for _, r in at.iterrows())
     return (f"At {servers} servers: {reading.text} Servers per query: {fan}; queries that met a GC pause: {gc}.")
 
@@ -229,7 +228,7 @@ def find(d: SizingData) -> Findings:
                         "recommendation is only the cheapest shape simulated.")
     if "at_load" in d.combined and not d.combined["at_load"].all():
         warnings.append(f"The sweep varies the query rate: the report sizes for the highest simulated, "
-                        f"{float(d.combined.loc[d.combined['at_load'], 'throughput_qps'].mean()):,.0f} queries/s, "
+                        f"{float(d.combined.loc[d.combined['at_load'], THROUGHPUT].mean()):,.0f} queries/s, "
                         "and leaves the other loads out of the recommendation.")
     if whatifs is not None:
         failing = whatifs[~whatifs["meets_slo"]]

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from workbench import defaults as D
+from workbench.io.summary import P99_HIGH, P99_LOW, P99_MODEL_HIGH, PARTIAL_RATE, UTILISATION_MEAN
 
 __all__ = ["CHECKS", "Context", "backtest_fit", "busy", "idle_servers", "partial_results", "slo_overlap",
            "straddling", "warnings_for"]
@@ -52,7 +53,7 @@ def _get(row: pd.Series, key: str) -> float:
 
 def busy(row: pd.Series, ctx: Context) -> str | None:
     """Mean utilisation above the threshold."""
-    util = _get(row, "utilisation.mean")
+    util = _get(row, UTILISATION_MEAN)
     if not util > ctx.utilisation_warning:
         return None
     return (f"Servers are {util:.0%} busy on average (warning above {ctx.utilisation_warning:.0%}): queues grow "
@@ -61,7 +62,7 @@ def busy(row: pd.Series, ctx: Context) -> str | None:
 
 def partial_results(row: pd.Series, ctx: Context) -> str | None:
     """Any partial results (a server missing from a response: timeouts, crashes, unavailable segments)."""
-    rate = _get(row, "partial_rate")
+    rate = _get(row, PARTIAL_RATE)
     if not rate > 0:
         return None
     return (f"{rate:.2%} of queries returned partial results (a server timed out, was down or its segments "
@@ -83,10 +84,10 @@ def idle_servers(row: pd.Series, ctx: Context) -> str | None:
 def slo_overlap(row: pd.Series, ctx: Context) -> str | None:
     """The recommendation's p99 interval is near the SLO, or reaches past it within the model interval."""
     slo = ctx.slo_p99_ms
-    low, high = _get(row, "latency_ms.p99.ci_low"), _get(row, "latency_ms.p99.ci_high")
+    low, high = _get(row, P99_LOW), _get(row, P99_HIGH)
     if slo is None or math.isnan(low) or math.isnan(high):
         return None
-    model_high = _get(row, "latency_ms.p99.model_high")
+    model_high = _get(row, P99_MODEL_HIGH)
     if low <= slo <= high:
         return (f"The p99 interval [{low:.0f}, {high:.0f}] ms contains the {slo:g} ms SLO: the simulation cannot "
                 "tell whether it is met; run more replications or a longer simulation before deciding.")
@@ -102,9 +103,9 @@ def slo_overlap(row: pd.Series, ctx: Context) -> str | None:
 def straddling(row: pd.Series, ctx: Context) -> str | None:
     """Configurations whose p99 interval contains the SLO: the simulation cannot say whether they meet it."""
     slo, table = ctx.slo_p99_ms, ctx.combined
-    if slo is None or table.empty or "latency_ms.p99.ci_low" not in table:
+    if slo is None or table.empty or P99_LOW not in table:
         return None
-    hit = table[(table["latency_ms.p99.ci_low"] <= slo) & (table["latency_ms.p99.ci_high"] >= slo)]
+    hit = table[(table[P99_LOW] <= slo) & (table[P99_HIGH] >= slo)]
     if hit.empty:
         return None
     names = "; ".join(str(s) for s in hit.get("shape", hit.get("config", hit.index.to_series())).head(3))

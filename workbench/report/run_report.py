@@ -14,61 +14,37 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots
-from workbench.errors import InputError
 from workbench.io import atomic_file
-from workbench.io.tables import read_json_file, read_parquet, require_keys
+from workbench.io.run_dir import RunDir, RunRecord
+from workbench.io.summary import Statistic, Summary
 from workbench.report.layout import Page
 
-__all__ = ["SUMMARY_KEYS", "build_run_report", "load_summary"]
+__all__ = ["build_run_report"]
 
 
-#: What the report reads from ``summary.json`` ("/"-separated: percentile names hold dots).
-SUMMARY_KEYS = (
-    *(f"summary/latency_ms/{p}/{v}" for p in ("mean", "p50", "p95", "p99", "p99.9") for v in ("value", "ci_low",
-                                                                                             "ci_high")),
-    "summary/throughput_qps", "summary/queries", "summary/replications", "summary/utilisation/mean",
-    "summary/utilisation/max", "summary/partial_rate", "summary/gc_delayed_rate", "summary/servers_queried_mean",
-    "summary/segments_queried_mean", "summary/littles_law/L_measured", "summary/littles_law/lambda_W",
-    "summary/confidence",
-)
+def _load_run(run: RunDir) -> tuple[RunRecord, pd.DataFrame, pd.DataFrame]:
+    return (run.record(), run.read_table("queries", ["latency_ms"], what="queries records"),
+            run.read_table("servers", ["server", "utilisation"], what="server records"))
 
 
-def load_summary(run_dir: Path) -> dict[str, Any]:
-    """A run's ``summary.json``, checked to hold what the reports read."""
-    summary_path = run_dir / "summary.json"
-    if not summary_path.is_file():
-        raise InputError(str(run_dir), "is not a run directory (no summary.json); run `workbench simulate` first")
-    summary = read_json_file(summary_path, "run summary")
-    require_keys(summary, SUMMARY_KEYS, str(summary_path))
-    if not isinstance(summary.get("scenario", {}), dict):
-        raise InputError(str(summary_path), "its `scenario` is not an object")
-    return dict(summary)
+def _ms(entry: Statistic) -> str:
+    low, high = entry.ci_low, entry.ci_high
+    if low != low or high != high:
+        return f"{entry.value:.1f} ms"
+    return f"{entry.value:.1f} ms [{low:.1f}, {high:.1f}]"
 
 
-def _load_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
-    summary = load_summary(run_dir)
-    return (summary, read_parquet(run_dir / "queries.parquet", ["latency_ms"], what="queries records"),
-            read_parquet(run_dir / "servers.parquet", ["server", "utilisation"], what="server records"))
-
-
-def _ms(entry: dict[str, float]) -> str:
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    if low is None or high is None or low != low or high != high:
-        return f"{entry['value']:.1f} ms"
-    return f"{entry['value']:.1f} ms [{low:.1f}, {high:.1f}]"
-
-
-def _answer_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
-    lat = s["latency_ms"]
+def _answer_rows(s: Summary) -> list[tuple[str, str]]:
+    lat = s.latency_ms
     return [
-        ("Latency", ", ".join(f"{k} {_ms(lat[k])}" for k in ("p50", "p95", "p99", "p99.9") if k in lat)),
-        ("Throughput", f"{s['throughput_qps']:,.1f} queries/s over {s['queries']:,} queries, "
-                       f"{s['replications']} replication(s)"),
-        ("Utilisation", f"mean {s['utilisation']['mean']:.1%}, busiest server {s['utilisation']['max']:.1%}"),
-        ("Partial results", f"{s['partial_rate']:.3%} of queries; {s['gc_delayed_rate']:.2%} met a GC pause"),
-        ("Fan-out", f"{s['servers_queried_mean']:.1f} servers and {s['segments_queried_mean']:.1f} segments per query"),
-        ("Little's law", f"{s['littles_law']['L_measured']:.3f} queries in flight measured against "
-                         f"{s['littles_law']['lambda_W']:.3f} from arrival rate x mean latency"),
+        ("Latency", ", ".join(f"{k} {_ms(lat.of(k))}" for k in ("p50", "p95", "p99", "p99.9"))),
+        ("Throughput", f"{s.throughput_qps:,.1f} queries/s over {s.queries:,} queries, "
+                       f"{s.replications} replication(s)"),
+        ("Utilisation", f"mean {s.utilisation.mean:.1%}, busiest server {s.utilisation.max:.1%}"),
+        ("Partial results", f"{s.partial_rate:.3%} of queries; {s.gc_delayed_rate:.2%} met a GC pause"),
+        ("Fan-out", f"{s.servers_queried_mean:.1f} servers and {s.segments_queried_mean:.1f} segments per query"),
+        ("Little's law", f"{s.littles_law.l_measured:.3f} queries in flight measured against "
+                         f"{s.littles_law.lambda_w:.3f} from arrival rate x mean latency"),
     ]
 
 
@@ -97,21 +73,21 @@ def _input_rows(scenario: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _pages(summary: dict[str, Any], queries: pd.DataFrame, servers: pd.DataFrame) -> list[Figure]:
-    name = summary.get("scenario", {}).get("name", "scenario")
-    s = summary["summary"]
-    p99 = s["latency_ms"]["p99"]["value"]
+def _pages(record: RunRecord, queries: pd.DataFrame, servers: pd.DataFrame) -> list[Figure]:
+    name = record.scenario.get("name", "scenario")
+    s = record.summary
+    p99 = s.latency_ms.p99.value
     page = Page(f"Pinot sizing report: {name}", "the report of one run: one configuration simulated")
     page.heading("The question")
     page.paragraph("What tail latency and server load does this cluster shape give for this table and workload, "
                    "and how sure can we be of the figures?")
     page.heading("Inputs")
-    page.facts(_input_rows(summary.get("scenario", {})))
+    page.facts(_input_rows(record.scenario))
     page.heading("The answer")
     page.facts(_answer_rows(s))
     page.heading("Reading it")
     page.paragraph(f"Ninety-nine queries in a hundred finish within {p99:.1f} ms; the intervals are "
-                   f"{s['confidence']:.0%} confidence intervals from independent replications (or batch means for "
+                   f"{s.confidence:.0%} confidence intervals from independent replications (or batch means for "
                    "a single replication).")
     cdf = plots.latency_cdf(queries, "How often a query is slower than x (log scale: the tail)")
     bars = plots.percentile_bars(s)
@@ -121,10 +97,9 @@ def _pages(summary: dict[str, Any], queries: pd.DataFrame, servers: pd.DataFrame
 
 def build_run_report(run_dir: str | Path, out_pdf: str | Path) -> Path:
     """Write a PDF report of one run; returns the PDF path. The PDF appears only when complete."""
-    run = Path(run_dir)
     out = Path(out_pdf)
-    summary, queries, servers = _load_run(run)
+    record, queries, servers = _load_run(RunDir(Path(run_dir)))
     with atomic_file(out) as tmp, PdfPages(tmp, metadata={"Title": f"Pinot sizing report: {out.stem}"}) as pdf:
-        for fig in _pages(summary, queries, servers):
+        for fig in _pages(record, queries, servers):
             pdf.savefig(fig)
     return out

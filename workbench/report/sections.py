@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
-from workbench.io.tables import read_parquet
+from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, UTILISATION_MEAN, latency_column
 from workbench.report.data import SizingData, size_text
 from workbench.report.findings import Findings, layout_frame
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
@@ -22,7 +22,7 @@ __all__ = ["configurations", "cost", "fanout", "gc_heap", "layouts", "whatifs"]
 def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
     c = d.combined.copy()
     money_ok = c["monthly_cost"].notna().all()
-    c = c.sort_values(["monthly_cost" if money_ok else "cost", "latency_ms.p99.value"], kind="stable")
+    c = c.sort_values(["monthly_cost" if money_ok else "cost", P99], kind="stable")
     currency = d.prices.currency if d.prices is not None else ""
     frame = pd.DataFrame({
         "swept values": c["config"].astype(str),
@@ -31,12 +31,12 @@ def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
         "heap": [size_text(float(h)) for h in c["heap_bytes"]],
         "layout": c["layout"],
         f"{currency}/month": [f"{v:,.0f}" if v == v else "–" for v in c["monthly_cost"]],
-        "p50 (ms)": c["latency_ms.p50.value"].round(1),
-        "p99 (ms)": c["latency_ms.p99.value"].round(1),
-        "p99 95% interval (ms)": [f"[{lo:.0f}, {hi:.0f}]" for lo, hi in zip(c["latency_ms.p99.ci_low"],
-                                                                           c["latency_ms.p99.ci_high"], strict=True)],
-        "busy (%)": (100 * c["utilisation.mean"]).round(0).astype(int),
-        "partial (%)": (100 * c["partial_rate"]).round(2),
+        "p50 (ms)": c[latency_column("p50")].round(1),
+        "p99 (ms)": c[P99].round(1),
+        "p99 95% interval (ms)": [f"[{lo:.0f}, {hi:.0f}]" for lo, hi in zip(c[P99_LOW],
+                                                                           c[P99_HIGH], strict=True)],
+        "busy (%)": (100 * c[UTILISATION_MEAN]).round(0).astype(int),
+        "partial (%)": (100 * c[PARTIAL_RATE]).round(2),
         "meets SLO": c["meets_slo"].map({True: "yes", False: "no"}),
     })
     highlight = None
@@ -86,7 +86,7 @@ def layouts(d: SizingData, f: Findings) -> list[Figure]:
     frame = layout_frame(d, f.best)
     if frame["layout_kind"].nunique() < 2:
         return []
-    agg = frame.sort_values("latency_ms.p99.value").drop_duplicates(["servers", "layout_kind"])
+    agg = frame.sort_values(P99).drop_duplicates(["servers", "layout_kind"])
     fig = sizing_plots.layout_comparison(agg, d.slo_p99_ms)
     text = f.routing or ""
     cores, heap = int(frame["cores"].iloc[0]), size_text(float(frame["heap_bytes"].iloc[0]))
@@ -98,7 +98,7 @@ def layouts(d: SizingData, f: Findings) -> list[Figure]:
 def whatifs(d: SizingData, f: Findings) -> list[Figure]:
     """The what-ifs of the recommendation, then its p99 as the load grows."""
     pages = []
-    simulated = f.whatifs[f.whatifs["latency_ms.p99.value"].notna()] if f.whatifs is not None else None
+    simulated = f.whatifs[f.whatifs[P99].notna()] if f.whatifs is not None else None
     if simulated is not None and len(simulated) > 1:
         fig = sizing_plots.whatif_bars(simulated, d.slo_p99_ms)
         parts = [f"{r['label']}: p99 {ms(r)}{'' if r['meets_slo'] else ' (breaks the SLO)'}"
@@ -118,7 +118,7 @@ def whatifs(d: SizingData, f: Findings) -> list[Figure]:
 def fanout(d: SizingData, f: Findings) -> list[Figure]:
     """How many servers and segments a query of the recommendation touches."""
     point = f.best["point"] if f.best is not None else d.combined.iloc[0]["point"]
-    q = read_parquet(d.point_dirs[str(point)] / "queries.parquet", what="queries records")
+    q = d.point_dirs[str(point)].read_table("queries")
     if q.empty:
         return []
     fig = plots.fanout_histogram(q, "Fan-out of the recommended configuration")
@@ -137,18 +137,19 @@ def _heap_columns(servers: pd.DataFrame) -> tuple[str | None, str | None]:
 def gc_heap(d: SizingData, f: Findings) -> list[Figure]:
     """The recommendation's GC pauses by kind, its heap when the records carry it; upsert heap growth."""
     point = str(f.best["point"] if f.best is not None else d.combined.iloc[0]["point"])
-    pauses = read_parquet(d.point_dirs[point] / "gc_pauses.parquet", ["replication"], what="GC pause records")
+    run = d.point_dirs[point]
+    pauses = run.read_table("gc_pauses", ["replication"], what="GC pause records")
     pages = []
     sc = d.scenarios[point]
     if not pauses.empty:
         first = pauses[pauses["replication"] == pauses["replication"].min()]
         fig = sizing_plots.pause_timeline(first, "GC pauses of the recommended configuration (first replication)")
-        q = read_parquet(d.point_dirs[point] / "queries.parquet", columns=["gc_delayed"], what="queries records")
+        q = run.read_table("queries", columns=["gc_delayed"])
         kinds = (", ".join(f"{n} {k}" for k, n in first["kind"].value_counts().items()) if "kind" in first
                  else f"{len(first)} pauses")
         text = (f"{kinds} on {first['server'].nunique()} servers; median {first['duration_ms'].median():.0f} ms, "
                 f"longest {first['duration_ms'].max():.0f} ms; {q['gc_delayed'].mean():.1%} of queries met a pause.")
-        servers = read_parquet(d.point_dirs[point] / "servers.parquet", what="server records")
+        servers = run.read_table("servers", what="server records")
         live, peak = _heap_columns(servers)
         heap = sc.cluster.server.heap
         if live is not None:
@@ -159,8 +160,7 @@ def gc_heap(d: SizingData, f: Findings) -> list[Figure]:
             text += (f" Heap {size_text(heap)} per server with {size_text(sc.cluster.gc.live_heap)} of long-lived data "
                      f"({sc.cluster.gc.collector}).")
         pages.append(plot_page(fig, text))
-    heap_day = read_parquet(d.point_dirs[point] / "heap.parquet", what="heap records") \
-        if (d.point_dirs[point] / "heap.parquet").is_file() else pd.DataFrame()
+    heap_day = run.read_table("heap") if run.table_path("heap").is_file() else pd.DataFrame()
     if len(heap_day):
         pages.append(_upsert_day(d, point, heap_day))
     elif sc.table.is_upsert and (sc.cluster.gc.upsert_keys or 0) > 0:
@@ -183,7 +183,7 @@ def _upsert_day(d: SizingData, point: str, heap: pd.DataFrame) -> Figure:
             f"{size_text(float(per.max()))} of live heap ({int(heap['upsert_keys'].max()):,} primary keys) in a "
             f"{size_text(sc.cluster.server.heap)} heap; the run used the moment "
             f"{'' if at_s is None else f'{at_s / 3600:.1f} h '}into the data, where p99 was "
-            f"{float(summary['latency_ms.p99.value']):.1f} ms and {float(summary['gc_delayed_rate']):.1%} of queries "
+            f"{float(summary[P99]):.1f} ms and {float(summary[GC_DELAYED_RATE]):.1%} of queries "
             "met a GC pause.")
     if sc.slo.max_heap is not None:
         verdict = "within" if float(summary.get("heap.peak_max", 0.0)) <= sc.slo.max_heap else "over"

@@ -15,6 +15,17 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from workbench.io.summary import (
+    P99,
+    P99_HIGH,
+    P99_LOW,
+    P99_MODEL_HIGH,
+    P99_MODEL_LOW,
+    PARTIAL_RATE,
+    THROUGHPUT,
+    UTILISATION_MEAN,
+    latency_column,
+)
 from workbench.report.data import SizingData, size_text
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
@@ -39,8 +50,8 @@ def ms(row: pd.Series | dict[str, Any], stat: str = "p99") -> str:
     >>> ms({"latency_ms.p99.value": 190.6, "latency_ms.p99.ci_low": 186.0, "latency_ms.p99.ci_high": 195.9})
     '191 ms [186, 196]'
     """
-    value = float(row[f"latency_ms.{stat}.value"])
-    low, high = row.get(f"latency_ms.{stat}.ci_low"), row.get(f"latency_ms.{stat}.ci_high")
+    value = float(row[latency_column(stat)])
+    low, high = row.get(latency_column(stat, "ci_low")), row.get(latency_column(stat, "ci_high"))
     if low is None or high is None or low != low or high != high:
         return f"{value:.0f} ms"
     return f"{value:.0f} ms [{float(low):.0f}, {float(high):.0f}]"
@@ -90,9 +101,9 @@ def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
     rows = []
     for _, r in f.whatifs.iterrows():
         verdict = "–" if slo is None else ("meets" if r["meets_slo"] else "BREAKS")
-        p99 = ms(r) if r["latency_ms.p99.value"] == r["latency_ms.p99.value"] else "not simulated"
+        p99 = ms(r) if r[P99] == r[P99] else "not simulated"
         rows.append({"case": str(r["label"]), "how it is modelled": str(r["note"]),
-                     "queries/s": round(float(r.get("throughput_qps", math.nan)), 1), "p99 [95% interval]": p99,
+                     "queries/s": round(float(r.get(THROUGHPUT, math.nan)), 1), "p99 [95% interval]": p99,
                      "SLO": verdict, "busiest server": _share(r.get("utilisation.max"))})
     return pd.DataFrame(rows)
 
@@ -134,13 +145,13 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     reps = int(best.get("replications", 0) or 0)
     sc = d.scenarios[str(best["point"])]
     window = sc.simulation.duration_s - sc.simulation.warmup_s
-    high, low = best.get("latency_ms.p99.ci_high", math.nan), best.get("latency_ms.p99.ci_low", math.nan)
+    high, low = best.get(P99_HIGH, math.nan), best.get(P99_LOW, math.nan)
     half = (float(high) - float(low)) / 2
     out = [f"Simulation: {reps} independent replication(s) of {window:g} s after warm-up, "
            f"{int(best.get('queries', 0)):,} queries; p99 is known to within +/-{half:.0f} ms (95%)."]
     cal = f.calibration
     if cal.has_model_interval:
-        m_low, m_high = best.get("latency_ms.p99.model_low", math.nan), best.get("latency_ms.p99.model_high", math.nan)
+        m_low, m_high = best.get(P99_MODEL_LOW, math.nan), best.get(P99_MODEL_HIGH, math.nan)
         draws = best.get("model_uncertainty.draws")
         count = f" ({int(draws)} draws)" if draws is not None and draws == draws else ""
         out.append(f"Model: calibrated; across the fitted parameters' uncertainty{count} p99 lies in "
@@ -166,7 +177,7 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
     if f.runner is not None:
         r = f.runner
         extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
-        margin = float(best["latency_ms.p99.value"]) - float(r["latency_ms.p99.value"])
+        margin = float(best[P99]) - float(r[P99])
         more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
         out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(float(r['monthly_cost']), currency)}/month: "
                    f"{more} for p99 {ms(r)}, "
@@ -222,7 +233,7 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
     currency = d.prices.currency if d.prices is not None else ""
     if f.best is None:
         at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
-        best_p99 = at_load.sort_values("latency_ms.p99.value").iloc[0]
+        best_p99 = at_load.sort_values(P99).iloc[0]
         page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
                      f"({best_p99['shape']}); widen the sweep: more servers, more cores, or replica groups.", "bad",
                      weight="bold")
@@ -230,8 +241,8 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
         b = f.best
         page.callout(f"Buy {shape_sentence(b, d.prices)}\nMonthly cost: {money(float(b['monthly_cost']), currency)} "
                      f"({b['servers']} x {float(b['per_hour']):.3f} {currency}/hour). p99 {ms(b)}, p50 {ms(b, 'p50')}, "
-                     f"servers {float(b['utilisation.mean']):.0%} busy, partial results "
-                     f"{float(b.get('partial_rate', 0.0)):.2%}.", "good", size=9.5)
+                     f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
+                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.", "good", size=9.5)
     if f.whatifs is not None and len(f.whatifs):
         page.heading("What if load grows or a server dies")
         page.table(whatif_frame(f, slo), size=8)

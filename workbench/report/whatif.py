@@ -37,13 +37,13 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.compare import flatten
-from workbench.io.tables import read_json_file
+from workbench.io.run_dir import RunDir, RunRecord
+from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, THROUGHPUT, Summary
 from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
 from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
-__all__ = ["MOVEMENT_FILE", "STUDIES_COMMAND", "WHATIF_DIR", "Fetch", "Headroom", "StudyMissing", "WhatIf",
+__all__ = ["MOVEMENT_FILE", "STUDIES_COMMAND", "WHATIF_DIR", "Fetch", "Headroom", "StudyMissing", "WhatIf", "WhatIfRun",
            "cheapest_surviving", "headroom", "load_variant", "movement_path", "movement_steps", "point_of",
            "read_whatif", "survives_server_loss", "today_row", "whatif_table", "whatif_variants"]
 
@@ -119,35 +119,40 @@ class StudyMissing(LookupError):
         self.path = path
 
 
-#: How a search gets one what-if's run document: ``(point's scenario, what-if, its directory, seed)``.
-Fetch = Callable[[Scenario, WhatIf, Path, int], dict[str, Any]]
+@dataclass(frozen=True)
+class WhatIfRun:
+    """One what-if and the summary of its run."""
+
+    what: WhatIf
+    summary: Summary
 
 
-def _matches(path: Path, what: WhatIf, seed: int) -> dict[str, Any] | None:
-    if not path.is_file():
+#: How a search gets one what-if's run: ``(point's scenario, what-if, its directory, seed)``.
+Fetch = Callable[[Scenario, WhatIf, Path, int], WhatIfRun]
+
+
+def _matches(run: RunDir, what: WhatIf, seed: int) -> RunRecord | None:
+    if not run.is_run():
         return None
-    stored: dict[str, Any] = read_json_file(path, "what-if run")
-    same = stored.get("seed") == seed and stored.get("overrides") == json.loads(json.dumps(what.overrides, default=str))
+    stored = run.record()
+    same = stored.seed == seed and stored.overrides == json.loads(json.dumps(what.overrides, default=str))
     return stored if same else None
 
 
-def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str, Any]:
-    """The run of one what-if from ``out_dir/summary.json``, labelled as ``what`` (raises
-    :class:`StudyMissing` when it is not there, or was run with another seed or change)."""
-    stored = _matches(out_dir / "summary.json", what, seed)
+def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfRun:
+    """The run of one what-if from its run directory ``out_dir`` (raises :class:`StudyMissing` when it is
+    not there, or was run with another seed or change)."""
+    stored = _matches(RunDir(out_dir), what, seed)
     if stored is None:
         raise StudyMissing(out_dir)
-    return {**stored, "name": what.name, "label": what.label, "load": what.load, "note": what.note}
+    return WhatIfRun(what, stored.summary)
 
 
-def _row(doc: Mapping[str, Any], slo: float | None) -> dict[str, Any]:
-    row = {"name": doc["name"], "label": doc["label"], "load": doc["load"], "note": doc["note"],
-           **flatten(doc["summary"])}
-    high = row.get("latency_ms.p99.ci_high", row.get("latency_ms.p99.value"))
-    if high is None or (isinstance(high, float) and math.isnan(high)):
-        high = row.get("latency_ms.p99.value")
-    verdict = row.get("slo.met")  # the run's own verdict, which also holds the heap SLO and OOM
-    row["meets_slo"] = (True if slo is None else bool(high is not None and high <= slo)) and verdict is not False
+def _row(run: WhatIfRun, slo: float | None) -> dict[str, Any]:
+    what = run.what
+    row = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, **run.summary.columns()}
+    verdict = run.summary.slo.met  # the run's own verdict, which also holds the heap SLO and OOM
+    row["meets_slo"] = (True if slo is None else run.summary.latency_ms.p99.bound() <= slo) and verdict is not False
     return row
 
 
@@ -160,8 +165,8 @@ def point_of(d: SizingData, row: pd.Series) -> tuple[Scenario, Path, int]:
 def today_row(best: pd.Series) -> dict[str, Any]:
     """The what-if table's first row: configuration ``best`` as the sweep simulated it."""
     return {"name": "today", "label": "today", "load": 1.0, "note": "as simulated in the sweep",
-            **{k: best[k] for k in best.index if "." in str(k) or str(k) in ("throughput_qps", "partial_rate",
-                                                                            "gc_delayed_rate")},
+            **{k: best[k] for k in best.index if "." in str(k) or str(k) in (THROUGHPUT, PARTIAL_RATE,
+                                                                            GC_DELAYED_RATE)},
             "meets_slo": bool(best["meets_slo"])}
 
 
@@ -175,7 +180,7 @@ def whatif_table(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) -> 
         if layout_of(sc)[1] == 0 and sc.table.replication < 2:
             rows.append({"name": "server-down", "label": "one server down", "load": 1.0, "meets_slo": False,
                          "note": "no replica: queries miss its segments until it is back",
-                         "latency_ms.p99.value": math.nan})
+                         P99: math.nan})
     return pd.DataFrame(rows)
 
 
@@ -245,17 +250,17 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
     if slo is None or not steps:
         return None
     sc, scratch, seed = point_of(d, best)
-    p99_high = best.get("latency_ms.p99.ci_high", best["latency_ms.p99.value"])
-    rows = [{"load": 1.0, "throughput_qps": float(best["throughput_qps"]), "p99": float(best["latency_ms.p99.value"]),
-             "p99_low": _finite(best.get("latency_ms.p99.ci_low"), best["latency_ms.p99.value"]),
-             "p99_high": _finite(p99_high, best["latency_ms.p99.value"]), "meets_slo": bool(best["meets_slo"])}]
+    p99_high = best.get(P99_HIGH, best[P99])
+    rows = [{"load": 1.0, THROUGHPUT: float(best[THROUGHPUT]), "p99": float(best[P99]),
+             "p99_low": _finite(best.get(P99_LOW), best[P99]),
+             "p99_high": _finite(p99_high, best[P99]), "meets_slo": bool(best["meets_slo"])}]
     for m in steps:
         what = load_variant(sc, m, scratch)
         row = _row(fetch(sc, what, scratch / what.name, seed), slo)
-        value = row["latency_ms.p99.value"]
-        rows.append({"load": m, "throughput_qps": float(row["throughput_qps"]), "p99": float(value),
-                     "p99_low": _finite(row.get("latency_ms.p99.ci_low"), value),
-                     "p99_high": _finite(row.get("latency_ms.p99.ci_high"), value),
+        value = row[P99]
+        rows.append({"load": m, THROUGHPUT: float(row[THROUGHPUT]), "p99": float(value),
+                     "p99_low": _finite(row.get(P99_LOW), value),
+                     "p99_high": _finite(row.get(P99_HIGH), value),
                      "meets_slo": bool(row["meets_slo"])})
         if not row["meets_slo"]:
             break
@@ -268,7 +273,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
         low = runs[runs["load"] == holds].iloc[0]
         high_row = runs[runs["load"] == breaks].iloc[0]
         estimate = _crossing({str(k): v for k, v in low.items()}, {str(k): v for k, v in high_row.items()}, slo)
-    return Headroom(runs, holds, breaks, estimate, float(best["throughput_qps"]))
+    return Headroom(runs, holds, breaks, estimate, float(best[THROUGHPUT]))
 
 
 def movement_steps(d: SizingData, best: pd.Series) -> list[tuple[int, int, str]]:

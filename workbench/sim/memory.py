@@ -51,6 +51,7 @@ from workbench.pinot.upsert import (
 from workbench.scenario import Scenario
 from workbench.sim.layout import Layout
 from workbench.sim.records import HEAP_COLUMNS
+from workbench.workload.directory import WorkloadDir
 
 __all__ = ["Memory", "ServerMemory", "server_memory"]
 _VARIABLE = ("STRING", "BYTES", "JSON")
@@ -124,17 +125,17 @@ def _retention_s(table: TableConfig) -> float | None:
 
 
 # -- the replay ------------------------------------------------------------------------------------------
-def _streams(data: Path, comparison: str, deletes: bool) -> tuple[dict[int, list[StreamSegment]], dict[str, float],
-                                                                   int, float]:
+def _streams(data: WorkloadDir, comparison: str,
+             deletes: bool) -> tuple[dict[int, list[StreamSegment]], dict[str, float], int, float]:
     """Per partition, its segments' records in stream order; each segment's life (s); data start and end."""
-    manifest = json.loads((data / "manifest.json").read_text(encoding="utf-8"))
+    manifest = data.manifest
     start_ms = int(manifest["time"]["start_ms"])
     end_ms = int(manifest["time"]["end_ms"])
-    segs = pq.read_table(data / "segments.parquet", columns=["segment_name", "partition", "sequence",
-                                                             "creation_time_ms", "seal_time_ms"]).to_pandas()
+    segs = pq.read_table(data.segments_path, columns=["segment_name", "partition", "sequence",
+                                                      "creation_time_ms", "seal_time_ms"]).to_pandas()
     segs = segs.sort_values(["partition", "sequence"], kind="stable")
     columns = ["segment_name", "doc_id", "key_id", comparison, *(["is_delete"] if deletes else [])]
-    events = pq.read_table(data / "events", columns=columns).to_pandas()
+    events = data.events(columns)
     events = events.sort_values(["segment_name", "doc_id"], kind="stable")
     bounds = events["segment_name"].to_numpy()
     names, first = np.unique(bounds, return_index=True)
@@ -157,14 +158,14 @@ def _streams(data: Path, comparison: str, deletes: bool) -> tuple[dict[int, list
 
 
 @functools.lru_cache(maxsize=8)
-def _replay(data: str, stamp: float, upsert: UpsertConfig, time_column: str | None, layout_json: str,
+def _replay(data: WorkloadDir, stamp: float, upsert: UpsertConfig, time_column: str | None, layout_json: str,
             retention_s: float | None) -> dict[int, _Partition]:
     """Every partition replayed once per (data, table upsert config): sweeps reuse it across points."""
-    manifest = json.loads((Path(data) / "manifest.json").read_text(encoding="utf-8"))
+    manifest = data.manifest
     comparison = str(manifest.get("columns", {}).get("comparison") or "event_time_ms")
     settings = UpsertSettings.from_config(replace(upsert, hash_function=HashFunction.NONE), time_column=time_column)
     model = UpsertHeapModel(entry_layout(**json.loads(layout_json)))
-    streams, life, _, _ = _streams(Path(data), comparison, settings.delete_record_column is not None)
+    streams, life, _, _ = _streams(data, comparison, settings.delete_record_column is not None)
     out = {}
     for partition, stream in streams.items():
         with tempfile.TemporaryDirectory(prefix="workbench-upsert-") as snapshots:  # metadataTTL needs them
@@ -180,7 +181,7 @@ def _replay(data: str, stamp: float, upsert: UpsertConfig, time_column: str | No
 
 def _avg_key_length(data: Path) -> tuple[float, bool]:
     """Mean length of the data's distinct keys, and whether they are all Latin-1 (one byte per char)."""
-    table = pq.read_table(data / "events", columns=["key_id", "key"])
+    table = WorkloadDir(data).event_table(["key_id", "key"])
     _, first = np.unique(table.column("key_id").to_numpy(), return_index=True)
     keys = table.column("key").take(first)
     if len(keys) == 0:
@@ -288,19 +289,20 @@ def server_memory(sc: Scenario, layout: Layout, data: Path | None) -> Memory:
     gc = sc.cluster.gc
     if gc.upsert_keys is not None or not sc.table.is_upsert:
         return _fixed(sc, layout, data, gc.upsert_keys or 0)
-    if data is None or not (Path(data) / "events").exists():
+    if data is None or not WorkloadDir(Path(data)).has_events():
         raise ScenarioError("cluster.gc.upsert_keys", "an upsert table's keys per server come from its data: give "
                             "workload.generate and workload.data (or simulate --data DIR), or set upsert_keys to "
                             "the keys each server holds")
     data = Path(data)
-    manifest = data / "manifest.json"
-    if not manifest.is_file():
-        raise InputError(str(data), "has no manifest.json; run `workbench generate` (or import) first")
+    workload = WorkloadDir(data.resolve())
+    if not workload.has_manifest():
+        raise InputError(str(data), f"has no {workload.manifest_path.name}; run `workbench generate` (or import) "
+                                    "first")
     args = _layout_args(sc, data)
-    parts = _replay(str(data.resolve()), manifest.stat().st_mtime, sc.table.upsert or UpsertConfig(),
+    parts = _replay(workload, workload.manifest_path.stat().st_mtime, sc.table.upsert or UpsertConfig(),
                     sc.table.time_column_name, json.dumps(args, sort_keys=True), _retention_s(sc.table))
     timeline = _timeline(layout, parts, gc.live_heap)
-    span = json.loads(manifest.read_text(encoding="utf-8"))["time"]
+    span = workload.manifest["time"]
     at = _moment(timeline, gc.heap_at, (span["end_ms"] - span["start_ms"]) / 1000.0)
     partitions = sorted(parts)
     hosts = _hosting(layout, partitions).astype(float)

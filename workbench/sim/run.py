@@ -43,7 +43,7 @@ from workbench.sim.routes import RouteCache
 from workbench.sim.server import ExecutionModel, PinotServer
 from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
-from workbench.workload.directory import read_replay_queries
+from workbench.workload.directory import WorkloadDir, read_replay_queries
 
 __all__ = ["build_cluster", "check_run", "choose_engine", "simulate", "workload_dir"]
 
@@ -63,7 +63,7 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     if sc.workload.arrival.process != "replay":
         return None
-    if data is None or not (Path(data) / "queries.parquet").is_file():
+    if data is None or not WorkloadDir(Path(data)).has_queries():
         raise ScenarioError("workload.arrival.process",
                             "replay needs a workload directory with queries.parquet (simulate --data DIR)")
     return read_replay_queries(data)
@@ -78,7 +78,7 @@ def _plan_all(planner: Planner, replay: pd.DataFrame, horizon_s: float, data: Pa
         try:
             planner.plan(str(sql))
         except InputError as exc:
-            raise InputError(str(Path(data) / "queries.parquet"),
+            raise InputError(str(WorkloadDir(Path(data)).queries_path),
                              f"sql (row {row}) cannot be planned: {exc}") from None
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from workbench.calibrate.backtest import backtest_scenario, backtest_window, compare_backtest
 from workbench.calibrate.workload_dir import write_workload
-from workbench.io.tables import read_parquet
+from workbench.io.run_dir import RunDir
 from workbench.runs import run_scenario
 
 __all__ = ["backtest"]
@@ -51,5 +51,5 @@ def backtest(scenario: Mapping[str, Any], base_dir: Path, queries: pd.DataFrame,
     write_workload(data, segments, window.queries.drop(columns=["kind_of_query"]), "", "", {})
     run = workdir / "backtest-run"
     run_scenario(backtest_scenario(scenario, data, window, replications, seed), run, base_dir=base_dir)
-    records = read_parquet(run / "queries.parquet", what="back-test query records")
+    records = RunDir(run).read_table("queries", what="back-test query records")
     return compare_backtest(window, records, replications=replications, seed=seed)

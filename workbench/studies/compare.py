@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.analysis.compare import summaries_table
+from workbench.io.summary import Summary
 from workbench.runs import run_scenario
 from workbench.scenario import Scenario
 
@@ -21,7 +22,7 @@ __all__ = ["compare"]
 
 
 def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int | None = None, *,
-            out: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, dict[str, Any]]]:
+            out: str | Path | None = None) -> tuple[pd.DataFrame, dict[str, Summary]]:
     """Run ``base`` with each variant's dotted-key overrides, on common random numbers (same seed).
 
     Returns the summary table and each variant's summary by label. With ``out``, each variant's run
@@ -30,5 +31,5 @@ def compare(base: Scenario, variants: Mapping[str, Mapping[str, Any]], seed: int
     summaries = {}
     for label, overrides in variants.items():
         target = Path(out) / label if out is not None else None
-        summaries[label] = run_scenario(base, target, overrides=overrides, seed=seed, overwrite=True)["summary"]
+        summaries[label] = run_scenario(base, target, overrides=overrides, seed=seed, overwrite=True).summary
     return summaries_table(summaries), summaries

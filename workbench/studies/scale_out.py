@@ -26,6 +26,7 @@ import pandas as pd
 
 from workbench import defaults as D
 from workbench.errors import InputError
+from workbench.io.summary import Summary
 from workbench.pinot.assignment import segment_partition_id
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
 from workbench.runs import resolve, run_scenario
@@ -48,8 +49,8 @@ class ScaleOut:
     servers_before: int
     servers_after: int
     plan: RebalancePlan
-    before: Mapping[str, Any]
-    after: Mapping[str, Any]
+    before: Summary
+    after: Summary
     table_bytes: int
 
     @property
@@ -59,7 +60,7 @@ class ScaleOut:
 
     def p99_ms(self) -> tuple[float, float]:
         """p99 latency before and after the move, ms."""
-        return float(self.before["latency_ms"]["p99"]["value"]), float(self.after["latency_ms"]["p99"]["value"])
+        return float(self.before.latency_ms.p99.value), float(self.after.latency_ms.p99.value)
 
     def moves(self) -> pd.DataFrame:
         """One row per server (:class:`~workbench.pinot.rebalance.ServerMoves` fields) and the ``plan``
@@ -149,7 +150,7 @@ def scale_out(scenario: Scenario | str | Path | Mapping[str, Any], servers: int,
     sc = resolve(scenario, None, None)
     plan, table_bytes = rebalance_layout(sc, servers, data=data, minimize_data_movement=minimize_data_movement,
                                          include_consuming=include_consuming)
-    before = run_scenario(sc, None, seed=seed, data=data)["summary"]
+    before = run_scenario(sc, None, seed=seed, data=data).summary
     after = run_scenario(sc, None, overrides={"cluster.servers": servers}, seed=seed, data=data,
-                         ideal_state=plan.assignment)["summary"]
+                         ideal_state=plan.assignment).summary
     return ScaleOut(sc.cluster.servers, servers, plan, before, after, table_bytes)

@@ -63,10 +63,11 @@ def write_movement(d: SizingData, best: pd.Series) -> Path:
     the first one's rebalanced ideal state (p99 once the move is done), as ``movement.json``."""
     sc, scratch, seed = point_of(d, best)
     data = workload_of(d.base_scenario)
-    has_segments = data is not None and (data / "segments.parquet").is_file()
+    has_segments = data is not None and data.has_segments()
     steps: list[dict[str, Any]] = []
     for i, (before, after, label) in enumerate(movement_steps(d, best) if has_segments else []):
-        plan, total = rebalance_layout(sc.with_overrides({"cluster.servers": before}), after, data=data)
+        plan, total = rebalance_layout(sc.with_overrides({"cluster.servers": before}), after,
+                                       data=data.path if data is not None else None)
         run = None
         if i == 0:
             moved = WhatIf(f"rebalanced-{before}-to-{after}", f"rebalanced to {after}", {"cluster.servers": after},

@@ -20,24 +20,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.compare import flatten
 from workbench.analysis.stats import with_model_intervals
 from workbench.calibrate.uncertainty import ParameterDistribution
+from workbench.io.summary import Summary
 from workbench.runs import resolve, run_scenario
 from workbench.scenario import Scenario
 
 __all__ = ["propagate", "robustness_table"]
 
 
-def _summary(sc: Scenario, overrides: Mapping[str, Any], seed: int | None, data: Path | None) -> dict[str, Any]:
+def _summary(sc: Scenario, overrides: Mapping[str, Any], seed: int | None, data: Path | None) -> Summary:
     """One run's summary statistics (nothing written: a draw is read once, then pooled)."""
-    summary: dict[str, Any] = run_scenario(sc, None, overrides=overrides, seed=seed, data=data)["summary"]
-    return summary
+    return run_scenario(sc, None, overrides=overrides, seed=seed, data=data).summary
 
 
 def propagate(scenario: Scenario | str | Path | Mapping[str, Any], params: ParameterDistribution, *,
               draws: int = 20, seed: int | None = None, data: Path | None = None, confidence: float | None = None,
-              rng: np.random.Generator | None = None) -> dict[str, Any]:
+              rng: np.random.Generator | None = None) -> Summary:
     """The scenario's summary at the fitted parameters, with the model's interval on each latency statistic.
 
     Runs the scenario once at the fitted values and ``draws`` times with parameters drawn from
@@ -55,7 +54,7 @@ def robustness_table(scenario: Scenario | str | Path | Mapping[str, Any],
                      configurations: Mapping[str, Mapping[str, Any]], params: ParameterDistribution, *,
                      draws: int = 10, cost_error: float = 0.2, seed: int | None = None, data: Path | None = None,
                      confidence: float | None = None) -> pd.DataFrame:
-    """One row per (configuration, cost scale): the flattened summary, ``config``, ``cost`` and ``cost_scale``.
+    """One row per (configuration, cost scale): the summary's columns, ``config``, ``cost`` and ``cost_scale``.
 
     ``configurations`` maps a label to scenario overrides (``{"6 servers": {"cluster.servers": 6}}``).
     Rows at ``cost_scale`` 1 carry the model's interval (:func:`propagate`); rows at ``1 - cost_error``
@@ -68,8 +67,8 @@ def robustness_table(scenario: Scenario | str | Path | Mapping[str, Any],
         sc = base.with_overrides(overrides)
         price = sc.cluster.servers * sc.cluster.server.cores
         summary = propagate(sc, params, draws=draws, seed=seed, data=data, confidence=confidence)
-        rows.append({"config": label, "cost": price, "cost_scale": 1.0, **flatten(summary)})
+        rows.append({"config": label, "cost": price, "cost_scale": 1.0, **summary.columns()})
         for factor in (1.0 - cost_error, 1.0 + cost_error):
             scaled = _summary(sc, params.scaled(factor), seed, data)
-            rows.append({"config": label, "cost": price, "cost_scale": factor, **flatten(scaled)})
+            rows.append({"config": label, "cost": price, "cost_scale": factor, **scaled.columns()})
     return pd.DataFrame(rows)

@@ -9,20 +9,17 @@ the studies again costs nothing; delete the directory to rerun it.
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from workbench.io import atomic_file
-from workbench.io.tables import read_parquet
 from workbench.report.data import SizingData, workload_of
-from workbench.report.whatif import StudyMissing, WhatIf, point_of, read_whatif
+from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, point_of, read_whatif
 from workbench.runs import run_scenario
 from workbench.scenario import Scenario
 from workbench.studies.scale_out import ScaleOut, scale_out
+from workbench.workload.directory import WorkloadDir
 
 __all__ = ["faster_replay", "grow_recommendation", "run_whatif", "scale_query_log"]
 
@@ -52,20 +49,15 @@ def faster_replay(sc: Scenario, what: WhatIf) -> None:
     """Write the workload a faster-replay what-if reads (``what.data``), once: the scenario's segments
     and its query log :func:`scale_query_log`-ed by ``what.load`` over the simulated horizon."""
     source = workload_of(sc)
-    out = what.data
-    if out is None or source is None or (out / "queries.parquet").is_file():
+    out = WorkloadDir(what.data) if what.data is not None else None
+    if out is None or source is None or out.has_queries():
         return
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source / "segments.parquet", out / "segments.parquet")
-    logged = read_parquet(source / "queries.parquet", what="queries table")
-    log = scale_query_log(logged, what.load, sc.simulation.duration_s)
-    with atomic_file(out / "queries.parquet") as tmp:
-        log.to_parquet(tmp, index=False)
+    out.with_queries(source, scale_query_log(source.queries(), what.load, sc.simulation.duration_s))
 
 
-def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> dict[str, Any]:
+def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfRun:
     """Run one what-if into the run directory ``out_dir`` (reused when already there with this seed and
-    change); returns its ``summary.json`` labelled as ``what`` (a :data:`~workbench.report.whatif.Fetch`)."""
+    change); returns its run (a :data:`~workbench.report.whatif.Fetch`)."""
     try:
         return read_whatif(sc, what, out_dir, seed)
     except StudyMissing:

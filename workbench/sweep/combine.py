@@ -4,11 +4,11 @@ A failed point keeps its row (``status="failed"`` and its ``error``) so a sweep 
 complete while missing a configuration; ``failures.json`` lists the same points with their
 overrides. Both files are written atomically, so a reader never sees half a table.
 
->>> row = point_row("point-000", {"cluster.servers": 4}, 7, "ok", None,
-...                 {"latency_ms": {"p99": {"value": 12.5}}, "queries": 100})
->>> row
+>>> from workbench.io.summary import EXAMPLE, Summary
+>>> row = point_row("point-000", {"cluster.servers": 4}, 7, "ok", None, Summary.from_json(EXAMPLE))
+>>> {k: row[k] for k in ("point", "status", "error", "seed", "param.cluster.servers", "latency_ms.p99.value")}
 {'point': 'point-000', 'status': 'ok', 'error': None, 'seed': 7, 'param.cluster.servers': 4, \
-'latency_ms.p99.value': 12.5, 'queries': 100}
+'latency_ms.p99.value': 30.0}
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.analysis.compare import flatten
 from workbench.io import atomic_file, write_json_atomic
 from workbench.io.redact import REDACTED, is_secret_key
+from workbench.io.summary import Summary
 from workbench.sweep.spec import Point
 from workbench.sweep.task import PointOutcome
 
-__all__ = ["COMBINED_FILE", "FAILURES_FILE", "combine", "flatten", "point_row", "write_combined"]
+__all__ = ["COMBINED_FILE", "FAILURES_FILE", "combine", "point_row", "write_combined"]
 
 COMBINED_FILE = "combined.parquet"
 FAILURES_FILE = "failures.json"
@@ -34,12 +34,13 @@ FAILURES_FILE = "failures.json"
 
 def point_row(
     point_id: str, overrides: Mapping[str, Any], seed: int, status: str, error: str | None,
-    summary: Mapping[str, Any] | None,
+    summary: Summary | None,
 ) -> dict[str, Any]:
-    """One row of the combined table: identity, status, ``param.<key>`` per override, the metrics."""
+    """One row of the combined table: identity, status, ``param.<key>`` per override, the summary's columns
+    (:meth:`~workbench.io.summary.Summary.columns`)."""
     row: dict[str, Any] = {"point": point_id, "status": status, "error": error, "seed": seed}
     row.update({f"param.{key}": _cell(REDACTED if is_secret_key(key) else value) for key, value in overrides.items()})
-    row.update(flatten(summary or {}))
+    row.update(summary.columns() if summary is not None else {})
     return row
 
 
@@ -53,7 +54,7 @@ def combine(points: Sequence[Point], outcomes: Mapping[str, PointOutcome]) -> pd
     rows = []
     for p in points:
         o = outcomes[p.point_id]
-        summary = o.summary.get("summary") if o.summary is not None else None
+        summary = o.summary.summary if o.summary is not None else None
         rows.append(point_row(p.point_id, p.overrides, p.seed, o.status, o.error, summary))
     return _one_type_per_column(_params_first(pd.DataFrame(rows)))
 

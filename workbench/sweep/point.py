@@ -19,6 +19,7 @@ from typing import Any
 from workbench.api import SUMMARY_FILE, run_checked, run_scenario
 from workbench.errors import InputError
 from workbench.io import redact
+from workbench.io.run_dir import RunDir, RunRecord
 from workbench.scenario import Scenario
 from workbench.sweep.notebook import execute_point_notebook
 from workbench.sweep.task import ERROR_FILE, NOTEBOOK_FILE, PointOutcome, PointTask
@@ -34,7 +35,7 @@ def simulate_point(
     seed: int | None = None,
     base_dir: str | Path | None = None,
     checked: Scenario | None = None,
-) -> dict[str, Any]:
+) -> RunRecord:
     """Simulate one point and write its run directory; returns what ``summary.json`` holds.
 
     The one function both sweep paths call: the direct path in a worker, and a sweep notebook's
@@ -77,7 +78,7 @@ def run_point(task: PointTask, attempt: int = 1) -> PointOutcome:
     return PointOutcome(task.point_id, "failed", attempt, error=failure[0])
 
 
-def _execute(task: PointTask) -> tuple[dict[str, Any] | None, tuple[str, str] | None]:
+def _execute(task: PointTask) -> tuple[RunRecord | None, tuple[str, str] | None]:
     """Run the point through the API (which returns its summary) or its notebook (which writes it).
 
     Returns ``(summary, None)``, or ``(None, (one line, full text))`` for a failed notebook cell or a
@@ -93,18 +94,19 @@ def _execute(task: PointTask) -> tuple[dict[str, Any] | None, tuple[str, str] | 
     return (summary, None) if summary is not None else (None, (problem or "", problem or ""))
 
 
-def _read_summary(point_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _read_summary(point_dir: Path) -> tuple[RunRecord | None, str | None]:
     """The point's ``summary.json``, or why it is not a usable one."""
-    path = point_dir / SUMMARY_FILE
-    if not path.is_file():
+    run = RunDir(point_dir)
+    if not run.is_run():
         return None, f"finished without writing {SUMMARY_FILE} into out_dir ({point_dir})"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(run.summary_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         return None, f"{SUMMARY_FILE} is not valid JSON: {exc.msg}"
-    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict):
-        return None, f"{SUMMARY_FILE} has no `summary` mapping (write it with workbench's write_run)"
-    return data, None
+    try:
+        return RunRecord.from_json(data, SUMMARY_FILE), None
+    except InputError as exc:
+        return None, str(exc)
 
 
 def _record_failure(point_dir: Path, detail: str) -> None:
@@ -114,7 +116,7 @@ def _record_failure(point_dir: Path, detail: str) -> None:
     resumed sweep runs the point again instead of counting it as done.
     """
     point_dir.mkdir(parents=True, exist_ok=True)
-    (point_dir / SUMMARY_FILE).unlink(missing_ok=True)
+    RunDir(point_dir).withdraw()
     (point_dir / ERROR_FILE).write_text(detail.rstrip() + "\n", encoding="utf-8")
 
 
@@ -133,7 +135,7 @@ def load_done(task: PointTask) -> PointOutcome | None:
     summary, _ = _read_summary(point_dir)
     if summary is None:
         return None
-    recorded = (_normal(summary.get("overrides", {})), summary.get("seed"))
+    recorded = (_normal(summary.overrides), summary.seed)
     if recorded != (_normal(redact(task.overrides)), task.seed):  # summary.json holds them redacted
         raise InputError(str(point_dir), f"holds another point (overrides {recorded[0]}, seed {recorded[1]}) than "
                                          f"the sweep's {task.point_id} (overrides {task.overrides}, seed {task.seed}); "

@@ -22,6 +22,7 @@ from workbench.errors import InputError
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.variants import balanced_layout, replica_group_layout
 from workbench.sweep.spec import SweepSpec, parse_sweep
+from workbench.workload.directory import WorkloadDir
 
 __all__ = ["ensure_workload", "sizing_points", "sizing_sweep"]
 
@@ -116,7 +117,7 @@ def ensure_workload(scenario: str | Path, *, master: str | None = None) -> Path 
     if sc.workload.data is None:
         return None
     data = sc.base_dir / sc.workload.data
-    if not (data / "segments.parquet").is_file():
+    if not WorkloadDir(data).has_segments():
         if sc.workload.generate is None:
             raise InputError("workload.data", f"{data} has no segments.parquet and the scenario has no "
                                               "workload.generate to make one: import or generate the workload first")

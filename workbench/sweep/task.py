@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.io.run_dir import RunRecord
 from workbench.scenario import Scenario
 
 __all__ = ["ERROR_FILE", "NOTEBOOK_FILE", "PointOutcome", "PointTask"]
@@ -64,14 +65,14 @@ class PointTask:
 class PointOutcome:
     """How one attempt at a point ended.
 
-    ``summary`` is the point's ``summary.json`` when ``status == "ok"``; ``error`` is one line
+    ``summary`` is the point's ``summary.json`` record when ``status == "ok"``; ``error`` is one line
     saying what went wrong when ``status == "failed"`` (the full text is in ``error.txt``).
     """
 
     point_id: str
     status: str
     attempt: int
-    summary: dict[str, Any] | None = None
+    summary: RunRecord | None = None
     error: str | None = None
 
     @property

@@ -1,4 +1,8 @@
-"""Reading a workload directory (``workbench generate`` or an import) for a run, checked on the way in.
+"""A workload directory (``workbench generate``, an import or a calibration) as a value, read checked.
+
+:class:`WorkloadDir` owns the directory's file names (``segments.parquet``, ``queries.parquet``, the
+``events/`` dataset and ``manifest.json``) and reads the manifest once; every module outside
+:mod:`workbench.workload` and :mod:`workbench.io` takes one instead of a path, so none spells a name.
 
 A run trusts two tables of the directory: ``segments.parquet`` (the table's segments: names, doc
 counts, time ranges, ZK metadata) and, for replayed arrivals, ``queries.parquet``. A directory handed
@@ -20,6 +24,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +37,18 @@ import pyarrow.parquet as pq
 
 from workbench import defaults as D
 from workbench.errors import InputError
-from workbench.io.tables import read_parquet
+from workbench.io import atomic_file
+from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.segment import check_segment_name
 
-__all__ = ["EVENTS_DIR", "QUERIES_FILE", "SEGMENTS_FILE", "read_events", "read_replay_queries", "read_segments"]
+__all__ = ["EVENTS_DIR", "MANIFEST_FILE", "QUERIES_FILE", "SEGMENTS_FILE", "WorkloadDir", "read_events",
+           "read_replay_queries", "read_segments"]
 
 _LOG = logging.getLogger(__name__)
 SEGMENTS_FILE = "segments.parquet"
 EVENTS_DIR = "events"
 QUERIES_FILE = "queries.parquet"
+MANIFEST_FILE = "manifest.json"
 
 
 def _bad_row(path: Path, frame: pd.DataFrame, mask: Any, column: str, problem: str) -> InputError:
@@ -184,3 +195,91 @@ def read_replay_queries(data: str | Path) -> pd.DataFrame:
     if missing.any():
         raise _bad_row(path, frame, missing, "sql", "every replayed query needs its SQL text")
     return frame.sort_values("arrival_s", kind="stable")
+
+
+@dataclass(frozen=True)
+class WorkloadDir:
+    """A workload directory: its segments, its query log, its events and its manifest.
+
+    Equal (and hashed) by its path, so it keys a cache of work done on the data; the manifest is read
+    once per value, on first use.
+    """
+
+    path: Path
+
+    @property
+    def segments_path(self) -> Path:
+        """The segments table (one row per segment)."""
+        return self.path / SEGMENTS_FILE
+
+    @property
+    def queries_path(self) -> Path:
+        """The query log (one row per query, at its arrival time)."""
+        return self.path / QUERIES_FILE
+
+    @property
+    def events_path(self) -> Path:
+        """The events dataset (a directory of Parquet parts; generated workloads only)."""
+        return self.path / EVENTS_DIR
+
+    @property
+    def manifest_path(self) -> Path:
+        """The manifest, written last: a directory without one is not finished."""
+        return self.path / MANIFEST_FILE
+
+    def has_segments(self) -> bool:
+        """Whether the directory holds a segments table."""
+        return self.segments_path.is_file()
+
+    def has_queries(self) -> bool:
+        """Whether the directory holds a query log."""
+        return self.queries_path.is_file()
+
+    def has_events(self) -> bool:
+        """Whether the directory holds an events dataset."""
+        return self.events_path.exists()
+
+    def has_manifest(self) -> bool:
+        """Whether the directory's manifest is written."""
+        return self.manifest_path.is_file()
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        """The manifest (row counts, time span, checksums ...), read once per value."""
+        data = read_json_file(self.manifest_path, "workload manifest")
+        if not isinstance(data, dict):
+            raise InputError(str(self.manifest_path), "is not a JSON object; is it a workbench workload manifest?")
+        return data
+
+    def segments(self) -> pd.DataFrame:
+        """The segments table, every row checked (:func:`read_segments`)."""
+        return read_segments(self.path)
+
+    def segment_columns(self, columns: Sequence[str], what: str = "segments table") -> pd.DataFrame:
+        """Only ``columns`` of the segments table, as written (for summaries that need no checked rows)."""
+        return read_parquet(self.segments_path, columns=columns, what=what)
+
+    def replay_queries(self) -> pd.DataFrame:
+        """The query log's arrival times and SQL, in arrival order, checked (:func:`read_replay_queries`)."""
+        return read_replay_queries(self.path)
+
+    def queries(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The query log (only ``columns``, when given), as written."""
+        return read_parquet(self.queries_path, columns=columns, what="queries table")
+
+    def events(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The events (only ``columns``, when given), unchecked and in file order."""
+        frame: pd.DataFrame = self.event_table(columns).to_pandas()
+        return frame
+
+    def event_table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The events as an Arrow table (only ``columns``, when given), in file order."""
+        return pq.read_table(self.events_path, columns=list(columns) if columns is not None else None)
+
+    def with_queries(self, source: WorkloadDir, queries: pd.DataFrame) -> None:
+        """Make this directory ``source``'s segments with ``queries`` as its query log (a faster replay);
+        the query log is written last and atomically, so a directory with one is whole."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source.segments_path, self.segments_path)
+        with atomic_file(self.queries_path) as tmp:
+            queries.to_parquet(tmp, index=False)
