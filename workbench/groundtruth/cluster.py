@@ -318,6 +318,8 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
     lines = log.read_text(errors="replace").splitlines()
+    # Netty's "channel inactive" lines may follow DONE as the router shuts down: the summary is the DONE line.
+    summary = next((line for line in lines if line.startswith("DONE ")), summary)
     routing = next((line for line in lines if line.startswith("ROUTING ")), "")
     zk_path = logs / "zk_metadata.json"
     zk_metadata = json.loads(zk_path.read_text()) if zk_path.is_file() else {}

@@ -87,8 +87,8 @@ import workbench.groundtruth.PinotParts;
  * {@code zkDir}, {@code zkPort}, optional {@code zkMetadataOut} (each segment's ZK metadata as the controller's
  * {@code GET /segments/{table}/zkmetadata} returns it), {@code brokerConfig}, {@code queries} (path, one SQL per
  * line, used in turn), {@code ratePerSecond}, {@code seed}, {@code numQueries}, optional {@code durationS},
- * {@code timeoutMs}, {@code threads}, {@code warmupQueries} (run one at a time first, not recorded, but in the query
- * log like any query a broker answers), {@code resultRows}. Prints {@code ROUTING ...} once routing is built, writes
+ * {@code timeoutMs}, {@code threads}, {@code warmupQueries} (run one at a time first, neither recorded nor in the query
+ * log), {@code resultRows}. Prints {@code ROUTING ...} once routing is built, writes
  * one JSON line per query as it completes and prints {@code DONE ...} when all are in.
  */
 public final class LoadGenerator {
@@ -201,7 +201,7 @@ public final class LoadGenerator {
     }
     AtomicLong requestIds = new AtomicLong(1);
     for (int i = 0; i < warmup; i++) {
-      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()));
+      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
     }
 
     ExecutorService workers = Executors.newFixedThreadPool(threads);
@@ -230,7 +230,7 @@ public final class LoadGenerator {
         double arrival = arrivalS;
         workers.execute(() -> {
           long start = System.nanoTime();
-          ObjectNode record = runQuery(broker, requestId, queries.get(index));
+          ObjectNode record = runQuery(broker, requestId, queries.get(index), true);
           record.put("queryIndex", index);
           record.put("arrivalS", arrival);
           record.put("dispatchLagMs", dispatchLagMs);
@@ -276,14 +276,16 @@ public final class LoadGenerator {
   }
 
   /** One query through the broker's scatter-gather and reduce; never throws (an error is a record's exception). */
-  static ObjectNode runQuery(Broker broker, long requestId, String sql) {
+  static ObjectNode runQuery(Broker broker, long requestId, String sql, boolean log) {
     ObjectNode record = JsonUtils.newObjectNode();
     record.put("requestId", requestId);
     record.put("sql", sql);
     ArrayNode exceptions = record.putArray("exceptions");
     long start = System.nanoTime();
     long arrivalMs = System.currentTimeMillis();
-    boolean logged = broker._queryLogger.logQueryReceived(requestId, sql);
+    // Warm-up queries stay out of the query log: the log is the measured run, as the records are.
+    QueryLogger queryLogger = log ? broker._queryLogger : null;
+    boolean logged = queryLogger != null && queryLogger.logQueryReceived(requestId, sql);
     try {
       // As the broker: the request names the physical table and is optimised; the timeout option carries the time
       // left after compiling. The broker reduces with the server request as the original one too (they differ only
@@ -295,7 +297,8 @@ public final class LoadGenerator {
           ? Map.of() : pinotQuery.getQueryOptions()), System.currentTimeMillis(), Long.MAX_VALUE, Long.MAX_VALUE,
           BROKER_ID, BROKER_ID, CommonConstants.Broker.DEFAULT_QUERY_HASH);
       try (QueryThreadContext ignored = QueryThreadContext.open(executionContext, broker._accountant)) {
-        scatterGatherReduce(broker, requestId, sql, pinotQuery, start, arrivalMs, logged, record, exceptions);
+        scatterGatherReduce(broker, queryLogger, requestId, sql, pinotQuery, start, arrivalMs, logged, record,
+            exceptions);
       }
     } catch (Exception e) {
       record.put("latencyMs", (System.nanoTime() - start) / 1e6);
@@ -304,7 +307,7 @@ public final class LoadGenerator {
     return record;
   }
 
-  private static void scatterGatherReduce(Broker broker, long requestId, String sql, PinotQuery pinotQuery, long start,
+  private static void scatterGatherReduce(Broker broker, QueryLogger queryLogger, long requestId, String sql, PinotQuery pinotQuery, long start,
       long arrivalMs, boolean logged, ObjectNode record, ArrayNode exceptions)
       throws Exception {
     String tableName = pinotQuery.getDataSource().getTableName();
@@ -336,8 +339,8 @@ public final class LoadGenerator {
 
     if (routing.isEmpty()) {
       // As the broker: every segment pruned, so no server is asked; the empty response is the answer.
-      finish(broker, requestId, sql, tableName, BrokerResponseNative.empty(), route, "", start, compiledNs, arrivalMs,
-          logged, record, exceptions);
+      finish(broker, queryLogger, requestId, sql, tableName, BrokerResponseNative.empty(), route, "", start,
+          compiledNs, arrivalMs, logged, record, exceptions);
       return;
     }
     AsyncQueryResponse async =
@@ -387,19 +390,21 @@ public final class LoadGenerator {
       reduced.addException(new QueryProcessingException(QueryErrorCode.SERVER_NOT_RESPONDING,
           String.format("%d servers %s not responded", notResponded.size(), notResponded)));
     }
-    finish(broker, requestId, sql, tableName, reduced, route, serverStats, start, gatheredNs, arrivalMs, logged, record,
-        exceptions);
+    finish(broker, queryLogger, requestId, sql, tableName, reduced, route, serverStats, start, gatheredNs, arrivalMs,
+        logged, record, exceptions);
   }
 
   /** The broker's last steps: the response's counters, its time, and the query log line (as the handler does). */
-  private static void finish(Broker broker, long requestId, String sql, String tableName, BrokerResponseNative reduced,
+  private static void finish(Broker broker, QueryLogger queryLogger, long requestId, String sql, String tableName, BrokerResponseNative reduced,
       BrokerRouting.Route route, String serverStats, long start, long gatheredNs, long arrivalMs, boolean logged,
       ObjectNode record, ArrayNode exceptions) {
     reduced.setNumSegmentsPrunedByBroker(route.numSegmentsPrunedByBroker);
     long reducedNs = System.nanoTime();
     reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
-    BrokerRouting.logCompleted(broker._queryLogger, logged, requestId, arrivalMs, sql, tableName, reduced,
-        route.unavailableSegments.size(), serverStats);
+    if (queryLogger != null) {
+      BrokerRouting.logCompleted(queryLogger, logged, requestId, arrivalMs, sql, tableName, reduced,
+          route.unavailableSegments.size(), serverStats);
+    }
     record.put("reduceMs", (reducedNs - gatheredNs) / 1e6);
     record.put("latencyMs", (reducedNs - start) / 1e6);
     record.put("timeMs", reduced.getTimeUsedMs());
