@@ -377,10 +377,13 @@ public final class LoadGenerator {
       dataTable.getExceptions().forEach((code, message) -> serverExceptions.add(code + ": " + message));
     }
 
+    // Counted before the reduce, as SingleConnectionBrokerRequestHandler does: the reduce drops empty data tables
+    // from the map it is given.
+    int numServersResponded = dataTables.size();
     BrokerResponseNative reduced = broker._reduce.reduceOnDataTable(serverRequest, serverRequest, dataTables,
         broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(gatheredNs - start), BrokerMetrics.get());
     reduced.setNumServersQueried(responses.size());
-    reduced.setNumServersResponded(dataTables.size());
+    reduced.setNumServersResponded(numServersResponded);
     reduced.setBrokerReduceTimeMs(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - gatheredNs));
     if (async.getException() != null) {
       reduced.addException(

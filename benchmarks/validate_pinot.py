@@ -1,0 +1,178 @@
+"""Validation: the latency model against Apache Pinot 1.5.1 at a ladder of open-loop rates, calibrated from one rate.
+
+What it does (``docs/validation.md`` has the table of a run and what it means):
+
+1. A scenario of one OFFLINE table (the demo's events table as its OFFLINE twin, replication 1, time and partition
+   pruning, the demo's generated rows and dashboard/lookup/ad-hoc queries) on **one server**. With at least two
+   cores the server runs pinned to a core of its own, and the broker/load generator on the others
+   (``workbench measure`` says what shares a core).
+2. Capacity: ``workbench measure`` at a low rate; the server's capacity is taken as 1000 over the mean of its
+   ``timeUsedMs`` per query (its service time, nearly free of queueing at that rate).
+3. The ladder: ``workbench measure`` at about 10%, 30%, 55% and 80% of that capacity (a fresh cluster per rate).
+4. ``workbench calibrate`` from **one** rate's files only (default the lowest: its broker query log, the server's
+   GC log, ZK segment metadata, table config and schema; ``--server-cores 1``).
+5. Predict every rate with the calibrated scenario (``run_scenario`` replaying that rate's logged arrivals and SQL,
+   from the broker log as ``calibrate`` reads it) and print the error of p50/p90/p99/p99.9 of the model's latency
+   against the broker's ``timeMs``, per rate and as MAPE over the rates not calibrated on; also the client's
+   latency against ``timeMs``, and Pinot's own evidence per rate (scheduler wait, server exec time, GC).
+
+Run: ``python benchmarks/validate_pinot.py [--out DIR] [--queries N] [--calibrate-at I]`` (about 10 minutes on
+2 cores). No threshold: it reports. Everything is written under ``--out`` (default ``reports/validate_pinot``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.api import calibrate, load_generate_spec, measure, run_scenario
+from workbench.calibrate.workload_dir import write_workload
+from workbench.groundtruth.measure import PERCENTILES, rate_dir_name
+from workbench.groundtruth.scenario import offline_twin
+from workbench.scenario import load_scenario
+from workbench.workload.importers.query_log import read_query_log
+from workbench.workload.pure import generate_local
+from workbench.workload.schema import QUERIES_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[1]
+LADDER = (0.10, 0.30, 0.55, 0.80)
+
+
+def _scenario(root: Path, events: int, segment_rows: int) -> Path:
+    """The validation scenario: the demo's table as an OFFLINE table on one one-core server, its workload generated
+    in-process (no Spark)."""
+    raw = json.loads((ROOT / "scenarios" / "tables" / "events_REALTIME.json").read_text())
+    table = offline_twin(raw)
+    table["segmentsConfig"]["replication"] = "1"
+    (root / "events_OFFLINE.json").write_text(json.dumps(table, indent=1))
+    sc = load_scenario(ROOT / "scenarios" / "default.yaml").with_overrides({
+        "workload.generate.events": events, "workload.generate.segment_rows": segment_rows,
+        "workload.generate.queries.duration_s": 600, "cluster.servers": 1, "cluster.server.cores": 1})
+    data = sc.to_dict()
+    data["table"] = str(root / "events_OFFLINE.json")
+    data["workload"]["data"] = str(root / "workload")
+    path = root / "scenario.json"
+    path.write_text(json.dumps(data))
+    if not (root / "workload" / "manifest.json").is_file():
+        spec, name, _, config = load_generate_spec(load_scenario(path))
+        generate_local(spec, root / "workload", table=name, table_config=config, progress=False)
+    return path
+
+
+def _server_service_ms(rate_dir: Path) -> float:
+    records = pd.read_parquet(rate_dir / "records.parquet")
+    used = records["maxServerTimeUsedMs"]
+    return float(used[used >= 0].mean())
+
+
+def _predict(calibrated: Path, rate_dir: Path, out: Path) -> pd.Series:
+    """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0."""
+    log = read_query_log(rate_dir / "broker-querylog.log").frame.sort_values("arrival_s", kind="stable")
+    queries = log[list(QUERIES_SCHEMA.names)].reset_index(drop=True)
+    segments = pd.read_parquet(calibrated / "workload" / "segments.parquet")
+    data = out / "workload"
+    if data.exists():
+        shutil.rmtree(data)
+    write_workload(data, segments, queries, "events", "OFFLINE", {"query_log": str(rate_dir / "broker-querylog.log")})
+    span = float(queries["arrival_s"].iloc[-1])
+    run_scenario(calibrated / "scenario.yaml", out / "run", data=data, overwrite=True,
+                 overrides={"simulation.duration_s": span + 5.0, "simulation.warmup_s": 0.0})
+    predicted = pd.read_parquet(out / "run" / "queries.parquet")
+    return predicted["latency_ms"]
+
+
+def _pcts(values: pd.Series) -> dict[str, float]:
+    v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
+    return {k: float(np.percentile(v, q)) for k, q in PERCENTILES.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "reports" / "validate_pinot"))
+    parser.add_argument("--queries", type=int, default=2000, help="queries per ladder rate")
+    parser.add_argument("--calibrate-at", type=int, default=0, help="index of the ladder rate to calibrate from")
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--segment-rows", type=int, default=10_000)
+    args = parser.parse_args()
+    root = Path(args.out)
+    root.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    load_before = os.getloadavg()
+    scenario = _scenario(root, args.events, args.segment_rows)
+
+    probe = measure(scenario, root / "probe", rates=[20.0], queries=600, overwrite=True)
+    service_ms = _server_service_ms(root / "probe" / rate_dir_name(20.0))
+    capacity = 1000.0 / service_ms
+    rates = [round(capacity * f, 1) for f in LADDER]
+    print(f"capacity: the server's mean timeUsedMs at 20/s is {service_ms:.2f} ms -> {capacity:.0f} queries/s; "
+          f"ladder {rates}; {probe['placement']}", flush=True)
+
+    measured = measure(scenario, root / "measured", rates=rates, queries=args.queries, overwrite=True,
+                       progress=lambda r, s: print(f"  measured {r:g}/s: client p99 {s['client_latency_ms']['p99']} "
+                                                   f"ms, broker p99 {s['broker_time_ms']['p99']} ms", flush=True))
+    at = rates[args.calibrate_at]
+    source = root / "measured" / rate_dir_name(at)
+    gc_logs = sorted(source.glob("gc-server-*.log"))
+    calibrated = root / "calibrated"
+    calibrate(root / "measured" / "table_config.json", root / "measured" / "schema.json",
+              root / "measured" / "segments.json", source / "broker-querylog.log", calibrated, gc_logs=gc_logs,
+              servers=1, server_cores=1, backtest_queries=0, overwrite=True)
+
+    rows: list[dict[str, Any]] = []
+    for rate in rates:
+        rate_dir = root / "measured" / rate_dir_name(rate)
+        summary = measured["rates"][rate_dir_name(rate)]
+        observed = _pcts(read_query_log(rate_dir / "broker-querylog.log").frame["time_ms"])
+        client = _pcts(pd.read_parquet(rate_dir / "records.parquet")["sinceArrivalMs"])
+        predicted = _pcts(_predict(calibrated, rate_dir, root / "predicted" / rate_dir_name(rate)))
+        rows.append({"rate": rate, "load": rate / capacity, "calibrated_here": rate == at,
+                     "errors": summary["errors"]["queries_with_exceptions"],
+                     **{f"obs {k}": observed[k] for k in PERCENTILES}, **{f"model {k}": predicted[k] for k in PERCENTILES},
+                     **{f"err {k}": (predicted[k] - observed[k]) / observed[k] for k in PERCENTILES},
+                     **{f"client {k}": client[k] for k in PERCENTILES},
+                     "sched wait p99": summary["server_query_log"]["scheduler_wait_ms"]["p99"],
+                     "exec p99": summary["server_query_log"]["total_exec_ms"]["p99"],
+                     "server gc ms": sum(g["total_ms"] for n, g in summary["gc"].items() if "server" in n),
+                     "server gc max": max((g["max_ms"] for n, g in summary["gc"].items() if "server" in n), default=0)})
+    table = pd.DataFrame(rows)
+    table.to_csv(root / "validation.csv", index=False)
+    others = table[~table["calibrated_here"]]
+    mape = {k: float(others[f"err {k}"].abs().mean() * 100) for k in PERCENTILES}
+
+    print(f"\nApache Pinot {measured['pinot_version']}, 1 server; {measured['placement']}")
+    print(f"load average before {load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f}, after "
+          f"{os.getloadavg()[0]:.2f}; {os.cpu_count()} cpus; calibrated at {at:g}/s; {time.time() - started:.0f} s\n")
+    print("| rate /s | of capacity | errors | broker timeMs p50 / p90 / p99 / p99.9 (ms) | model p50 / p90 / p99 / p99.9 "
+          "(ms) | error p50 / p90 / p99 / p99.9 |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        mark = " (calibrated)" if r["calibrated_here"] else ""
+        print(f"| {r['rate']:g}{mark} | {r['load']:.0%} | {r['errors']} | "
+              + " / ".join(f"{r[f'obs {k}']:.1f}" for k in PERCENTILES) + " | "
+              + " / ".join(f"{r[f'model {k}']:.1f}" for k in PERCENTILES) + " | "
+              + " / ".join(f"{r[f'err {k}']:+.0%}" for k in PERCENTILES) + " |")
+    print("| MAPE (other rates) | | | | | " + " / ".join(f"{mape[k]:.0f}%" for k in PERCENTILES) + " |")
+    print("\n| rate /s | client p50 / p90 / p99 / p99.9 (ms) | broker timeMs p50 / p99 | server schedulerWaitMs p99 "
+          "| server totalExecMs p99 | server GC total / max pause (ms) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['rate']:g} | " + " / ".join(f"{r[f'client {k}']:.1f}" for k in PERCENTILES)
+              + f" | {r['obs p50']:.1f} / {r['obs p99']:.1f} | {r['sched wait p99']} | {r['exec p99']} | "
+              f"{r['server gc ms']:.0f} / {r['server gc max']:.0f} |")
+    (root / "validation.json").write_text(json.dumps({"capacity_per_s": capacity, "rates": rates,
+                                                      "calibrated_at": at, "mape_percent": mape, "rows": rows},
+                                                     indent=1, default=float))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
