@@ -140,7 +140,7 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, wh
              cpus: Mapping[str, Sequence[int]]) -> dict[str, Any]:
     records = run.records
     failed = records["exceptions"].map(len) > 0
-    timed_out = records.get("timedOut", pd.Series(False, index=records.index)).fillna(False).astype(bool)
+    timed_out = records.get("timedOut", pd.Series(False, index=records.index)).map(lambda v: v is True)
     done = dict(kv.split("=", 1) for kv in run.summary.split()[1:] if "=" in kv)
     errors = {"queries_with_exceptions": int(failed.sum()), "timed_out": int(timed_out.sum()),
               "examples": sorted({e for es in records.loc[failed, "exceptions"] for e in es})[:5]}
