@@ -6,8 +6,9 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    pruning, the demo's generated rows and dashboard/lookup/ad-hoc queries) on **one server**. With at least two
    cores the server runs pinned to a core of its own, and the broker/load generator on the others
    (``workbench measure`` says what shares a core).
-2. Capacity: ``workbench measure`` at a low rate; the server's capacity is taken as 1000 over the mean of its
-   ``timeUsedMs`` per query (its service time, nearly free of queueing at that rate).
+2. Capacity: ``workbench measure`` at a low rate; the server's capacity is 1000 over the CPU its JVM used per query
+   (``/proc`` schedstat of all its threads: Netty, runners, workers, GC, JIT), on its one core. Its ``timeUsedMs``
+   (the query's own execution) is printed beside it: it is the smaller part.
 3. The ladder: ``workbench measure`` at about 10%, 30%, 55% and 80% of that capacity (a fresh cluster per rate).
 4. ``workbench calibrate`` from **one** rate's files only (default the lowest: its broker query log, the server's
    GC log, ZK segment metadata, table config and schema; ``--server-cores 1``).
@@ -74,13 +75,17 @@ def _scenario(root: Path, events: int, segment_rows: int) -> Path:
     return path
 
 
-def _server_service_ms(rate_dir: Path) -> float:
+def _server_service_ms(rate_dir: Path) -> tuple[float, float]:
+    """The server's mean ``timeUsedMs`` per query, and the CPU its JVM used per query (all threads: Netty, the
+    scheduler's runners and workers, GC, JIT), from the low-rate probe."""
     records = pd.read_parquet(rate_dir / "records.parquet")
     used = records["maxServerTimeUsedMs"]
-    return float(used[used >= 0].mean())
+    summary = json.loads((rate_dir / "summary.json").read_text())
+    cpu = max(s["cpu_ms_per_query"] for s in summary["server_cpu"].values())
+    return float(used[used >= 0].mean()), float(cpu)
 
 
-def _predict(calibrated: Path, rate_dir: Path, out: Path) -> pd.Series:
+def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | None = None) -> pd.Series:
     """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0."""
     log = read_query_log(rate_dir / "broker-querylog.log").frame.sort_values("arrival_s", kind="stable")
     queries = log[list(QUERIES_SCHEMA.names)].reset_index(drop=True)
@@ -90,8 +95,10 @@ def _predict(calibrated: Path, rate_dir: Path, out: Path) -> pd.Series:
         shutil.rmtree(data)
     write_workload(data, segments, queries, "events", "OFFLINE", {"query_log": str(rate_dir / "broker-querylog.log")})
     span = float(queries["arrival_s"].iloc[-1])
-    run_scenario(calibrated / "scenario.yaml", out / "run", data=data, overwrite=True,
-                 overrides={"simulation.duration_s": span + 5.0, "simulation.warmup_s": 0.0})
+    overrides: dict[str, Any] = {"simulation.duration_s": span + 5.0, "simulation.warmup_s": 0.0}
+    if variability is not None:
+        overrides["service.variability"] = variability
+    run_scenario(calibrated / "scenario.yaml", out / "run", data=data, overwrite=True, overrides=overrides)
     predicted = pd.read_parquet(out / "run" / "queries.parquet")
     return predicted["latency_ms"]
 
@@ -108,6 +115,9 @@ def main() -> None:
     parser.add_argument("--calibrate-at", type=int, default=0, help="index of the ladder rate to calibrate from")
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--segment-rows", type=int, default=10_000)
+    parser.add_argument("--variability", type=float, action="append", default=[],
+                        help="also predict with service.variability overridden to this (an experiment: how much of "
+                             "the miss the fitted variability makes); repeatable")
     parser.add_argument("--reuse", action="store_true",
                         help="calibrate and predict from an earlier run's measurements under --out (no new cluster)")
     args = parser.parse_args()
@@ -119,11 +129,11 @@ def main() -> None:
 
     if not args.reuse:
         measure(scenario, root / "probe", rates=[20.0], queries=600, overwrite=True)
-    service_ms = _server_service_ms(root / "probe" / rate_dir_name(20.0))
-    capacity = 1000.0 / service_ms
+    used_ms, cpu_ms = _server_service_ms(root / "probe" / rate_dir_name(20.0))
+    capacity = 1000.0 / cpu_ms
     rates = [round(capacity * f, 1) for f in LADDER]
-    print(f"capacity: the server's mean timeUsedMs at 20/s is {service_ms:.2f} ms -> {capacity:.0f} queries/s; "
-          f"ladder {rates}", flush=True)
+    print(f"capacity: at 20/s the server JVM used {cpu_ms:.2f} ms of CPU per query (its timeUsedMs: {used_ms:.2f} ms) "
+          f"-> {capacity:.0f} queries/s on its one core; ladder {rates}", flush=True)
 
     if args.reuse:
         measured = json.loads((root / "measured" / "measure.json").read_text())
@@ -138,15 +148,20 @@ def main() -> None:
     network = _network_ms(source)
     print(f"calibrating at {at:g}/s; the servers' query log puts the broker-server transport at {network:.3f} ms "
           "each way (median of ResponseDelayMs - totalTimeMs, halved)", flush=True)
-    variants = {"broker log alone": None, "network from the server query log": network}
+    variants: dict[str, tuple[float | None, float | None]] = {
+        "broker log alone": (None, None), "network from the server query log": (network, None),
+        **{f"network from the server query log, variability overridden to {v:g}": (network, v)
+           for v in args.variability}}
     results: dict[str, Any] = {}
-    for name, network_ms in variants.items():
+    for name, (network_ms, variability) in variants.items():
         calibrated = root / ("calibrated" if network_ms is None else "calibrated-network")
-        run_calibrate(root / "measured" / "table_config.json", root / "measured" / "schema.json",
-                      root / "measured" / "segments.json", source / "broker-querylog.log", calibrated,
-                      gc_logs=gc_logs, overwrite=True,
-                      options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0, network_ms=network_ms))
-        rows = [_row(calibrated, root, measured, rate, capacity, at, name) for rate in rates]
+        if variability is None:
+            run_calibrate(root / "measured" / "table_config.json", root / "measured" / "schema.json",
+                          root / "measured" / "segments.json", source / "broker-querylog.log", calibrated,
+                          gc_logs=gc_logs, overwrite=True,
+                          options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0,
+                                                   network_ms=network_ms))
+        rows = [_row(calibrated, root, measured, rate, capacity, at, name, variability) for rate in rates]
         others = [r for r in rows if not r["calibrated_here"]]
         mape = {k: float(np.mean([abs(r[f"err {k}"]) for r in others]) * 100) for k in PERCENTILES}
         results[name] = {"rows": rows, "mape_percent": mape, "scenario": (calibrated / "scenario.yaml").read_text()}
@@ -173,12 +188,14 @@ def main() -> None:
         print("\n" + "\n".join(f"    {p}" for p in params))
     rows = results["broker log alone"]["rows"]
     print("\n| rate /s | client p50 / p90 / p99 / p99.9 (ms) | broker timeMs p50 / p99 | server schedulerWaitMs p99 "
-          "| server totalExecMs p99 | broker submitDelayMs p99 | server GC total / max pause (ms) |")
-    print("|---|---|---|---|---|---|---|")
+          "| server totalExecMs p50 / p99 | server CPU ms/query | server run-queue wait ms/query "
+          "| broker submitDelayMs p99 | server GC total / max pause (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['rate']:g} | " + " / ".join(f"{r[f'client {k}']:.1f}" for k in PERCENTILES)
-              + f" | {r['obs p50']:.1f} / {r['obs p99']:.1f} | {r['sched wait p99']} | {r['exec p99']} | "
-              f"{r['submit p99']:.0f} | {r['server gc ms']:.0f} / {r['server gc max']:.0f} |")
+              + f" | {r['obs p50']:.1f} / {r['obs p99']:.1f} | {r['sched wait p99']} | {r['exec p50']} / "
+              f"{r['exec p99']} | {r['cpu ms']:.2f} | {r['rq wait ms']:.2f} | {r['submit p99']:.0f} | "
+              f"{r['server gc ms']:.0f} / {r['server gc max']:.0f} |")
     (root / "validation.json").write_text(json.dumps({"capacity_per_s": capacity, "rates": rates,
                                                       "calibrated_at": at, "network_ms": network,
                                                       "results": results}, indent=1, default=float))
@@ -203,15 +220,15 @@ def _server_log(path: Path) -> pd.DataFrame:
 
 
 def _row(calibrated: Path, root: Path, measured: dict[str, Any], rate: float, capacity: float, at: float,
-         variant: str) -> dict[str, Any]:
+         variant: str, variability: float | None) -> dict[str, Any]:
     rate_dir = root / "measured" / rate_dir_name(rate)
     summary = measured["rates"][rate_dir_name(rate)]
     observed = _pcts(read_query_log(rate_dir / "broker-querylog.log").frame["time_ms"])
     records = pd.read_parquet(rate_dir / "records.parquet")
     client = _pcts(records["sinceArrivalMs"])
     submit = records["servers"].map(lambda s: max((x["submitDelayMs"] for x in json.loads(s)), default=0))
-    where = root / "predicted" / variant.replace(" ", "-") / rate_dir_name(rate)
-    predicted = _pcts(_predict(calibrated, rate_dir, where))
+    where = root / "predicted" / variant.replace(" ", "-").replace(",", "") / rate_dir_name(rate)
+    predicted = _pcts(_predict(calibrated, rate_dir, where, variability))
     server_gc = [g for n, g in summary["gc"].items() if "server" in n]
     return {"rate": rate, "load": rate / capacity, "calibrated_here": rate == at,
             "errors": summary["errors"]["queries_with_exceptions"],
@@ -221,7 +238,12 @@ def _row(calibrated: Path, root: Path, measured: dict[str, Any], rate: float, ca
             **{f"client {k}": client[k] for k in PERCENTILES},
             "submit p99": float(np.percentile(submit, 99)),
             "sched wait p99": summary["server_query_log"]["scheduler_wait_ms"]["p99"],
+            "exec p50": summary["server_query_log"]["total_exec_ms"]["p50"],
             "exec p99": summary["server_query_log"]["total_exec_ms"]["p99"],
+            "cpu ms": max((c["cpu_ms_per_query"] for c in summary.get("server_cpu", {}).values()),
+                          default=float("nan")),
+            "rq wait ms": max((c["run_queue_wait_ms_per_query"] for c in summary.get("server_cpu", {}).values()),
+                              default=float("nan")),
             "server gc ms": sum(g["total_ms"] for g in server_gc),
             "server gc max": max((g["max_ms"] for g in server_gc), default=0.0)}
 

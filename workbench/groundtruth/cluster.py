@@ -73,6 +73,10 @@ class ClusterRun:
     ideal_state: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     routing: str = ""
     zk_metadata: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: Per server ``host:port``: ``(cpu_ms, wait_ms)`` its JVM's threads ran and waited on a run queue (ready but
+    #: not on a CPU: another process had it) from READY to the load generator's end, which spans the warm-up and the
+    #: measured run (``/proc/<pid>/task/*/schedstat``; threads that ended in between are not counted).
+    schedstat: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def round_robin_assignment(segments: Sequence[str], servers: Sequence[str]) -> dict[str, str]:
@@ -142,6 +146,16 @@ class _Processes:
                 os.killpg(proc.pid, signal.SIGKILL)
         for proc in self.started:
             proc.wait()
+
+
+def _schedstat(pid: int) -> tuple[float, float]:
+    """``(cpu_ms, run_queue_wait_ms)`` summed over a process's live threads; zeros where Linux does not say."""
+    cpu = wait = 0
+    for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = path.read_text().split()
+            cpu, wait = cpu + int(fields[0]), wait + int(fields[1])
+    return cpu / 1e6, wait / 1e6
 
 
 def _tail(log: Path, n: int = 15) -> str:
@@ -294,6 +308,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
         started.append((server, processes.start(command, log, options.cpus.get(server)), log))
     ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
+    at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
 
     (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
     (logs / "ideal_state.json").write_text(json.dumps(ideal, indent=1, sort_keys=True))
@@ -317,6 +332,8 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
+    schedstat = {server: tuple(b - a for a, b in zip(at_ready[server], _schedstat(p.pid), strict=True))
+                 for server, p, _ in started}
     lines = log.read_text(errors="replace").splitlines()
     # Netty's "channel inactive" lines may follow DONE as the router shuts down: the summary is the DONE line.
     summary = next((line for line in lines if line.startswith("DONE ")), summary)
@@ -324,7 +341,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
     zk_path = logs / "zk_metadata.json"
     zk_metadata = json.loads(zk_path.read_text()) if zk_path.is_file() else {}
     return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
-                      ideal, routing, zk_metadata)
+                      ideal, routing, zk_metadata, {k: (v[0], v[1]) for k, v in schedstat.items()})
 
 
 def _records(path: Path) -> pd.DataFrame:

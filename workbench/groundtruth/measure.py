@@ -136,7 +136,7 @@ def _gc(path: Path) -> dict[str, Any]:
             "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0}
 
 
-def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, where: Placement,
+def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, directory: Path, where: Placement,
              cpus: Mapping[str, Sequence[int]]) -> dict[str, Any]:
     records = run.records
     failed = records["exceptions"].map(len) > 0
@@ -169,6 +169,11 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, wh
             "total_time_ms": _percentiles(server_logs["totalTimeMs"]),
         },
         "gc": {p.name: _gc(p) for p in sorted(directory.glob("gc-*.log"))},
+        # From READY to the end of the load (warm-up included): what each server's JVM ran on a CPU per query, and
+        # how long its threads were ready but waiting for one (another process on its core, or its own threads).
+        "server_cpu": {instance_name(s): {"cpu_ms_per_query": round(cpu / (len(records) + warmup), 4),
+                                          "run_queue_wait_ms_per_query": round(wait / (len(records) + warmup), 4)}
+                       for s, (cpu, wait) in run.schedstat.items()},
         "load_generator": {"max_dispatch_lag_ms": float(done["maxDispatchLagMs"]) if "maxDispatchLagMs" in done
                            else None,
                            "max_wait_for_worker_ms": round(float((records["startLagMs"]
@@ -197,7 +202,7 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
                                warmup_queries=warmup),
                       ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus)
     _flat(run.records).to_parquet(directory / "records.parquet", index=False)
-    summary = _summary(run, rate, queries, directory, where, cpus)
+    summary = _summary(run, rate, queries, warmup, directory, where, cpus)
     write_json_atomic(directory / "summary.json", summary)
     return summary
 
