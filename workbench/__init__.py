@@ -32,6 +32,7 @@ __all__ = [
     "get_spark",
     "load_scenario",
     "load_table_config",
+    "measure",
     "run_scenario",
     "run_sweep",
     "scale_out",
@@ -56,6 +57,7 @@ _LAZY = {
     "run_scenario": "workbench.api",
     "scale_out": "workbench.studies.scale_out",
     "agree": "workbench.api",
+    "measure": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "build_run_report": "workbench.report",
@@ -64,7 +66,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from workbench.analysis.stats import summarise
-    from workbench.api import agree, generate, run_scenario, write_run
+    from workbench.api import agree, generate, measure, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report

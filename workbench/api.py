@@ -15,7 +15,7 @@ writes that output atomically.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "report", "run_checked", "run_scenario", "run_studies", "scale_out", "write_run"]
+           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -228,3 +228,28 @@ def agree(
                                           "(`workbench generate`) and set workload.data, or pass --data DIR")
     return run(sc, out, data=directory, queries=DEFAULT_QUERIES if queries is None else queries,
                overwrite=overwrite)
+
+
+def measure(
+    scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, rates: Sequence[float] = (10.0,),
+    data: str | Path | None = None, queries: int | None = None, warmup: int | None = None, seed: int | None = None,
+    overwrite: bool = False, progress: Callable[[float, Mapping[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """The scenario's table served by Apache Pinot's own query path (one server JVM per scenario server, a
+    broker/load-generator JVM) at each open-loop rate (:func:`workbench.groundtruth.measure.measure`): ``out``
+    gets, per rate, the broker query log, server query and GC logs, per-query records and a summary with the
+    p50/p90/p99/p99.9 client latency and broker ``timeMs``. For a user with no cluster yet: the broker log is
+    what ``calibrate`` reads (``docs/validation.md``)."""
+    from workbench.groundtruth.measure import DEFAULT_QUERIES, DEFAULT_WARMUP
+    from workbench.groundtruth.measure import measure as run
+    from workbench.sim.run import workload_dir
+
+    check_seed(seed)
+    sc = resolve(scenario, None, None)
+    directory = workload_dir(sc, Path(data) if data is not None else None)
+    if directory is None:
+        raise InputError("workload.data", "measure serves the scenario's own segments and queries: generate them "
+                                          "(`workbench generate`) and set workload.data, or pass --data DIR")
+    return run(sc, out, data=directory, rates=list(rates), queries=DEFAULT_QUERIES if queries is None else queries,
+               warmup=DEFAULT_WARMUP if warmup is None else warmup, seed=0 if seed is None else seed,
+               overwrite=overwrite, progress=progress)

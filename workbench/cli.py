@@ -306,6 +306,26 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     a.set_defaults(handler=_agree)
 
+    m = sub.add_parser("measure", help="measure the scenario's table on Apache Pinot at open-loop rates",
+                       description="Serve the scenario's table config, schema, segments and queries with Apache "
+                                   "Pinot's own query path (one server JVM per scenario server, a broker and "
+                                   "load-generator JVM; the pinned release, fetched by Maven) at each open-loop "
+                                   "Poisson rate. DIR gets, per rate, the broker query log (for `workbench "
+                                   "calibrate`), the servers' query and GC logs, records.parquet and summary.json "
+                                   "(p50/p90/p99/p99.9 of the client latency and the broker's timeMs). See "
+                                   "docs/validation.md.")
+    m.add_argument("scenario", help="scenario file")
+    m.add_argument("--out", required=True, help="output directory")
+    m.add_argument("--rate", type=_rate, action="append", metavar="QPS",
+                   help="an open-loop rate in queries/s; repeat for several (default 10)")
+    m.add_argument("--data", help="workload directory (default: workload.data)")
+    m.add_argument("--queries", type=_count(1), metavar="N", help="queries sent per rate (default 1000)")
+    m.add_argument("--warmup", type=_count(0), metavar="N",
+                   help="queries run one at a time before each rate, not recorded (default 200)")
+    m.add_argument("--seed", type=_count(0), help="seed of the Poisson arrivals (default 0)")
+    m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    m.set_defaults(handler=_measure)
+
     r = sub.add_parser("report", help="write a PDF sizing report from a sweep or run directory",
                        description="Build a multi-page PDF: from a sweep directory, the sizing report (the "
                                    "recommended configuration that meets the SLO, the runner-up, tables and plots); "
@@ -324,6 +344,36 @@ def _agree(args: argparse.Namespace) -> int:
     tail = f"; disagreements on {', '.join(fields)}" if fields else ""
     _say(f"agree: {result.agreed} of {result.queries} queries agree with Apache Pinot {result.pinot_version}{tail} "
          f"({args.out}/agreement.json)")
+    return 0
+
+
+def _rate(text: str) -> float:
+    """An argparse type: a positive, finite number of queries per second."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of queries per second, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of queries per second, got {text}")
+    return value
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from collections.abc import Mapping
+
+    from workbench.api import measure
+
+    def said(rate: float, s: Mapping[str, Any]) -> None:
+        warn = f"{s['warning']}; " if "warning" in s else ""
+        client, broker = s["client_latency_ms"], s["broker_time_ms"]
+        _say(f"measure: {rate:g}/s: {warn}{s['queries_recorded']} queries, client p50/p90/p99/p99.9 "
+             f"{client['p50']}/{client['p90']}/{client['p99']}/{client['p99.9']} ms, broker timeMs "
+             f"{broker['p50']}/{broker['p90']}/{broker['p99']}/{broker['p99.9']} ms")
+
+    document = measure(args.scenario, args.out, rates=args.rate or (10.0,), data=args.data, queries=args.queries,
+                       warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said)
+    _say(f"measure: Apache Pinot {document['pinot_version']}, {document['servers_started']} server(s): "
+         f"{document['placement']} ({args.out}/measure.json)")
     return 0
 
 

@@ -50,11 +50,15 @@ class CalibrateOptions:
     ``servers`` overrides the count read from the log; ``server_cores`` is each server's ``c`` (in no
     input: Pinot sizes its threads from it; ``None`` takes the workbench default and marks it so);
     ``backtest_queries`` caps the replayed window (0: no back-test); ``bootstrap`` is the number of
-    block-bootstrap resamples behind the standard errors.
+    block-bootstrap resamples behind the standard errors. ``network_ms`` is the one-way delay per message
+    between broker and server when it was measured (a server's query log gives it: the broker's
+    ``ResponseDelayMs`` minus the server's ``totalTimeMs``, halved); the broker log alone cannot tell it from
+    the servers' per-request work, which then absorbs it and the model's servers saturate too early.
     """
 
     servers: int | None = None
     server_cores: int | None = None
+    network_ms: float | None = None
     lenient: bool = False
     backtest_queries: int = 20_000
     replications: int = D.REPLICATIONS
@@ -156,8 +160,10 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("cluster.server.cores", options.cores,
               "from --server-cores" if options.server_cores is not None else
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
-        Entry("cluster.network.latency_ms", D.NETWORK_LATENCY_MS,
-              "DEFAULT (workbench/defaults.py): the log cannot tell it from service.per_request_ms; measure RTT/2"),
+        Entry("cluster.network.latency_ms", D.NETWORK_LATENCY_MS, "DEFAULT (workbench/defaults.py): the log "
+              "cannot tell it from service.per_request_ms; measure RTT/2") if options.network_ms is None else
+        Entry("cluster.network.latency_ms", round(options.network_ms, 6),
+              "given (network_ms: measured, e.g. from the servers' query logs)"),
     ]
     entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
     for p in fit.parameters:
@@ -230,7 +236,9 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     fit_rows = replay[mask].reset_index(drop=True)
     config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
-    fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed))
+    fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
+                                           network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
+                                           else opts.network_ms))
     refined = _overhead(fit, features, fit_rows["slowest_response_ms"].to_numpy(dtype=float))
     if refined is not None:
         fit = refit_overhead(fit, *refined)

@@ -34,7 +34,7 @@ import pandas as pd
 from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
 from workbench.groundtruth.harness import JVM_FLAGS
 
-__all__ = ["ClusterRun", "LoadSpec", "round_robin_assignment", "run_cluster"]
+__all__ = ["ClusterRun", "LoadSpec", "allocate_servers", "instance_name", "round_robin_assignment", "run_cluster"]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
 READY_TIMEOUT_S = 90.0
@@ -61,14 +61,22 @@ class LoadSpec:
 class ClusterRun:
     """One run: a row per query (sorted by request id), each server's ``host:port``, every pid started, the
     load generator's closing line (``DONE sent=... maxDispatchLagMs=...``), each server's ``READY`` line (it names
-    the scheduler Pinot's factory made and the segments loaded), and the segment-to-server assignment used."""
+    the scheduler Pinot's factory made and the segments loaded), the ideal state routed on (segment to
+    ``{Server_host_port: ONLINE}``), the broker's ``ROUTING`` line (its pruners and instance selector), and each
+    segment's ZK metadata as the controller's code wrote it."""
 
     records: pd.DataFrame
     servers: tuple[str, ...]
     pids: tuple[int, ...]
     summary: str
     ready: tuple[str, ...] = ()
-    assignment: Mapping[str, str] = field(default_factory=dict)
+    ideal_state: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    routing: str = ""
+    zk_metadata: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: Per server ``host:port``: ``(cpu_ms, wait_ms)`` its JVM's threads ran and waited on a run queue (ready but
+    #: not on a CPU: another process had it) from READY to the load generator's end, which spans the warm-up and the
+    #: measured run (``/proc/<pid>/task/*/schedstat``; threads that ended in between are not counted).
+    schedstat: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def round_robin_assignment(segments: Sequence[str], servers: Sequence[str]) -> dict[str, str]:
@@ -80,6 +88,24 @@ def round_robin_assignment(segments: Sequence[str], servers: Sequence[str]) -> d
     return {name: servers[i % len(servers)] for i, name in enumerate(sorted(segments))}
 
 
+def instance_name(server: str) -> str:
+    """Pinot's instance id of a server at ``host:port`` (``Server_127.0.0.2_40123``); the broker parses host and
+    Netty port back out of it, as it does from a Helix instance config.
+
+    >>> instance_name("127.0.0.2:40123")
+    'Server_127.0.0.2_40123'
+    """
+    host, port = server.split(":")
+    return f"Server_{host}_{port}"
+
+
+def allocate_servers(count: int) -> tuple[str, ...]:
+    """``count`` servers' ``host:port``: each its own loopback address (127.0.0.2, ...), each a free port."""
+    if not 1 <= count <= 253:
+        raise ValueError(f"between 1 and 253 servers fit the loopback addresses 127.0.0.2-254, got {count}")
+    return tuple(f"127.0.0.{2 + i}:{_free_port()}" for i in range(count))
+
+
 def _free_port() -> int:
     """A port free on every address: Pinot's ``QueryServer`` binds its port on all of them, not on one host."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -87,10 +113,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _java(jars: PinotJars, heap: str, main: str, log_name: str, work: Path) -> list[str]:
-    return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", *JVM_FLAGS,
+def _java(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_log: bool = False) -> list[str]:
+    """A JVM command: its query log is ``logs/<log_name>-querylog.log``; with ``gc_log``, Pinot's recommended
+    ``-Xlog:gc*`` into ``logs/gc-<log_name>.log`` (wall time and uptime decorations, as the Helm chart's servers)."""
+    gc = [f"-Xlog:gc*:file={logs / ('gc-' + log_name + '.log')}:time,uptime,level,tags"] if gc_log else []
+    return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", *gc, *JVM_FLAGS,
             f"-Dlog4j2.configurationFile={jars.classes / 'workbench-log4j2.xml'}",
-            f"-Dworkbench.querylog={work / (log_name + '-querylog.log')}", "-cp", jars.classpath, main]
+            f"-Dworkbench.querylog={logs / (log_name + '-querylog.log')}", "-cp", jars.classpath, main]
 
 
 class _Processes:
@@ -99,7 +128,12 @@ class _Processes:
     def __init__(self) -> None:
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def start(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``command`` in a new session; with ``cpus``, pinned to them from before ``exec`` (``taskset``),
+        so every thread the JVM makes (GC, JIT, Netty, Pinot's runners) inherits the mask and
+        ``availableProcessors()``, which Pinot sizes its thread pools by, counts those cores only."""
+        if cpus is not None:
+            command = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus)), *command]
         with log.open("wb") as out:
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
@@ -112,6 +146,16 @@ class _Processes:
                 os.killpg(proc.pid, signal.SIGKILL)
         for proc in self.started:
             proc.wait()
+
+
+def _schedstat(pid: int) -> tuple[float, float]:
+    """``(cpu_ms, run_queue_wait_ms)`` summed over a process's live threads; zeros where Linux does not say."""
+    cpu = wait = 0
+    for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = path.read_text().split()
+            cpu, wait = cpu + int(fields[0]), wait + int(fields[1])
+    return cpu / 1e6, wait / 1e6
 
 
 def _tail(log: Path, n: int = 15) -> str:
@@ -156,10 +200,13 @@ def _run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: 
 
 def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
                 queries: Sequence[str], load: LoadSpec, *, num_servers: int = 2,
-                assignment: Mapping[str, str] | None = None, scheduler_config: Mapping[str, str] | None = None,
-                server_heap: str = "256m", broker_heap: str = "256m",
+                assignment: Mapping[str, str] | None = None,
+                ideal_state: Mapping[str, Mapping[str, str]] | None = None,
+                scheduler_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
+                server_heap: str = "256m", broker_heap: str = "256m", logs_dir: str | Path | None = None,
+                gc_logs: bool = False, cpus: Mapping[str, Sequence[int]] | None = None,
                 work_dir: str | Path | None = None) -> ClusterRun:
-    """Run ``queries`` against ``num_servers`` Pinot server processes at the open-loop rate of ``load``.
+    """Run ``queries`` against Pinot server processes at the open-loop rate of ``load``.
 
     Parameters
     ----------
@@ -169,37 +216,70 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         Rows per segment name; each becomes one segment built by Pinot's creator.
     queries
         SQL, used in turn by the load generator (query ``i`` is ``queries[i % len(queries)]``).
+    ideal_state
+        Segment to ``{"Server_host_port": "ONLINE", ...}`` (see :func:`allocate_servers`, :func:`instance_name`): the
+        servers started are the instances it names, each loading the segments it holds, and the broker routes with
+        the table's own pruners and instance selector on it (replicas, replica groups, balanced selection).
     assignment
-        Segment to ``host:port`` of its server; default :func:`round_robin_assignment` over the servers, which are
-        ``127.0.0.2``, ``127.0.0.3``, ... on free ports. The broker routes each query to every server's segments.
-    scheduler_config
-        Pinot server config passed to every server (``pinot.query.scheduler.*``, ``pinot.server.query.executor.*``).
+        Instead of ``ideal_state``: segment to ``host:port`` (one replica each). With neither,
+        :func:`round_robin_assignment` over ``num_servers`` servers on :func:`allocate_servers`.
+    scheduler_config, broker_config
+        Pinot server config passed to every server (``pinot.query.scheduler.*``, ``pinot.server.query.executor.*``)
+        and broker config (``pinot.broker.*``: the instance selector's and query log's settings).
+    logs_dir
+        Where the JVMs write what a Pinot cluster would leave behind: ``broker-querylog.log`` (the broker's
+        ``QueryLogger``), ``server-<host>-<port>-querylog.log`` (each server's ``ServerQueryLogger``), with
+        ``gc_logs`` ``gc-broker.log`` and ``gc-server-<host>-<port>.log`` (``-Xlog:gc*``), each JVM's console log,
+        ``zk_metadata.json`` and ``ideal_state.json``. Default: the temporary work directory, removed after.
+    cpus
+        CPU numbers per process, keyed ``"broker"`` or a server's ``host:port`` (others unpinned): each JVM starts
+        pinned to them (``taskset``).
     """
     if num_servers < 1 or not segments or not queries:
         raise ValueError("need at least one server, one segment and one query")
     jars = ensure_built()
-    if assignment is None:
-        servers = [f"127.0.0.{2 + i}:{_free_port()}" for i in range(num_servers)]
-        chosen = round_robin_assignment(list(segments), servers)
-    else:
-        chosen = dict(assignment)
-        servers = sorted(set(chosen.values()))
-    if set(chosen) != set(segments):
-        raise ValueError(f"the assignment names {sorted(chosen)}, the table has segments {sorted(segments)}")
+    if ideal_state is None:
+        if assignment is None:
+            assignment = round_robin_assignment(list(segments), allocate_servers(num_servers))
+        ideal_state = {seg: {instance_name(server): "ONLINE"} for seg, server in assignment.items()}
+    ideal = {seg: dict(states) for seg, states in ideal_state.items()}
+    if set(ideal) != set(segments):
+        raise ValueError(f"the ideal state names {sorted(ideal)}, the table has segments {sorted(segments)}")
+    servers = sorted({_host_port(i) for states in ideal.values() for i in states})
     processes = _Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
         work = Path(tmp)
+        logs = Path(logs_dir) if logs_dir is not None else work
+        logs.mkdir(parents=True, exist_ok=True)
         try:
-            return _run(jars, work, processes, table_config, schema, segments, queries, load, servers, chosen,
-                        dict(scheduler_config or {}), server_heap, broker_heap)
+            return _run(jars, work, logs, processes, table_config, schema, segments, queries, load, servers, ideal,
+                        _Options(dict(scheduler_config or {}), dict(broker_config or {}), server_heap, broker_heap,
+                                 gc_logs, dict(cpus or {})))
         finally:
             processes.stop_all()
 
 
-def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mapping[str, Any],
+def _host_port(instance: str) -> str:
+    """``host:port`` of a ``Server_host_port`` instance id."""
+    parts = instance.split("_")
+    if len(parts) < 3 or parts[0] != "Server" or not parts[-1].isdigit():
+        raise ValueError(f"instance {instance!r} is not Pinot's Server_<host>_<port>")
+    return f"{'_'.join(parts[1:-1])}:{parts[-1]}"
+
+
+@dataclass(frozen=True)
+class _Options:
+    scheduler_config: dict[str, str]
+    broker_config: dict[str, str]
+    server_heap: str
+    broker_heap: str
+    gc_logs: bool
+    cpus: dict[str, Sequence[int]]
+
+
+def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
          schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], queries: Sequence[str], load: LoadSpec,
-         servers: list[str], assignment: dict[str, str], scheduler_config: dict[str, str], server_heap: str,
-         broker_heap: str) -> ClusterRun:
+         servers: list[str], ideal: dict[str, dict[str, str]], options: _Options) -> ClusterRun:
     (work / "table.json").write_text(json.dumps(table_config))
     (work / "schema.json").write_text(json.dumps(schema))
     rows_args = []
@@ -208,8 +288,8 @@ def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mappi
         rows.to_json(path, orient="records", lines=True)
         rows_args.append(f"{name}={path}")
     built = work / "built"
-    log = work / "build.log"
-    proc = processes.start([*_java(jars, server_heap, "workbench.cluster.BuildSegments", "build", work),
+    log = logs / "build.log"
+    proc = processes.start([*_java(jars, options.server_heap, "workbench.cluster.BuildSegments", "build", work),
                             str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], log)
     _run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
 
@@ -218,20 +298,26 @@ def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mappi
         host, port = server.split(":")
         own = work / f"segments-{host}-{port}"
         own.mkdir()
-        for name, owner in assignment.items():
-            if owner == server:
+        for name, states in ideal.items():
+            if instance_name(server) in states:
                 shutil.copytree(built / name, own / name)
-        extra = [f"{k}={v}" for k, v in scheduler_config.items()]
-        log = work / f"server-{host}-{port}.log"
-        command = [*_java(jars, server_heap, "workbench.cluster.PinotServer", f"server-{host}", work),
+        extra = [f"{k}={v}" for k, v in options.scheduler_config.items()]
+        log = logs / f"server-{host}-{port}.log"
+        command = [*_java(jars, options.server_heap, "workbench.cluster.PinotServer", f"server-{host}-{port}", logs,
+                          options.gc_logs),
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
-        started.append((server, processes.start(command, log), log))
+        started.append((server, processes.start(command, log, options.cpus.get(server)), log))
     ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
+    at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
 
-    routing: dict[str, list[str]] = {s: sorted(n for n, o in assignment.items() if o == s) for s in servers}
     (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
+    (logs / "ideal_state.json").write_text(json.dumps(ideal, indent=1, sort_keys=True))
     spec: dict[str, Any] = {"tableName": table_config["tableName"], "schema": str(work / "schema.json"),
-                            "routing": routing, "queries": str(work / "queries.sql"),
+                            "tableConfig": str(work / "table.json"), "segmentsDir": str(built),
+                            "segments": list(segments), "servers": [instance_name(s) for s in servers],
+                            "idealState": ideal, "zkDir": str(work / "zk"), "zkPort": _free_port(),
+                            "zkMetadataOut": str(logs / "zk_metadata.json"), "brokerConfig": options.broker_config,
+                            "queries": str(work / "queries.sql"),
                             "ratePerSecond": load.rate_per_s, "seed": load.seed, "numQueries": load.num_queries,
                             "timeoutMs": load.timeout_ms, "threads": load.threads,
                             "warmupQueries": load.warmup_queries}
@@ -239,14 +325,23 @@ def _run(jars: PinotJars, work: Path, processes: _Processes, table_config: Mappi
         spec["durationS"] = load.duration_s
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
-    log = work / "load.log"
-    proc = processes.start([*_java(jars, broker_heap, "workbench.cluster.LoadGenerator", "broker", work),
-                            str(work / "load.json"), str(out)], log)
+    log = logs / "broker.log"
+    proc = processes.start([*_java(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
+                                   options.gc_logs), str(work / "load.json"), str(out)], log,
+                           options.cpus.get("broker"))
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
+    schedstat = {server: tuple(b - a for a, b in zip(at_ready[server], _schedstat(p.pid), strict=True))
+                 for server, p, _ in started}
+    lines = log.read_text(errors="replace").splitlines()
+    # Netty's "channel inactive" lines may follow DONE as the router shuts down: the summary is the DONE line.
+    summary = next((line for line in lines if line.startswith("DONE ")), summary)
+    routing = next((line for line in lines if line.startswith("ROUTING ")), "")
+    zk_path = logs / "zk_metadata.json"
+    zk_metadata = json.loads(zk_path.read_text()) if zk_path.is_file() else {}
     return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
-                      assignment)
+                      ideal, routing, zk_metadata, {k: (v[0], v[1]) for k, v in schedstat.items()})
 
 
 def _records(path: Path) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ from workbench.scenario import Scenario
 from workbench.sim.layout import assign_layout
 from workbench.workload.directory import read_events, read_replay_queries, read_segments
 
-__all__ = ["DEFAULT_QUERIES", "agree", "derived_schema", "offline_twin", "server_names"]
+__all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offline_twin", "scenario_table",
+           "server_names"]
 
 #: How many of the workload's queries ``workbench agree`` checks by default (in arrival order).
 DEFAULT_QUERIES = 300
@@ -80,6 +82,38 @@ def offline_twin(raw: Mapping[str, Any]) -> dict[str, Any]:
     return twin
 
 
+@dataclass(frozen=True)
+class ScenarioTable:
+    """A scenario's table as Pinot gets it: the OFFLINE config (the table's, or its twin), how it was checked
+    (``OFFLINE`` or the twin's sentence), the schema, the completed segments' rows and the first queries' SQL."""
+
+    config: dict[str, Any]
+    checked_as: str
+    table: TableConfig
+    schema: dict[str, Any]
+    segments: dict[str, pd.DataFrame]
+    sql: list[str]
+
+
+def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
+    """The scenario's table, schema, completed segments with their rows, and first ``queries`` queries' SQL."""
+    raw = sc.table.to_json()
+    config = raw if sc.table.table_type == "OFFLINE" else offline_twin(raw)
+    table = TableConfig.from_json(config)
+    segments_table = read_segments(data)
+    consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
+    completed = list(segments_table.loc[~consuming, "segment_name"])
+    events = read_events(data)
+    by_segment = {name: rows.drop(columns=[c for c in _WORKLOAD_ONLY if c in rows]).reset_index(drop=True)
+                  for name, rows in events.groupby("segment_name", sort=False)}
+    segments = {name: by_segment[name] for name in completed if name in by_segment}
+    schema = dict(sc.schema) if sc.schema else derived_schema(table, events)
+    sql = list(read_replay_queries(data)["sql"].head(queries))
+    checked_as = ("OFFLINE" if sc.table.table_type == "OFFLINE"
+                  else f"OFFLINE twin of the {sc.table.table_type} table (completed segments; no stream here)")
+    return ScenarioTable(config, checked_as, table, schema, segments, sql)
+
+
 def agree(sc: Scenario, out: str | Path, *, data: Path, queries: int = DEFAULT_QUERIES,
           overwrite: bool = False) -> Agreement:
     """Check the scenario's table, rows and first ``queries`` queries against Pinot; write ``out``.
@@ -91,26 +125,14 @@ def agree(sc: Scenario, out: str | Path, *, data: Path, queries: int = DEFAULT_Q
     if queries < 1:
         raise ValueError(f"queries must be at least 1, got {queries}")
     check_output(out, overwrite=overwrite)
-    raw = sc.table.to_json()
-    checked_as = sc.table.table_type
-    config = raw if checked_as == "OFFLINE" else offline_twin(raw)
-    table = TableConfig.from_json(config)
-    segments_table = read_segments(data)
-    consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
-    completed = list(segments_table.loc[~consuming, "segment_name"])
-    events = read_events(data)
-    by_segment = {name: rows.drop(columns=[c for c in _WORKLOAD_ONLY if c in rows]).reset_index(drop=True)
-                  for name, rows in events.groupby("segment_name", sort=False)}
-    segments = {name: by_segment[name] for name in completed if name in by_segment}
-    schema = dict(sc.schema) if sc.schema else derived_schema(table, events)
+    st = scenario_table(sc, data, queries)
+    config, schema, segments, sql = st.config, st.schema, st.segments, st.sql
     servers = server_names(sc.cluster.servers)
     names = tuple(segments)
-    ideal = assign_layout(table, servers, names, np.zeros(len(names), bool), np.zeros(len(names), int))
-    sql = list(read_replay_queries(data)["sql"].head(queries))
+    ideal = assign_layout(st.table, servers, names, np.zeros(len(names), bool), np.zeros(len(names), int))
     result, pinot = agreement(config, schema, segments, sql, servers=servers, ideal_state=ideal)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
-        document = {**result.to_json(), "checked_as": "OFFLINE" if checked_as == "OFFLINE"
-                    else f"OFFLINE twin of the {checked_as} table (completed segments; no stream here)",
+        document = {**result.to_json(), "checked_as": st.checked_as,
                     "segments": len(segments), "servers": list(servers)}
         write_json_atomic(tmp / "agreement.json", document)
         write_json_atomic(tmp / "table_config.json", config)

@@ -28,6 +28,8 @@ import org.apache.pinot.common.request.PinotQuery;
 import org.apache.pinot.common.response.broker.BrokerResponseNative;
 import org.apache.pinot.common.response.broker.QueryProcessingException;
 import org.apache.pinot.common.response.broker.ResultTable;
+import org.apache.commons.io.FileUtils;
+import org.apache.pinot.broker.querylog.QueryLogger;
 import org.apache.pinot.core.query.optimizer.QueryOptimizer;
 import org.apache.pinot.core.query.reduce.BrokerReduceService;
 import org.apache.pinot.core.routing.SegmentsToQuery;
@@ -44,6 +46,9 @@ import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
 import org.apache.pinot.spi.query.QueryExecutionContext;
 import org.apache.pinot.spi.query.QueryThreadContext;
 import org.apache.pinot.spi.utils.CommonConstants;
+import org.apache.pinot.segment.spi.SegmentMetadata;
+import org.apache.pinot.segment.spi.index.metadata.SegmentMetadataImpl;
+import org.apache.pinot.spi.config.table.TableConfig;
 import org.apache.pinot.spi.data.Schema;
 import org.apache.pinot.spi.env.PinotConfiguration;
 import org.apache.pinot.spi.exception.QueryErrorCode;
@@ -52,6 +57,8 @@ import org.apache.pinot.spi.utils.JsonUtils;
 import org.apache.pinot.spi.utils.builder.TableNameBuilder;
 import org.apache.pinot.sql.parsers.CalciteSqlCompiler;
 import org.apache.pinot.sql.parsers.CalciteSqlParser;
+import workbench.groundtruth.BrokerRouting;
+import workbench.groundtruth.PinotParts;
 
 
 /**
@@ -62,20 +69,27 @@ import org.apache.pinot.sql.parsers.CalciteSqlParser;
  * {@code serverReturnFinalResult} when one server answers, as the broker sets it), sent by Pinot's
  * {@link QueryRouter} over Netty to the servers holding its segments, gathered through {@link AsyncQueryResponse},
  * and reduced by {@link BrokerReduceService}, with the broker's own exceptions for servers that did not respond.
- * What is not the broker's: routing. The segment-to-server table is given (the caller computes it); there are no
- * broker pruners or instance selectors here (the single-process driver runs those), no HTTP front end, no query
- * quota or access control.
+ * Routing is the broker's too: each query goes through {@link BrokerRouting} (the table's pruners from
+ * {@code SegmentPrunerFactory} and its instance selector from {@code InstanceSelectorFactory}, on the ideal state the
+ * caller gives, as {@code BaseBrokerRoutingManager.calculateRouting} runs them with the query's request id), and every
+ * completed query is written to the broker query log by Pinot's {@code QueryLogger} (its {@code timeMs} is the
+ * broker's {@code timeUsedMs}: from receiving the SQL to the reduced response). Not here: the HTTP front end, query
+ * quotas, access control, the failure detector.
  *
  * <p>Open loop: a single scheduler thread draws exponential inter-arrival gaps from {@code Random(seed)} and hands
  * each query to a worker pool at its due time, never waiting for earlier queries. Each record says how late its
  * hand-off was ({@code dispatchLagMs}: the scheduler thread fell behind) and how long it waited for a worker
  * ({@code startLagMs}), so a run where the generator, not Pinot, was the bottleneck can be seen and discarded.
  *
- * <p>Usage: {@code LoadGenerator SPEC.json OUT.jsonl}. SPEC: {@code tableName} (with type), {@code schema} (path),
- * {@code routing} ({@code "host:port" -> [segment...]}), {@code queries} (path, one SQL per line, used in turn),
- * {@code ratePerSecond}, {@code seed}, {@code numQueries}, optional {@code durationS}, {@code timeoutMs},
- * {@code threads}, {@code warmupQueries} (run one at a time first, not recorded), {@code resultRows}. Writes one JSON
- * line per query as it completes and prints {@code DONE ...} when all are in.
+ * <p>Usage: {@code LoadGenerator SPEC.json OUT.jsonl}. SPEC: {@code tableName} (with type), {@code tableConfig} and
+ * {@code schema} (paths), {@code segmentsDir} and {@code segments} (the built segments, read for their ZK metadata),
+ * {@code servers} ({@code Server_host_port} names), {@code idealState} (segment to {instance: ONLINE}),
+ * {@code zkDir}, {@code zkPort}, optional {@code zkMetadataOut} (each segment's ZK metadata as the controller's
+ * {@code GET /segments/{table}/zkmetadata} returns it), {@code brokerConfig}, {@code queries} (path, one SQL per
+ * line, used in turn), {@code ratePerSecond}, {@code seed}, {@code numQueries}, optional {@code durationS},
+ * {@code timeoutMs}, {@code threads}, {@code warmupQueries} (run one at a time first, neither recorded nor in the query
+ * log), {@code resultRows}. Prints {@code ROUTING ...} once routing is built, writes
+ * one JSON line per query as it completes and prints {@code DONE ...} when all are in.
  */
 public final class LoadGenerator {
   private static final String BROKER_ID = "Broker_workbench";
@@ -103,18 +117,20 @@ public final class LoadGenerator {
   private static final class Broker {
     final String _tableNameWithType;
     final Schema _schema;
-    final Map<ServerInstance, SegmentsToQuery> _routing;
+    final BrokerRouting _routing;
+    final QueryLogger _queryLogger;
     final QueryRouter _router;
     final BrokerReduceService _reduce;
     final long _timeoutMs;
     final int _resultRows;
     final ThreadAccountant _accountant = ThreadAccountantUtils.getNoOpAccountant();
 
-    Broker(String tableNameWithType, Schema schema, Map<ServerInstance, SegmentsToQuery> routing, QueryRouter router,
+    Broker(String tableNameWithType, Schema schema, BrokerRouting routing, QueryLogger queryLogger, QueryRouter router,
         BrokerReduceService reduce, long timeoutMs, int resultRows) {
       _tableNameWithType = tableNameWithType;
       _schema = schema;
       _routing = routing;
+      _queryLogger = queryLogger;
       _router = router;
       _reduce = reduce;
       _timeoutMs = timeoutMs;
@@ -147,30 +163,45 @@ public final class LoadGenerator {
       throw new IllegalArgumentException("need ratePerSecond > 0 and numQueries or durationS");
     }
 
-    Map<ServerInstance, SegmentsToQuery> routing = new LinkedHashMap<>();
-    spec.get("routing").fields().forEachRemaining(e -> {
-      String[] hostPort = e.getKey().split(":");
-      ServerInstance server = new ServerInstance(
-          InstanceConfig.toInstanceConfig("Server_" + hostPort[0] + "_" + hostPort[1]));
-      List<String> segments = new ArrayList<>();
-      e.getValue().forEach(s -> segments.add(s.asText()));
-      routing.put(server, new SegmentsToQuery(segments, List.of()));
-    });
+    // The broker's routing, built as Pinot's broker builds it (BrokerRouting): each segment's ZK metadata from the
+    // built segment's own metadata, the table's pruners and instance selector on the given ideal state.
+    TableConfig tableConfig = JsonUtils.fileToObject(new File(spec.get("tableConfig").asText()), TableConfig.class);
+    File segmentsDir = new File(spec.get("segmentsDir").asText());
+    Map<String, SegmentMetadata> metadata = new LinkedHashMap<>();
+    Map<String, Long> sizes = new HashMap<>();
+    for (JsonNode name : spec.get("segments")) {
+      File dir = new File(segmentsDir, name.asText());
+      metadata.put(name.asText(), new SegmentMetadataImpl(dir));
+      sizes.put(name.asText(), FileUtils.sizeOfDirectory(dir));
+    }
+    List<String> serverNames = new ArrayList<>();
+    spec.get("servers").forEach(s -> serverNames.add(s.asText()));
+    PinotConfiguration brokerConfig = new PinotConfiguration(PinotParts.configMap(spec.get("brokerConfig")));
+    BrokerRouting routing = new BrokerRouting(tableConfig, schema, metadata, sizes, spec.get("idealState"),
+        serverNames, brokerConfig, new File(spec.get("zkDir").asText()), spec.get("zkPort").asInt());
+    if (spec.hasNonNull("zkMetadataOut")) {
+      Files.writeString(new File(spec.get("zkMetadataOut").asText()).toPath(),
+          JsonUtils.objectToPrettyString(routing.zkMetadata()), StandardCharsets.UTF_8);
+    }
+    System.out.println("ROUTING pruners=" + names(routing) + " selector="
+        + routing.selector().getClass().getSimpleName());
+    System.out.flush();
 
     ServerRoutingStatsManager stats = new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get());
     stats.init();
     QueryRouter router =
         new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
-    Broker broker = new Broker(tableNameWithType, schema, routing, router, reduce, timeoutMs, resultRows);
-    for (ServerInstance server : routing.keySet()) {
+    Broker broker = new Broker(tableNameWithType, schema, routing, new QueryLogger(brokerConfig), router, reduce,
+        timeoutMs, resultRows);
+    for (ServerInstance server : routing.servers().values()) {
       if (!router.connect(server)) {
         throw new IllegalStateException("cannot connect to " + server.getInstanceId());
       }
     }
     AtomicLong requestIds = new AtomicLong(1);
     for (int i = 0; i < warmup; i++) {
-      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()));
+      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
     }
 
     ExecutorService workers = Executors.newFixedThreadPool(threads);
@@ -199,7 +230,7 @@ public final class LoadGenerator {
         double arrival = arrivalS;
         workers.execute(() -> {
           long start = System.nanoTime();
-          ObjectNode record = runQuery(broker, requestId, queries.get(index));
+          ObjectNode record = runQuery(broker, requestId, queries.get(index), true);
           record.put("queryIndex", index);
           record.put("arrivalS", arrival);
           record.put("dispatchLagMs", dispatchLagMs);
@@ -222,7 +253,14 @@ public final class LoadGenerator {
       workers.shutdownNow();
       router.shutDown();
       reduce.shutDown();
+      routing.close();
     }
+  }
+
+  private static String names(BrokerRouting routing) {
+    List<String> names = new ArrayList<>();
+    routing.pruners().forEach(p -> names.add(p.getClass().getSimpleName()));
+    return String.join(",", names);
   }
 
   private static void write(BufferedWriter out, ObjectNode record) {
@@ -238,12 +276,16 @@ public final class LoadGenerator {
   }
 
   /** One query through the broker's scatter-gather and reduce; never throws (an error is a record's exception). */
-  static ObjectNode runQuery(Broker broker, long requestId, String sql) {
+  static ObjectNode runQuery(Broker broker, long requestId, String sql, boolean log) {
     ObjectNode record = JsonUtils.newObjectNode();
     record.put("requestId", requestId);
     record.put("sql", sql);
     ArrayNode exceptions = record.putArray("exceptions");
     long start = System.nanoTime();
+    long arrivalMs = System.currentTimeMillis();
+    // Warm-up queries stay out of the query log: the log is the measured run, as the records are.
+    QueryLogger queryLogger = log ? broker._queryLogger : null;
+    boolean logged = queryLogger != null && queryLogger.logQueryReceived(requestId, sql);
     try {
       // As the broker: the request names the physical table and is optimised; the timeout option carries the time
       // left after compiling. The broker reduces with the server request as the original one too (they differ only
@@ -255,7 +297,8 @@ public final class LoadGenerator {
           ? Map.of() : pinotQuery.getQueryOptions()), System.currentTimeMillis(), Long.MAX_VALUE, Long.MAX_VALUE,
           BROKER_ID, BROKER_ID, CommonConstants.Broker.DEFAULT_QUERY_HASH);
       try (QueryThreadContext ignored = QueryThreadContext.open(executionContext, broker._accountant)) {
-        scatterGatherReduce(broker, requestId, pinotQuery, start, record, exceptions);
+        scatterGatherReduce(broker, queryLogger, requestId, sql, pinotQuery, start, arrivalMs, logged, record,
+            exceptions);
       }
     } catch (Exception e) {
       record.put("latencyMs", (System.nanoTime() - start) / 1e6);
@@ -264,13 +307,23 @@ public final class LoadGenerator {
     return record;
   }
 
-  private static void scatterGatherReduce(Broker broker, long requestId, PinotQuery pinotQuery, long start,
-      ObjectNode record, ArrayNode exceptions)
+  private static void scatterGatherReduce(Broker broker, QueryLogger queryLogger, long requestId, String sql, PinotQuery pinotQuery, long start,
+      long arrivalMs, boolean logged, ObjectNode record, ArrayNode exceptions)
       throws Exception {
-    String rawTableName = TableNameBuilder.extractRawTableName(pinotQuery.getDataSource().getTableName());
+    String tableName = pinotQuery.getDataSource().getTableName();
+    String rawTableName = TableNameBuilder.extractRawTableName(tableName);
     pinotQuery.getDataSource().setTableName(broker._tableNameWithType);
     new QueryOptimizer().optimize(pinotQuery, broker._schema);
     BrokerRequest serverRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
+    // As BaseBrokerRoutingManager.calculateRouting: the table's pruners, then its instance selector on this id.
+    BrokerRouting.Route route = broker._routing.route(serverRequest, requestId);
+    Map<ServerInstance, List<String>> perServer = new LinkedHashMap<>();
+    route.segmentToServer.forEach((segment, server) -> perServer.computeIfAbsent(
+        broker._routing.servers().get(server), s -> new ArrayList<>()).add(segment));
+    Map<ServerInstance, SegmentsToQuery> routing = new LinkedHashMap<>();
+    perServer.forEach((server, segments) -> routing.put(server, new SegmentsToQuery(segments, List.of())));
+    record.put("numSegmentsPrunedByBroker", route.numSegmentsPrunedByBroker);
+    record.put("numUnavailableSegments", route.unavailableSegments.size());
     Map<String, String> options = pinotQuery.getQueryOptions();
     if (options == null) {
       options = new HashMap<>();
@@ -279,18 +332,25 @@ public final class LoadGenerator {
     long compiledNs = System.nanoTime();
     long remainingMs = broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(compiledNs - start);
     options.put(QueryOptionKey.TIMEOUT_MS, Long.toString(remainingMs));
-    if (broker._routing.size() == 1) {
+    if (routing.size() == 1) {
       options.putIfAbsent(QueryOptionKey.SERVER_RETURN_FINAL_RESULT, "true");
     }
     record.put("compileMs", (compiledNs - start) / 1e6);
 
+    if (routing.isEmpty()) {
+      // As the broker: every segment pruned, so no server is asked; the empty response is the answer.
+      finish(broker, queryLogger, requestId, sql, tableName, BrokerResponseNative.empty(), route, "", start,
+          compiledNs, arrivalMs, logged, record, exceptions);
+      return;
+    }
     AsyncQueryResponse async =
-        broker._router.submitQuery(requestId, rawTableName, serverRequest, broker._routing, null, null, remainingMs);
+        broker._router.submitQuery(requestId, rawTableName, serverRequest, routing, null, null, remainingMs);
     Map<ServerRoutingInstance, ServerResponse> responses = async.getFinalResponses();
     long gatheredNs = System.nanoTime();
     record.put("scatterGatherMs", (gatheredNs - compiledNs) / 1e6);
     record.put("timedOut", async.getStatus() == QueryResponse.Status.TIMED_OUT);
-    record.put("serverStats", async.getServerStats());
+    String serverStats = async.getServerStats();
+    record.put("serverStats", serverStats);
 
     Map<ServerRoutingInstance, DataTable> dataTables = new HashMap<>();
     List<ServerRoutingInstance> notResponded = new ArrayList<>();
@@ -317,8 +377,14 @@ public final class LoadGenerator {
       dataTable.getExceptions().forEach((code, message) -> serverExceptions.add(code + ": " + message));
     }
 
+    // Counted before the reduce, as SingleConnectionBrokerRequestHandler does: the reduce drops empty data tables
+    // from the map it is given.
+    int numServersResponded = dataTables.size();
     BrokerResponseNative reduced = broker._reduce.reduceOnDataTable(serverRequest, serverRequest, dataTables,
         broker._timeoutMs - TimeUnit.NANOSECONDS.toMillis(gatheredNs - start), BrokerMetrics.get());
+    reduced.setNumServersQueried(responses.size());
+    reduced.setNumServersResponded(numServersResponded);
+    reduced.setBrokerReduceTimeMs(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - gatheredNs));
     if (async.getException() != null) {
       reduced.addException(
           new QueryProcessingException(QueryErrorCode.BROKER_REQUEST_SEND, async.getException().getMessage()));
@@ -327,11 +393,26 @@ public final class LoadGenerator {
       reduced.addException(new QueryProcessingException(QueryErrorCode.SERVER_NOT_RESPONDING,
           String.format("%d servers %s not responded", notResponded.size(), notResponded)));
     }
+    finish(broker, queryLogger, requestId, sql, tableName, reduced, route, serverStats, start, gatheredNs, arrivalMs,
+        logged, record, exceptions);
+  }
+
+  /** The broker's last steps: the response's counters, its time, and the query log line (as the handler does). */
+  private static void finish(Broker broker, QueryLogger queryLogger, long requestId, String sql, String tableName, BrokerResponseNative reduced,
+      BrokerRouting.Route route, String serverStats, long start, long gatheredNs, long arrivalMs, boolean logged,
+      ObjectNode record, ArrayNode exceptions) {
+    reduced.setNumSegmentsPrunedByBroker(route.numSegmentsPrunedByBroker);
     long reducedNs = System.nanoTime();
+    reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
+    if (queryLogger != null) {
+      BrokerRouting.logCompleted(queryLogger, logged, requestId, arrivalMs, sql, tableName, reduced,
+          route.unavailableSegments.size(), serverStats);
+    }
     record.put("reduceMs", (reducedNs - gatheredNs) / 1e6);
     record.put("latencyMs", (reducedNs - start) / 1e6);
-    record.put("numServersQueried", responses.size());
-    record.put("numServersResponded", dataTables.size());
+    record.put("timeMs", reduced.getTimeUsedMs());
+    record.put("numServersQueried", reduced.getNumServersQueried());
+    record.put("numServersResponded", reduced.getNumServersResponded());
     record.put("numDocsScanned", reduced.getNumDocsScanned());
     record.put("numEntriesScannedInFilter", reduced.getNumEntriesScannedInFilter());
     record.put("numEntriesScannedPostFilter", reduced.getNumEntriesScannedPostFilter());

@@ -7,43 +7,24 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import org.apache.helix.model.ExternalView;
-import org.apache.helix.model.IdealState;
-import org.apache.helix.model.InstanceConfig;
-import org.apache.helix.store.zk.ZkHelixPropertyStore;
-import org.apache.helix.zookeeper.datamodel.ZNRecord;
-import org.apache.helix.zookeeper.datamodel.serializer.ZNRecordSerializer;
 import org.apache.pinot.broker.querylog.QueryLogger;
-import org.apache.pinot.broker.requesthandler.BaseSingleStageBrokerRequestHandler;
-import org.apache.pinot.broker.routing.instanceselector.InstanceSelector;
-import org.apache.pinot.broker.routing.instanceselector.InstanceSelectorFactory;
 import org.apache.pinot.broker.routing.segmentpruner.SegmentPruner;
-import org.apache.pinot.broker.routing.segmentpruner.SegmentPrunerFactory;
 import org.apache.pinot.common.datatable.DataTable;
-import org.apache.pinot.common.metadata.ZKMetadataProvider;
-import org.apache.pinot.common.metadata.segment.SegmentZKMetadata;
 import org.apache.pinot.common.metadata.segment.SegmentZKMetadataUtils;
 import org.apache.pinot.common.metrics.BrokerMetrics;
 import org.apache.pinot.common.request.BrokerRequest;
 import org.apache.pinot.common.request.PinotQuery;
 import org.apache.pinot.common.response.broker.BrokerResponseNative;
 import org.apache.pinot.common.response.broker.QueryProcessingException;
-import org.apache.pinot.common.utils.HashUtil;
-import org.apache.pinot.common.utils.ZkStarter;
-import org.apache.pinot.common.utils.config.TagNameUtils;
 import org.apache.pinot.core.operator.blocks.InstanceResponseBlock;
 import org.apache.pinot.core.plan.maker.InstancePlanMakerImplV2;
 import org.apache.pinot.core.query.config.SegmentPrunerConfig;
@@ -64,6 +45,7 @@ import org.apache.pinot.segment.local.segment.readers.GenericRowRecordReader;
 import org.apache.pinot.segment.spi.ImmutableSegment;
 import org.apache.pinot.segment.spi.IndexSegment;
 import org.apache.pinot.segment.spi.SegmentContext;
+import org.apache.pinot.segment.spi.SegmentMetadata;
 import org.apache.pinot.segment.spi.creator.SegmentGeneratorConfig;
 import org.apache.pinot.spi.config.table.TableConfig;
 import org.apache.pinot.spi.config.table.TableType;
@@ -71,7 +53,6 @@ import org.apache.pinot.spi.data.Schema;
 import org.apache.pinot.spi.data.readers.GenericRow;
 import org.apache.pinot.spi.env.PinotConfiguration;
 import org.apache.pinot.spi.query.QueryThreadContext;
-import org.apache.pinot.spi.trace.DefaultRequestContext;
 import org.apache.pinot.spi.utils.JsonUtils;
 import org.apache.pinot.spi.utils.builder.TableNameBuilder;
 import org.apache.pinot.sql.parsers.CalciteSqlCompiler;
@@ -139,84 +120,39 @@ public final class PinotParts {
 
     ObjectNode response = JsonUtils.newObjectNode();
     response.put("pinotVersion", pinotVersion());
-    ZkStarter.ZookeeperInstance zk =
-        ZkStarter.startLocalZkServer(request.get("zkPort").asInt(), new File(workDir, "zk").getPath());
+    Map<String, ImmutableSegment> segments = new LinkedHashMap<>();
+    Map<String, SegmentMetadata> metadata = new LinkedHashMap<>();
+    Map<String, Long> sizes = new HashMap<>();
+    for (JsonNode spec : request.get("segments")) {
+      ImmutableSegment segment = buildSegment(tableConfig, schema, spec, segmentsDir);
+      segments.put(segment.getSegmentName(), segment);
+      metadata.put(segment.getSegmentName(), segment.getSegmentMetadata());
+      sizes.put(segment.getSegmentName(), segment.getSegmentSizeBytes());
+    }
+    List<String> serverNames = new ArrayList<>();
+    request.get("servers").forEach(s -> serverNames.add(s.asText()));
+    PinotConfiguration brokerConfig = new PinotConfiguration(configMap(request.get("brokerConfig")));
     ExecutorService executor = QueryThreadContext.contextAwareExecutorService(Executors.newFixedThreadPool(2));
-    ZkHelixPropertyStore<ZNRecord> propertyStore =
-        new ZkHelixPropertyStore<>(zk.getZkUrl(), new ZNRecordSerializer(), "/workbench/PROPERTYSTORE");
-    try {
-      ZKMetadataProvider.setSchema(propertyStore, schema);
-      Map<String, ImmutableSegment> segments = new LinkedHashMap<>();
+    try (BrokerRouting routing = new BrokerRouting(tableConfig, schema, metadata, sizes, request.get("idealState"),
+        serverNames, brokerConfig, new File(workDir, "zk"), request.get("zkPort").asInt())) {
       ArrayNode segmentsOut = response.putArray("segments");
-      for (JsonNode spec : request.get("segments")) {
-        ImmutableSegment segment = buildSegment(tableConfig, schema, spec, segmentsDir);
-        segments.put(segment.getSegmentName(), segment);
-        SegmentZKMetadata zkMetadata = SegmentZKMetadataUtils.createSegmentZKMetadata(tableNameWithType,
-            segment.getSegmentMetadata(), "file://" + segment.getSegmentMetadata().getIndexDir(), null,
-            segment.getSegmentSizeBytes());
-        ZKMetadataProvider.createSegmentZkMetadata(propertyStore, tableNameWithType, zkMetadata);
+      routing.zkMetadata().forEach((name, fields) -> {
         ObjectNode entry = segmentsOut.addObject();
-        entry.put("segmentName", segment.getSegmentName());
-        entry.set("zkMetadata", JsonUtils.objectToJsonNode(zkMetadata.toZNRecord().getSimpleFields()));
-      }
-
-      IdealState idealState = new IdealState(tableNameWithType);
-      idealState.setRebalanceMode(IdealState.RebalanceMode.CUSTOMIZED);  // as Pinot's table ideal states are
-      ExternalView externalView = new ExternalView(tableNameWithType);
-      Iterator<Map.Entry<String, JsonNode>> assignment = request.get("idealState").fields();
-      while (assignment.hasNext()) {
-        Map.Entry<String, JsonNode> e = assignment.next();
-        Map<String, String> states = new TreeMap<>();
-        e.getValue().fields().forEachRemaining(s -> states.put(s.getKey(), s.getValue().asText()));
-        idealState.setInstanceStateMap(e.getKey(), states);
-        externalView.setStateMap(e.getKey(), states);
-      }
-      Set<String> onlineSegments = new HashSet<>(idealState.getPartitionSet());
-      List<String> segmentNames = new ArrayList<>(onlineSegments);
-      List<ZNRecord> znRecords = new ArrayList<>();
-      for (String name : segmentNames) {
-        znRecords.add(ZKMetadataProvider.getSegmentZKMetadata(propertyStore, tableNameWithType, name).toZNRecord());
-      }
-      List<SegmentPruner> pruners = SegmentPrunerFactory.getSegmentPruners(tableConfig, propertyStore);
-      for (SegmentPruner pruner : pruners) {
-        pruner.init(idealState, externalView, segmentNames, znRecords);
-      }
-      Map<String, ServerInstance> servers = new HashMap<>();
-      for (JsonNode server : request.get("servers")) {
-        InstanceConfig config = InstanceConfig.toInstanceConfig(server.asText());
-        config.addTag(TagNameUtils.getOfflineTagForTenant(null));
-        servers.put(server.asText(), new ServerInstance(config));
-      }
-      PinotConfiguration brokerConfig = new PinotConfiguration(configMap(request.get("brokerConfig")));
-      InstanceSelector selector = InstanceSelectorFactory.getInstanceSelector(tableConfig, propertyStore,
-          BrokerMetrics.get(), null, Clock.systemUTC(), brokerConfig, servers.keySet(), servers, idealState,
-          externalView, onlineSegments);
-      response.putArray("prunerTypes").addAll(names(pruners));
-      response.put("instanceSelectorType", selector.getClass().getSimpleName());
+        entry.put("segmentName", name);
+        entry.set("zkMetadata", JsonUtils.objectToJsonNode(fields));
+      });
+      response.putArray("prunerTypes").addAll(names(routing.pruners()));
+      response.put("instanceSelectorType", routing.selector().getClass().getSimpleName());
 
       QueryLogger queryLogger = new QueryLogger(brokerConfig);
       ArrayNode queriesOut = response.putArray("queries");
       for (JsonNode query : request.get("queries")) {
-        queriesOut.add(runQuery(query, tableConfig, schema, pruners, selector, segments, servers, tableType,
-            executor, queryLogger, idealState));
+        queriesOut.add(runQuery(query, tableConfig, schema, routing, segments, tableType, executor, queryLogger));
       }
     } finally {
       executor.shutdownNow();
-      propertyStore.close();
-      ZkStarter.stopLocalZkServer(zk);
     }
     return response;
-  }
-
-  private static Set<String> onlineSegments(IdealState idealState) {
-    Map<String, Map<String, String>> assignment = idealState.getRecord().getMapFields();
-    Set<String> online = new HashSet<>(HashUtil.getHashMapCapacity(assignment.size()));
-    for (Map.Entry<String, Map<String, String>> entry : assignment.entrySet()) {
-      if (entry.getValue().containsValue("ONLINE") || entry.getValue().containsValue("CONSUMING")) {
-        online.add(entry.getKey());
-      }
-    }
-    return online;
   }
 
   private static ArrayNode names(List<SegmentPruner> pruners) {
@@ -225,7 +161,8 @@ public final class PinotParts {
     return out;
   }
 
-  private static Map<String, Object> configMap(JsonNode node) {
+  /** A JSON object of settings as Pinot configuration properties (values as text). */
+  public static Map<String, Object> configMap(JsonNode node) {
     Map<String, Object> map = new HashMap<>();
     if (node != null) {
       node.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
@@ -276,10 +213,8 @@ public final class PinotParts {
     return new File(dir, name);
   }
 
-  private static ObjectNode runQuery(JsonNode query, TableConfig tableConfig, Schema schema,
-      List<SegmentPruner> pruners, InstanceSelector selector, Map<String, ImmutableSegment> segments,
-      Map<String, ServerInstance> servers, TableType tableType, ExecutorService executor, QueryLogger queryLogger,
-      IdealState idealState) {
+  private static ObjectNode runQuery(JsonNode query, TableConfig tableConfig, Schema schema, BrokerRouting routing,
+      Map<String, ImmutableSegment> segments, TableType tableType, ExecutorService executor, QueryLogger queryLogger) {
     ObjectNode out = JsonUtils.newObjectNode();
     String sql = query.get("sql").asText();
     long requestId = query.get("requestId").asLong();
@@ -295,24 +230,11 @@ public final class PinotParts {
       pinotQuery.getDataSource().setTableName(tableConfig.getTableName());
       new QueryOptimizer().optimize(pinotQuery, schema);
       BrokerRequest brokerRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
-      // The segment selector's set, as BaseBrokerRoutingManager.getOnlineSegments builds it from the ideal
-      // state (its map fields, in their sorted order): the order of this set is the order the pruners see.
-      Set<String> selected = onlineSegments(idealState);
-      int total = selected.size();
-      for (SegmentPruner pruner : pruners) {
-        selected = pruner.prune(brokerRequest, selected);
-      }
-      out.put("numSegmentsPrunedByBroker", total - selected.size());
-      out.putArray("segmentsAfterBrokerPruning").addAll(textArray(new TreeSet<>(selected)));
-      Map<String, String> segmentToServer = Map.of();
-      List<String> unavailable = List.of();
-      if (!selected.isEmpty()) {
-        InstanceSelector.SelectionResult selection =
-            selector.select(brokerRequest, new ArrayList<>(selected), requestId);
-        segmentToServer = selection.getSegmentToInstanceMap();
-        unavailable = selection.getUnavailableSegments();
-      }
-      out.putArray("unavailableSegments").addAll(textArray(new TreeSet<>(unavailable)));
+      BrokerRouting.Route route = routing.route(brokerRequest, requestId);
+      Map<String, String> segmentToServer = route.segmentToServer;
+      out.put("numSegmentsPrunedByBroker", route.numSegmentsPrunedByBroker);
+      out.putArray("segmentsAfterBrokerPruning").addAll(textArray(new TreeSet<>(route.segmentsAfterPruning)));
+      out.putArray("unavailableSegments").addAll(textArray(new TreeSet<>(route.unavailableSegments)));
       out.put("brokerFilter", String.valueOf(pinotQuery.getFilterExpression()));
       out.set("segmentToServer", JsonUtils.objectToJsonNode(new TreeMap<>(segmentToServer)));
 
@@ -327,25 +249,17 @@ public final class PinotParts {
           new StringBuilder("(Server=SubmitDelayMs,ResponseDelayMs,ResponseSize,DeserializationTimeMs,RequestSentDelayMs)");
       for (Map.Entry<String, List<IndexSegment>> e : perServer.entrySet()) {
         ServerRoutingInstance instance =
-            servers.get(e.getKey()).toServerRoutingInstance(tableType, ServerInstance.RoutingType.NETTY);
+            routing.servers().get(e.getKey()).toServerRoutingInstance(tableType, ServerInstance.RoutingType.NETTY);
         tables.put(instance, executeOnServer(pinotQuery, schema, e.getValue(), executor));
         serverStats.append(';').append(instance.getShortName()).append('=').append(new ServerResponse(arrivalMs));
       }
       BrokerResponseNative reduced = tables.isEmpty() ? BrokerResponseNative.empty() : reduce(brokerRequest, tables);
       reduced.setNumServersQueried(perServer.size());
       reduced.setNumServersResponded(perServer.size());
-      reduced.setNumSegmentsPrunedByBroker(total - selected.size());
+      reduced.setNumSegmentsPrunedByBroker(route.numSegmentsPrunedByBroker);
       reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
-      DefaultRequestContext requestContext = new DefaultRequestContext();
-      requestContext.setRequestId(requestId);
-      requestContext.setRequestArrivalTimeMillis(arrivalMs);
-      requestContext.setQuery(sql);
-      requestContext.setTableName(TableNameBuilder.extractRawTableName(tableName));
-      requestContext.setNumUnavailableSegments(unavailable.size());
-      BaseSingleStageBrokerRequestHandler.ServerStats stats = new BaseSingleStageBrokerRequestHandler.ServerStats();
-      stats.setServerStats(serverStats.toString());
-      queryLogger.logQueryCompleted(new QueryLogger.QueryLogParams(requestContext, tableName, reduced,
-          QueryLogger.QueryLogParams.QueryEngine.SINGLE_STAGE, null, stats), logged);
+      BrokerRouting.logCompleted(queryLogger, logged, requestId, arrivalMs, sql, tableName, reduced,
+          route.unavailableSegments.size(), serverStats.toString());
       out.put("numServersQueried", perServer.size());
       out.put("numServersResponded", perServer.size());
       out.put("numDocsScanned", reduced.getNumDocsScanned());

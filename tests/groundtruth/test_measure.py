@@ -1,0 +1,164 @@
+"""``workbench measure``: the demo's table served by Pinot's processes at one low rate, as a user runs it.
+
+The demo scenario's table (a REALTIME table, served as its OFFLINE twin; time and Modulo partition pruning, balanced
+routing over two replicas) made small and generated in-process, on two server JVMs and a broker/load JVM. Expected
+values come from Pinot's own single-process run of the same queries on the same ideal state and request ids
+(``run_pinot``), from the generated rows counted with pandas, and from the Poisson arrival process; none from the
+measured run itself. No assertion is about how fast anything was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from procs import proc_stats
+from scipy import stats
+
+from workbench.api import load_generate_spec, measure
+from workbench.cli import main
+from workbench.errors import InputError
+from workbench.groundtruth import PinotTable, run_pinot
+from workbench.groundtruth.scenario import scenario_table
+from workbench.scenario import load_scenario
+from workbench.workload.directory import read_events
+from workbench.workload.importers.gc_log import read_gc_log
+from workbench.workload.importers.query_log import read_query_log
+from workbench.workload.pure import generate_local
+
+ROOT = Path(__file__).resolve().parents[2]
+RATE, QUERIES, WARMUP = 20.0, 80, 10
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[int]]:
+    """(scenario, measure output, pids alive before) of one ``workbench measure`` run at 20 queries/s."""
+    root = tmp_path_factory.mktemp("measure")
+    sc = load_scenario(ROOT / "scenarios" / "default.yaml").with_overrides({
+        "workload.generate.events": 20_000, "workload.generate.segment_rows": 2000,
+        "workload.generate.queries.duration_s": 60, "cluster.servers": 2})
+    scenario = root / "scenario.json"
+    data = sc.to_dict()
+    data["table"] = str(ROOT / "scenarios" / "tables" / "events_REALTIME.json")
+    data["workload"]["data"] = str(root / "workload")
+    scenario.write_text(json.dumps(data))
+    spec, table, _, config = load_generate_spec(load_scenario(scenario))
+    generate_local(spec, root / "workload", table=table, table_config=config, progress=False)
+    before = {pid for pid, *_ in proc_stats()}
+    out = root / "measured"
+    assert main(["measure", str(scenario), "--out", str(out), "--rate", f"{RATE:g}", "--queries", str(QUERIES),
+                 "--warmup", str(WARMUP), "--seed", "3"]) == 0
+    return scenario, out, before
+
+
+def test_the_broker_log_has_one_line_per_query_sent_and_the_importer_reads_it(
+        measured: tuple[Path, Path, set[int]]) -> None:
+    _, out, _ = measured
+    rate = out / "rate-20"
+    text = (rate / "broker-querylog.log").read_text()
+    completed = [int(m) for m in re.findall(r"\[QueryLogger\] \[[^]]+\] requestId=(\d+),", text)]
+    # Warm-up queries took request ids 1..10 and are not logged; the measured ones follow.
+    assert sorted(completed) == list(range(WARMUP + 1, WARMUP + QUERIES + 1))
+    log = read_query_log(rate / "broker-querylog.log")
+    assert len(log.frame) == QUERIES and log.counts["skipped"] == 0
+    assert sorted(log.frame["request_id"]) == sorted(completed)
+    # Arrivals (logged time minus timeMs): the span of 80 Poisson arrivals at 20/s is Gamma(79, 1/20) s, within its
+    # 1e-6 and 1 - 1e-6 quantiles (widened by 0.5 s for the broker's millisecond clock and hand-off).
+    span = float(log.frame["arrival_s"].max() - log.frame["arrival_s"].min())
+    low, high = stats.gamma.ppf([1e-6, 1 - 1e-6], QUERIES - 1, scale=1 / RATE)
+    assert low - 0.5 <= span <= high + 0.5, (span, low, high)
+    summary = json.loads((rate / "summary.json").read_text())
+    assert summary["broker_log_lines"] == QUERIES == summary["queries_sent"] == summary["queries_recorded"]
+    records = pd.read_parquet(rate / "records.parquet")
+    assert sorted(records["requestId"]) == sorted(completed)
+
+
+def test_each_query_scans_and_routes_as_pinots_own_broker_and_servers_do(measured: tuple[Path, Path, set[int]]) -> None:
+    """The same SQL, request ids and ideal state through Pinot's single-process parts: the same documents scanned,
+    segments queried and servers queried (balanced routing over two replicas rotates on the request id)."""
+    scenario, out, _ = measured
+    rate = out / "rate-20"
+    sc = load_scenario(scenario)
+    st = scenario_table(sc, Path(json.loads(scenario.read_text())["workload"]["data"]), QUERIES)
+    ideal = json.loads((rate / "ideal_state.json").read_text())
+    servers = tuple(sorted({s for states in ideal.values() for s in states}))
+    assert len(servers) == 2 and all(len(states) == 2 for states in ideal.values())  # two replicas on two servers
+    log = read_query_log(rate / "broker-querylog.log").frame.set_index("request_id")
+    rotation = st.sql
+    # The measured queries take the rotation from its start again after the warm-up's: request id r sends query
+    # (r - 1 - warm-up) in turn.
+    asked = [(rotation[(rid - 1 - WARMUP) % len(rotation)], int(rid)) for rid in sorted(log.index)]
+    pinot = run_pinot(PinotTable(st.config, st.schema, st.segments, servers, ideal), asked)
+    compared = 0
+    for answer in pinot.answers:
+        row = log.loc[answer.request_id]
+        assert row["sql"] == answer.sql
+        assert (row["num_segments_queried"], row["num_servers_queried"]) == (
+            answer["numSegmentsQueried"], answer["numServersQueried"]), answer.sql
+        # A selection with LIMIT and no ORDER BY stops once it has its rows, at a point that depends on which of the
+        # server's threads finish first (it differs between two runs of Pinot itself): its documents are not compared.
+        early_stop = "LIMIT" in answer.sql and "ORDER BY" not in answer.sql and "GROUP BY" not in answer.sql
+        if not early_stop:
+            compared += 1
+            assert row["num_docs_scanned"] == answer["numDocsScanned"], answer.sql
+    assert compared >= QUERIES // 3, compared  # the dashboards' aggregations and group-bys
+    # Each server's query log has one line per query it was asked: together, the broker's servers-queried sum.
+    lines = 0
+    measured_ids = set(int(i) for i in log.index)
+    for path in rate.glob("server-*-querylog.log"):
+        ids = [int(m) for m in re.findall(r"Processed requestId=(\d+),", path.read_text())]
+        lines += sum(1 for i in ids if i in measured_ids)
+    assert lines == int(log["num_servers_queried"].sum())
+
+
+def test_zk_metadata_and_gc_logs_are_pinots_and_read_by_the_importers(measured: tuple[Path, Path, set[int]]) -> None:
+    scenario, out, _ = measured
+    data = Path(json.loads(scenario.read_text())["workload"]["data"])
+    events = read_events(data)
+    zk = json.loads((out / "segments.json").read_text())
+    rows = events.groupby("segment_name").size()
+    assert {name: int(f["segment.total.docs"]) for name, f in zk.items()} == {
+        name: int(rows[name]) for name in zk}
+    gc_logs = sorted((out / "rate-20").glob("gc-*.log"))
+    assert [p.name.split("-")[1].removesuffix(".log") for p in gc_logs] == ["broker", "server", "server"]
+    for path in gc_logs:
+        result = read_gc_log(path)
+        assert result.counts["skipped"] == 0 and result.counts["lines"] > 0
+
+
+def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tuple[Path, Path, set[int]]) -> None:
+    _, out, before = measured
+    document = json.loads((out / "measure.json").read_text())
+    dedicated = len(os.sched_getaffinity(0)) >= 3  # two servers with a core each, and one for the broker
+    assert document["latency_is_validation"] is dedicated and document["servers_started"] == 2
+    assert ("share all" in document["placement"]) is not dedicated
+    summary = document["rates"]["rate-20"]
+    assert "warning" not in summary and summary["errors"]["queries_with_exceptions"] == 0
+    assert list(summary["client_latency_ms"]) == ["p50", "p90", "p99", "p99.9"]
+    left = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
+            and b"workbench.cluster" in _cmdline(pid)]
+    assert left == []
+
+
+def test_bad_input_gets_one_error_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measure", str(ROOT / "scenarios" / "synthetic.yaml"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("workbench measure: workload.data") and "--data" in err[0]
+    with pytest.raises(SystemExit):
+        main(["measure", str(ROOT / "scenarios" / "synthetic.yaml"), "--out", str(tmp_path / "o"), "--rate", "0"])
+    assert "positive number of queries per second" in capsys.readouterr().err
+    with pytest.raises(InputError, match="--rate"):
+        measure(ROOT / "scenarios" / "synthetic.yaml", tmp_path / "o", rates=[], data=tmp_path)
+    assert not (tmp_path / "o").exists()

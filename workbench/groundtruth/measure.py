@@ -1,0 +1,266 @@
+"""``workbench measure``: a scenario's own table served by Pinot's query path across processes, at open-loop rates.
+
+A user with no cluster yet has no broker log to calibrate from. This runs one: the scenario's table config (a
+REALTIME table as its OFFLINE twin, as ``workbench agree`` does), schema, completed segments with their rows and its
+workload's queries go to one Pinot server JVM per scenario server (:func:`~workbench.groundtruth.cluster.run_cluster`:
+Pinot 1.5.1's Netty ``QueryServer``, scheduler and ``ServerQueryExecutorV1Impl``) and one broker/load-generator JVM
+(the table's own pruners and instance selector on the ideal state Pinot's controller would build, ``QueryRouter``,
+``BrokerReduceService``, ``QueryLogger``), one fresh cluster per rate so one rate's queues and heap do not carry into
+the next. Each rate leaves what a real cluster would: the broker's ``querylog.log`` (which ``workbench calibrate``
+reads), each server's query log (``schedulerWaitMs``, ``totalExecMs``) and GC log, each segment's ZK metadata (as
+``GET /segments/{table}/zkmetadata`` returns it), the per-query records and a summary.
+
+Where processes run matters to what the latencies mean. With at least one core per server plus one, each server is
+pinned to a core of its own and the broker/load generator to the rest (``taskset``; other programs on the machine are
+not excluded, the summary says so). Otherwise servers and broker share every core: those latencies include their
+contention with each other, and the summary says they are for routing and counts, not a validation of latency.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import InputError
+from workbench.groundtruth.build import ensure_built
+from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
+from workbench.groundtruth.scenario import ScenarioTable, scenario_table
+from workbench.io import atomic_dir, check_output, write_json_atomic
+from workbench.scenario import Scenario
+from workbench.sim.layout import assign_layout
+from workbench.workload.importers.gc_log import read_gc_log
+from workbench.workload.importers.query_log import read_query_log
+
+__all__ = ["DEFAULT_QUERIES", "DEFAULT_WARMUP", "MAX_SHARED_SERVERS", "PERCENTILES", "Placement", "measure",
+           "placement", "rate_dir_name"]
+
+#: Queries sent per rate by default (each rate's run lasts about this many over the rate, in seconds).
+DEFAULT_QUERIES = 1000
+#: Queries run one at a time before each rate's measured run (JIT, connections); neither recorded nor logged.
+DEFAULT_WARMUP = 200
+#: Server JVMs started when they must share cores (256 MB of heap each; more only adds contention).
+MAX_SHARED_SERVERS = 4
+#: The percentiles every summary reports, as labels and as numpy percents.
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9}
+#: Pinot server settings of every measured server: Pinot's defaults, plus per-thread CPU time in each response
+#: (as ``BaseServerStarter`` sets it from this key), so a slow query can be told from a descheduled one.
+SERVER_CONFIG = {"pinot.server.instance.enableThreadCpuTimeMeasurement": "true"}
+_SCHEDULER_WAIT = re.compile(r"requestId=(\d+),.*?schedulerWaitMs=(-?\d+),reqDeserMs=(-?\d+),totalExecMs=(-?\d+),"
+                             r"resSerMs=(-?\d+),totalTimeMs=(-?\d+)")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the JVMs run: ``servers`` started (of ``requested``), CPUs per server index (empty: unpinned),
+    the broker's CPUs, whether each server has a core of its own, and the sentence the summaries carry."""
+
+    requested: int
+    servers: int
+    server_cpus: tuple[tuple[int, ...], ...]
+    broker_cpus: tuple[int, ...]
+    dedicated: bool
+    shares: str
+
+
+def placement(requested: int, cpus: Sequence[int]) -> Placement:
+    """One core per server and the rest for the broker when ``cpus`` allows (``len(cpus) >= requested + 1``);
+    else at most :data:`MAX_SHARED_SERVERS` servers, unpinned, sharing every core with the broker.
+
+    >>> placement(1, [0, 1]).shares.split(";")[0]
+    'each server on a core of its own (server 0: cpu 1)'
+    >>> placement(6, [0, 1]).servers
+    4
+    """
+    cores = sorted(cpus)
+    if requested + 1 <= len(cores):
+        mine = tuple((c,) for c in cores[len(cores) - requested:])
+        broker = tuple(cores[:len(cores) - requested])
+        where = ", ".join(f"server {i}: cpu {c[0]}" for i, c in enumerate(mine))
+        return Placement(requested, requested, mine, broker, True,
+                         f"each server on a core of its own ({where}); the broker and load generator on cpus "
+                         f"{','.join(map(str, broker))}; other programs on this machine are not excluded")
+    count = min(requested, MAX_SHARED_SERVERS)
+    capped = (f"; {count} of the scenario's {requested} servers started (at most {MAX_SHARED_SERVERS} when cores are "
+              "shared)") if count < requested else ""
+    return Placement(requested, count, tuple(() for _ in range(count)), (), False,
+                     f"{count} server(s), the broker and the load generator share all {len(cores)} cores: latencies "
+                     "include their contention with each other; use them for routing and counts, not as a "
+                     f"validation of latency{capped}")
+
+
+def rate_dir_name(rate: float) -> str:
+    """The directory of one rate's files: ``rate-20`` for 20 queries/s, ``rate-2.5`` for 2.5."""
+    return f"rate-{rate:g}"
+
+
+def _percentiles(values: pd.Series) -> dict[str, float | None]:
+    v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
+    return {k: (round(float(np.percentile(v, q)), 3) if len(v) else None) for k, q in PERCENTILES.items()}
+
+
+def _flat(records: pd.DataFrame) -> pd.DataFrame:
+    """The records as flat columns (Parquet-friendly): per-server details as JSON text, exceptions joined."""
+    frame = records.copy()
+    servers = frame.get("servers", pd.Series([[]] * len(frame), index=frame.index))
+    frame["maxServerThreadCpuTimeNs"] = servers.map(lambda ss: max((s.get("threadCpuTimeNs", -1) for s in ss),
+                                                                   default=-1))
+    frame["servers"] = servers.map(lambda ss: json.dumps(list(ss), default=str))
+    frame["exceptions"] = frame["exceptions"].map(lambda e: "; ".join(e))
+    if "rows" in frame:
+        frame["rows"] = frame["rows"].map(lambda r: json.dumps(r, default=str) if isinstance(r, list) else None)
+    return frame
+
+
+def _server_log(path: Path, measured: set[int]) -> pd.DataFrame:
+    """``requestId, schedulerWaitMs, reqDeserMs, totalExecMs, resSerMs, totalTimeMs`` of each measured query in a
+    server's query log (``ServerQueryLogger``'s ``Processed requestId=...`` lines)."""
+    rows = [tuple(int(g) for g in m.groups()) for line in path.read_text(errors="replace").splitlines()
+            if (m := _SCHEDULER_WAIT.search(line)) is not None and int(m.group(1)) in measured]
+    return pd.DataFrame(rows, columns=["requestId", "schedulerWaitMs", "reqDeserMs", "totalExecMs", "resSerMs",
+                                       "totalTimeMs"])
+
+
+def _gc(path: Path) -> dict[str, Any]:
+    pauses = read_gc_log(path).frame
+    duration = pd.to_numeric(pauses["duration_ms"], errors="coerce").fillna(0.0)
+    return {"pauses": len(pauses), "total_ms": round(float(duration.sum()), 3),
+            "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0}
+
+
+def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, directory: Path, where: Placement,
+             cpus: Mapping[str, Sequence[int]]) -> dict[str, Any]:
+    records = run.records
+    failed = records["exceptions"].map(len) > 0
+    timed_out = records.get("timedOut", pd.Series(False, index=records.index)).map(lambda v: v is True)
+    done = dict(kv.split("=", 1) for kv in run.summary.split()[1:] if "=" in kv)
+    errors = {"queries_with_exceptions": int(failed.sum()), "timed_out": int(timed_out.sum()),
+              "examples": sorted({e for es in records.loc[failed, "exceptions"] for e in es})[:5]}
+    log = read_query_log(directory / "broker-querylog.log").frame
+    measured = set(int(r) for r in records["requestId"])
+    server_logs = pd.concat([_server_log(p, measured) for p in sorted(directory.glob("server-*-querylog.log"))],
+                            ignore_index=True)
+    arrivals = records["arrivalS"].to_numpy(dtype=float)
+    doc: dict[str, Any] = {}
+    if failed.any() or timed_out.any():
+        doc["warning"] = (f"{int(failed.sum())} of {len(records)} queries failed ({int(timed_out.sum())} timed out): "
+                          "the percentiles below include them")
+    doc.update({
+        "rate_per_s": rate, "queries_wanted": sent_wanted, "queries_sent": int(done.get("sent", len(records))),
+        "queries_recorded": len(records), "errors": errors,
+        "achieved_rate_per_s": round(len(arrivals) / float(arrivals.max()), 3) if len(arrivals) > 1 else None,
+        "client_latency_ms": _percentiles(records["sinceArrivalMs"]),
+        "broker_time_ms": _percentiles(log["time_ms"]),
+        "broker_log_lines": len(log),
+        "slowest_server_time_used_ms": _percentiles(records["maxServerTimeUsedMs"].where(
+            records["maxServerTimeUsedMs"] >= 0)),
+        "server_query_log": {
+            "lines": len(server_logs),
+            "scheduler_wait_ms": _percentiles(server_logs["schedulerWaitMs"]),
+            "total_exec_ms": _percentiles(server_logs["totalExecMs"]),
+            "total_time_ms": _percentiles(server_logs["totalTimeMs"]),
+        },
+        "gc": {p.name: _gc(p) for p in sorted(directory.glob("gc-*.log"))},
+        # From READY to the end of the load (warm-up included): what each server's JVM ran on a CPU per query, and
+        # how long its threads were ready but waiting for one (another process on its core, or its own threads).
+        "server_cpu": {instance_name(s): {"cpu_ms_per_query": round(cpu / (len(records) + warmup), 4),
+                                          "run_queue_wait_ms_per_query": round(wait / (len(records) + warmup), 4)}
+                       for s, (cpu, wait) in run.schedstat.items()},
+        "load_generator": {"max_dispatch_lag_ms": float(done["maxDispatchLagMs"]) if "maxDispatchLagMs" in done
+                           else None,
+                           "max_wait_for_worker_ms": round(float((records["startLagMs"]
+                                                                  - records["dispatchLagMs"]).max()), 3)},
+        "routing": run.routing.removeprefix("ROUTING "),
+        "servers": [instance_name(s) for s in run.servers],
+        "placement": where.shares, "cpus": {k: list(v) for k, v in cpus.items()},
+        "latency_is_validation": where.dedicated,
+    })
+    return doc
+
+
+def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
+              timeout_ms: int, directory: Path) -> dict[str, Any]:
+    servers = allocate_servers(where.servers)
+    names = tuple(instance_name(s) for s in servers)
+    segment_names = tuple(st.segments)
+    ideal = assign_layout(st.table, names, segment_names, np.zeros(len(segment_names), bool),
+                          np.zeros(len(segment_names), int))
+    cpus: dict[str, Sequence[int]] = {s: c for s, c in zip(servers, where.server_cpus, strict=True) if c}
+    if where.broker_cpus:
+        cpus["broker"] = where.broker_cpus
+    directory.mkdir(parents=True)
+    run = run_cluster(st.config, st.schema, st.segments, st.sql,
+                      LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms,
+                               warmup_queries=warmup),
+                      ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus)
+    _flat(run.records).to_parquet(directory / "records.parquet", index=False)
+    summary = _summary(run, rate, queries, warmup, directory, where, cpus)
+    write_json_atomic(directory / "summary.json", summary)
+    return summary
+
+
+def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float], queries: int = DEFAULT_QUERIES,
+            warmup: int = DEFAULT_WARMUP, seed: int = 0, timeout_ms: int | None = None, overwrite: bool = False,
+            progress: Callable[[float, Mapping[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
+    ``measure.json``'s document.
+
+    ``out`` gets ``measure.json`` (the placement, Pinot's version, one summary per rate), ``table_config.json``,
+    ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for ``workbench calibrate --segments``), and
+    per rate ``rate-<qps>/``: ``broker-querylog.log``, ``server-<host>-<port>-querylog.log``, ``gc-*.log``,
+    ``records.parquet``, ``summary.json``, ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
+    Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
+    """
+    if not rates:
+        raise InputError("--rate", "give at least one open-loop rate in queries per second, e.g. --rate 20")
+    for rate in rates:
+        if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
+            raise InputError("--rate", f"a rate is a positive number of queries per second, got {rate!r}")
+    if len({rate_dir_name(r) for r in rates}) != len(rates):
+        raise InputError("--rate", f"each rate once, got {list(rates)}")
+    if queries < 1:
+        raise InputError("--queries", f"must be at least 1, got {queries}")
+    if warmup < 0:
+        raise InputError("--warmup", f"must be 0 or more, got {warmup}")
+    check_output(out, overwrite=overwrite)
+    st = scenario_table(sc, data, max(queries, 1))
+    if not st.segments:
+        raise InputError(str(data), "holds no completed segment with rows to serve: generate the workload "
+                                    "(`workbench generate`) or import one with its rows")
+    if not st.sql:
+        raise InputError(str(data), "holds no queries to send (queries.parquet is empty)")
+    where = placement(sc.cluster.servers, sorted(os.sched_getaffinity(0)))
+    if st.table.replication > where.servers:
+        raise InputError("table.segmentsConfig.replication",
+                         f"{st.table.replication} replicas need as many servers, and at most {where.servers} can be "
+                         f"started here ({where.shares})")
+    jars = ensure_built()
+    timeout = int(timeout_ms if timeout_ms is not None else st.table.query_timeout_ms or 10_000)
+    with atomic_dir(Path(out), overwrite=overwrite) as tmp:
+        summaries: dict[str, Any] = {}
+        zk: dict[str, Any] = {}
+        for rate in rates:
+            directory = tmp / rate_dir_name(rate)
+            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory)
+            summaries[rate_dir_name(rate)] = summary
+            zk = json.loads((directory / "zk_metadata.json").read_text())
+            if progress is not None:
+                progress(float(rate), summary)
+        document = {"pinot_version": jars.version, "table": st.config["tableName"], "checked_as": st.checked_as,
+                    "segments": len(st.segments), "queries_in_rotation": len(st.sql),
+                    "servers_requested": where.requested, "servers_started": where.servers,
+                    "placement": where.shares, "latency_is_validation": where.dedicated,
+                    "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout, "rates": summaries}
+        write_json_atomic(tmp / "measure.json", document)
+        write_json_atomic(tmp / "table_config.json", st.config)
+        write_json_atomic(tmp / "schema.json", st.schema)
+        write_json_atomic(tmp / "segments.json", zk)
+    return document
