@@ -25,7 +25,7 @@ from workbench.scenario import Scenario
 from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.fast.broker_kernel import CODE_BITS, gather_and_reduce
-from workbench.sim.fast.server_kernel import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS
+from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.fast.servers import by_entry, run_servers
 from workbench.sim.layout import Layout
 from workbench.sim.model import Window
@@ -37,8 +37,6 @@ from workbench.sim.server import ExecutionModel
 
 __all__ = ["FastRun", "coverage", "run_fast"]
 
-_KINDS = {"fcfs": SCHED_FCFS, "workload": SCHED_FCFS, "bounded_fcfs": SCHED_BOUNDED, "tokenbucket": SCHED_BOUNDED,
-          "binary_workload": SCHED_BINARY}
 _CODES = {bit: code for code, bit in CODE_BITS.items()}
 #: The ``error_codes`` text of every code mask.
 _CODE_TEXT = np.array([",".join(str(_CODES[b]) for b in sorted(_CODES, key=lambda b: _CODES[b]) if m >> b & 1)
@@ -99,16 +97,6 @@ def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, routes: Routes
     return np.array([cache.hits for cache in caches], dtype=np.int64)
 
 
-def _config(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:
-    q = sc.cluster.server.query
-    cfg = np.array([q.cores, q.runner_threads, q.worker_threads,
-                    int(ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS),
-                    _KINDS[q.scheduler], q.max_pending_per_group, q.hard_limit, q.max_threads_per_query,
-                    q.secondary_runner_threads, q.secondary_max_pending, q.max_execution_threads,
-                    q.default_execution_threads], dtype=np.int64)
-    return cfg, np.array([q.query_deadline_s * 1000.0, q.secondary_timeout_s * 1000.0])
-
-
 @dataclass(frozen=True)
 class _Schedules:
     """Every server's pauses (or crashes) as flat arrays, server ``s``'s at ``offsets[s]:offsets[s + 1]``."""
@@ -156,11 +144,12 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
     out = _Responses(np.empty(n), np.empty(n, dtype=np.int16), np.empty(n, dtype=bool), np.empty(n, dtype=bool),
                      np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
     crashes = _Schedules.of(plan.crashes)
-    cfg, limits = _config(sc)
+    settings = ServerSettings.of(sc.cluster.server.query,
+                                 ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
                 float(plan.prepare_ms), float(plan.merge_ms_per_segment),
                 (pauses.offsets, pauses.start, pauses.end, pauses.run, pauses.before, pauses.total),
-                (crashes.offsets, crashes.start, crashes.end), cfg, limits, horizon_ms,
+                (crashes.offsets, crashes.start, crashes.end), settings, horizon_ms,
                 (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy), parallel)
     return out
 
