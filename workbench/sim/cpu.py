@@ -15,7 +15,8 @@ never changes when the rate does. Run time (wall time minus pauses) comes from t
 :class:`~workbench.sim.pauses.PauseSchedule`. The state changes only when an item starts or finishes
 (a checkpoint: the time, ``V`` and the core time used so far), and every time is computed from the
 last checkpoint, so asking the clock at more or fewer moments never changes a result: the compiled
-engine, which asks less often, computes the same bits.
+engine, which asks less often, computes the same bits: the arithmetic of a checkpoint, of the sharing
+rate and of "finished" is the functions of :mod:`workbench.sim.decisions` both engines call.
 
 Timers run beside the CPU: work that takes time but no core (the FCFS-threads simplification's
 per-request overhead), keyed by run time and frozen by pauses like everything else.

@@ -19,6 +19,9 @@ model holds one table, so every query is in one scheduler group (Pinot groups by
   hard limit, and a ``binarywlm.secondaryQueueQueryTimeout`` queue expiry.
 - ``workload``: admission by a per-workload CPU/memory budget whose enforcement is off by default in
   Pinot; admitted requests run as ``fcfs``. Budgets are not modelled, so every request is admitted.
+
+The bounded group's decisions (reject, expire, start, reserve) are functions of
+:mod:`workbench.sim.decisions`, shared with the compiled engine; the classes here hold the queues.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ task is done the runner merges (T4) and sends the response, unless the deadline 
 as Pinot's combine does when its wait for result blocks expires, it answers 250 (EXECUTION_TIMEOUT)
 once the segments already running have finished. Threads run on the server's cores by processor
 sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A crash fails
-every request the server holds.
+every request the server holds. Each decision on the way (admission, which request and how many tasks,
+the 240/250 deadline checks, the check before each segment) is a function of
+:mod:`workbench.sim.decisions`, which the compiled engine calls too.
 
 :class:`ExecutionModel` ``fcfs_threads`` is the older simplification kept for comparison: one worker
 thread per core, segments dealt round-robin to tasks up front, runner threads unlimited and per-request
