@@ -164,9 +164,8 @@ def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: n
 
 
 @helper
-def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: ServerSettings, fifo: np.ndarray, gq: np.ndarray,
+def _scheduler_next(ist: np.ndarray, fs: np.ndarray, kind: int, hard: int, mtpq: int, fifo: np.ndarray, gq: np.ndarray,
                     rf: np.ndarray, ri: np.ndarray, now: float) -> int:
-    kind, hard, mtpq = cfg.scheduler, cfg.hard_limit, cfg.max_threads_per_query
     if kind == SCHED_BOUNDED:
         return _group_next(ist, fs, gq, rf, ri, hard, mtpq, now)
     if kind == SCHED_BINARY:
@@ -180,8 +179,7 @@ def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: ServerSettings, fifo: 
 
 
 @helper
-def _scheduler_finished(ist: np.ndarray, cfg: ServerSettings, ri: np.ndarray, r: int) -> None:
-    kind = cfg.scheduler
+def _scheduler_finished(ist: np.ndarray, kind: int, ri: np.ndarray, r: int) -> None:
     if kind == SCHED_BOUNDED or (kind == SCHED_BINARY and ri[r, RI_SECONDARY] != 0):
         ist[I_G_RESERVED] -= ri[r, RI_RESERVED]
         ist[I_G_RUNNING] -= 1
@@ -242,6 +240,9 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
     execution timeouts, rejected, failed) and the core time used up to the horizon.
     """
     cores, kind = cfg.cores, cfg.scheduler
+    # the settings read per request, as scalars: the scheduler helpers take these rather than the whole record
+    hard, mtpq = cfg.hard_limit, cfg.max_threads_per_query
+    max_exec, default_exec = cfg.max_execution_threads, cfg.default_execution_threads
     meters = np.zeros(5, dtype=np.int64)
     fifo, gq, wq = queues[0], queues[1], queues[2]
     cap = n if n == 0 else ri[n - 1, RI_SEG_START] + ri[n - 1, RI_NSEG] - ri[0, RI_SEG_START] + n
@@ -336,12 +337,12 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                 fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = i
                 ist[I_F_LEN] += 1
             else:
-                code = admission_code(ist[I_G_LEN], ist[I_G_MAX_PENDING], ist[I_G_RESERVED], cfg.hard_limit)
+                code = admission_code(ist[I_G_LEN], ist[I_G_MAX_PENDING], ist[I_G_RESERVED], hard)
                 if code == 0:
                     gq[ist[I_G_HEAD] + ist[I_G_LEN]] = i
                     ist[I_G_LEN] += 1
                 if kind == SCHED_BINARY:
-                    _dispatch_secondary(ist, fs, gq, fifo, rf, ri, cfg.hard_limit, cfg.max_threads_per_query, now)
+                    _dispatch_secondary(ist, fs, gq, fifo, rf, ri, hard, mtpq, now)
             if code != 0:
                 meters[3] += 1
                 _respond(i, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
@@ -359,13 +360,13 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                 chain = False
                 if a == _DISPATCH_RUNNERS:
                     if ist[I_RUNNERS_BUSY] < runners:
-                        req = _scheduler_next(ist, fs, cfg, fifo, gq, rf, ri, now)
+                        req = _scheduler_next(ist, fs, kind, hard, mtpq, fifo, gq, rf, ri, now)
                         if req >= 0:
                             chain = True
                             code = start_code(now, rf[req, RF_ARRIVAL], rf[req, RF_TIMEOUT])
                             if code != 0:
                                 meters[1] += 1
-                                _scheduler_finished(ist, cfg, ri, req)
+                                _scheduler_finished(ist, kind, ri, req)
                                 ri[req, RI_HELD] = 0
                                 _respond(req, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait,
                                          responded)
@@ -449,7 +450,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         a = _STEP
                     elif y == _PREPARE:
                         tasks = task_count(ri[x, RI_NSEG], ri[x, RI_GROUP_BY] != 0, ri[x, RI_OPTION],
-                                           cfg.max_execution_threads, cfg.default_execution_threads, cores,
+                                           max_exec, default_exec, cores,
                                            ri[x, RI_RESERVED])
                         ri[x, RI_TASKS_LEFT] = tasks
                         for t in range(tasks):
@@ -464,7 +465,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         a, y = _RUNNER_DONE, 0
                 else:  # _RUNNER_DONE
                     ist[I_RUNNERS_BUSY] -= 1
-                    _scheduler_finished(ist, cfg, ri, x)
+                    _scheduler_finished(ist, kind, ri, x)
                     ri[x, RI_HELD] = 0
                     _respond(x, now, y, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
                     a, chain = _DISPATCH_RUNNERS, True
