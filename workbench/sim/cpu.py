@@ -15,7 +15,8 @@ never changes when the rate does. Run time (wall time minus pauses) comes from t
 :class:`~workbench.sim.pauses.PauseSchedule`. The state changes only when an item starts or finishes
 (a checkpoint: the time, ``V`` and the core time used so far), and every time is computed from the
 last checkpoint, so asking the clock at more or fewer moments never changes a result: the compiled
-engine, which asks less often, computes the same bits.
+engine, which asks less often, computes the same bits: the arithmetic of a checkpoint, of the sharing
+rate and of "finished" is the functions of :mod:`workbench.sim.decisions` both engines call.
 
 Timers run beside the CPU: work that takes time but no core (the FCFS-threads simplification's
 per-request overhead), keyed by run time and frozen by pauses like everything else.
@@ -34,16 +35,17 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+from workbench.sim import decisions
+from workbench.sim.fast.jit import python
 from workbench.sim.pauses import PauseSchedule
 
 __all__ = ["SharedCPU"]
 
 _INF = float("inf")
-
-
-def _slack(x: float) -> float:
-    """Rounding allowance when a finish time was computed from a value: a few ulps of ``x``."""
-    return 4e-12 * max(1.0, abs(x))
+# The arithmetic both engines share (workbench.sim.decisions), as plain Python calls.
+_share = python(decisions.share)
+_advanced = python(decisions.checkpoint)
+_is_due = python(decisions.is_due)
 
 
 class SharedCPU:
@@ -71,19 +73,12 @@ class SharedCPU:
         """Run time (wall time minus pauses) at ``t``: the timers' clock."""
         return self.pauses.run_time(t) if self.pauses else t
 
-    def _rate(self) -> float:
-        n = len(self._work)
-        return 1.0 if n <= self.cores else self.cores / n
-
     def _checkpoint(self, t: float) -> None:
         """Bring ``V`` and the core time to ``t``, before the runnable set changes there."""
         if t <= self.t0:
             return
         run = self.run_time(t) - self.run_time(self.t0)
-        n = len(self._work)
-        if n:
-            self.v0 += run * (1.0 if n <= self.cores else self.cores / n)
-        self._busy0 += run * (min(n, self.cores) + len(self._timers))
+        self.v0, self._busy0 = _advanced(self.v0, self._busy0, run, len(self._work), len(self._timers), self.cores)
         self.t0 = t
 
     def busy_core_ms(self, t: float) -> float:
@@ -91,7 +86,7 @@ class SharedCPU:
         if t <= self.t0:
             return self._busy0
         run = self.run_time(t) - self.run_time(self.t0)
-        return self._busy0 + run * (min(len(self._work), self.cores) + len(self._timers))
+        return _advanced(self.v0, self._busy0, run, len(self._work), len(self._timers), self.cores)[1]
 
     def start(self, now: float, work: float, item: Any) -> None:
         """A thread becomes runnable at ``now`` with ``work`` ms of CPU to do."""
@@ -109,7 +104,7 @@ class SharedCPU:
         """Wall time of the next item or timer to finish (``inf`` when there is none)."""
         best = _INF
         if self._work:
-            need = max(0.0, (self._work[0][0] - self.v0) / self._rate())
+            need = max(0.0, (self._work[0][0] - self.v0) / _share(len(self._work), self.cores))
             best = self.pauses.finish(self.t0, need) if self.pauses else self.t0 + need
         if self._timers:
             need = max(0.0, self._timers[0][0] - self.run_time(self.t0))
@@ -123,13 +118,13 @@ class SharedCPU:
         """
         self._checkpoint(t)
         due: list[tuple[int, Any]] = []
-        if self._work and self._work[0][0] <= self.v0 + _slack(self.v0):
+        if self._work and _is_due(self._work[0][0], self.v0):
             self.v0 = max(self.v0, self._work[0][0])
             while self._work and self._work[0][0] <= self.v0:
                 _, seq, item = heapq.heappop(self._work)
                 due.append((seq, item))
         run = self.run_time(t)
-        if self._timers and self._timers[0][0] <= run + _slack(run):
+        if self._timers and _is_due(self._timers[0][0], run):
             run = max(run, self._timers[0][0])
             while self._timers and self._timers[0][0] <= run:
                 _, seq, item = heapq.heappop(self._timers)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "CODE_BITS",
     "ERROR_CODES",
     "FAILURE_COLUMNS",
     "GC_PAUSE_COLUMNS",
@@ -26,7 +27,11 @@ __all__ = [
     "SERVER_COLUMNS",
     "WINDOW_COLUMNS",
     "QueryRecords",
+    "ReplicationRecords",
     "Result",
+    "code_mask",
+    "code_text",
+    "count_window",
     "failure_rows",
     "frame",
     "pause_rows",
@@ -45,6 +50,10 @@ SERVER_COLUMNS = (
 GC_PAUSE_COLUMNS = ("replication", "server", "start_s", "duration_ms", "kind")
 #: QueryErrorCodes the engines report, each counted per replication in ``windows``.
 ERROR_CODES = (211, 240, 250, 305, 425, 427)
+#: Each code's bit in a code mask, the compiled engine's form of an ``error_codes`` record (a code outside
+#: :data:`ERROR_CODES` would set the bit after theirs: it is counted as ``errored``, in no ``code_*``).
+CODE_BITS: Mapping[int, int] = {code: bit for bit, code in enumerate(ERROR_CODES)}
+_OTHER_BIT = len(ERROR_CODES)
 WINDOW_COLUMNS = ("replication", "window_s", "mean_in_flight", "queries", "partial", "gc_delayed", "cache_hits",
                   "servers_queried", "segments_queried", "errored", *(f"code_{c}" for c in ERROR_CODES))
 FAILURE_COLUMNS = ("replication", "server", "down_s", "up_s")
@@ -102,18 +111,48 @@ def failure_rows(servers: Sequence[str], crashes: Sequence[Any], replication: in
             for name, c in zip(servers, crashes, strict=True) for down, up in c.intervals()]
 
 
+def code_text(mask: np.ndarray) -> pd.Series:
+    """The ``error_codes`` records of code masks (:data:`CODE_BITS`): sorted, comma-separated, ``""``
+    when none, as the SimPy engine writes them."""
+    texts = np.array([",".join(str(c) for c in ERROR_CODES if m >> CODE_BITS[c] & 1) for m in range(1 << _OTHER_BIT)],
+                     dtype=object)
+    return pd.Series(texts[mask], dtype="string")
+
+
+def code_mask(error_codes: pd.Series) -> np.ndarray:
+    """The code mask (:data:`CODE_BITS`) of each ``error_codes`` record: the inverse of :func:`code_text`."""
+    text = error_codes.fillna("").astype(str).to_numpy(dtype=object)
+    distinct, which = np.unique(text, return_inverse=True)
+    masks = np.zeros(len(distinct), dtype=np.int64)
+    for i, codes in enumerate(distinct.tolist()):
+        for code in codes.split(",") if codes else ():
+            masks[i] |= 1 << CODE_BITS.get(int(code), _OTHER_BIT)
+    out: np.ndarray = masks[which.reshape(-1)] if len(text) else np.zeros(0, dtype=np.int64)
+    return out
+
+
+def count_window(mask: np.ndarray, partial: np.ndarray, gc_delayed: np.ndarray, cache_hit: np.ndarray,
+                 servers_queried: np.ndarray, segments_queried: np.ndarray) -> dict[str, Any]:
+    """What a replication's kept queries add up to (the ``windows`` row's counts), from their columns:
+    code masks, the ``partial``, ``gc_delayed`` and cache-hit flags, servers and segments queried.
+
+    Both engines count here (the SimPy engine through :func:`window_counts`, the compiled one from its
+    arrays, without building the text columns), so the counts cannot drift apart.
+    """
+    return {"queries": len(mask), "partial": int(np.count_nonzero(partial)),
+            "gc_delayed": int(np.count_nonzero(gc_delayed)), "cache_hits": int(np.count_nonzero(cache_hit)),
+            "servers_queried": int(np.sum(servers_queried, dtype=np.int64)),
+            "segments_queried": int(np.sum(segments_queried, dtype=np.int64)), "errored": int(np.count_nonzero(mask)),
+            **{f"code_{c}": int(np.count_nonzero(mask >> CODE_BITS[c] & 1)) for c in ERROR_CODES}}
+
+
 def window_counts(queries: pd.DataFrame) -> dict[str, Any]:
     """What a replication's ``queries`` add up to (the ``windows`` row's counts): kept beside the latencies
     when a large run drops the other per-query columns (``simulation.records: latency``)."""
-    codes = queries["error_codes"].fillna("").astype(str)
-    carried = codes[codes != ""].str.split(",").explode().astype(int).value_counts()
-    counts = {f"code_{c}": int(carried.get(c, 0)) for c in ERROR_CODES}
-    return {"queries": len(queries), "partial": int(queries["partial"].sum()),
-            "gc_delayed": int(queries["gc_delayed"].sum()),
-            "cache_hits": int((queries["cache_hit"].fillna("") != "").sum()),
-            "servers_queried": int(queries["servers_queried"].sum()),
-            "segments_queried": int(queries["segments_queried"].sum()), "errored": int((codes != "").sum()),
-            **counts}
+    return count_window(code_mask(queries["error_codes"]), queries["partial"].to_numpy(dtype=bool),
+                        queries["gc_delayed"].to_numpy(dtype=bool),
+                        (queries["cache_hit"].fillna("") != "").to_numpy(dtype=bool),
+                        queries["servers_queried"].to_numpy(), queries["segments_queried"].to_numpy())
 
 
 #: The ``queries`` columns a ``latency`` run keeps (the rest is summed into ``windows``).
@@ -166,6 +205,18 @@ class QueryRecords:
             "cache_hit": pd.Series(col(self.cache_hit, object), dtype="string"),
             "error_codes": pd.Series(col(self.error_codes, object), dtype="string"),
         }, columns=list(QUERY_COLUMNS))
+
+
+@dataclass
+class ReplicationRecords:
+    """One replication's records as an engine returns them: its ``queries`` table, its rows of the
+    ``servers``, ``gc_pauses`` and ``failures`` tables, and its ``windows`` row."""
+
+    queries: pd.DataFrame
+    servers: list[dict[str, Any]]
+    pauses: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    window: dict[str, Any]
 
 
 def _empty(name: str) -> pd.DataFrame:

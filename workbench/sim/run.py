@@ -21,13 +21,12 @@ from workbench.errors import InputError, ScenarioError
 from workbench.gcpause import cycle_collection_paused
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.limits import check_work
-from workbench.sim.broker import make_brokers
-from workbench.sim.caches import ModelSegmentCache
-from workbench.sim.fast.engine import coverage, run_fast
+from workbench.sim.engines import ENGINES, Replication, build_cluster
+from workbench.sim.fast.engine import coverage
 from workbench.sim.layout import Layout, build_layout
 from workbench.sim.memory import server_memory
-from workbench.sim.model import Cluster, ClusterModel, Window
-from workbench.sim.plan import Plan, build_plan
+from workbench.sim.model import Window
+from workbench.sim.plan import build_plan
 from workbench.sim.planner import Planner, default_schema
 from workbench.sim.records import (
     FAILURE_COLUMNS,
@@ -37,27 +36,12 @@ from workbench.sim.records import (
     WINDOW_COLUMNS,
     Result,
     frame,
-    window_counts,
 )
 from workbench.sim.routes import RouteCache
-from workbench.sim.server import ExecutionModel, PinotServer
-from workbench.sim.service import make_service_model
 from workbench.sim.streams import Streams
 from workbench.workload.directory import WorkloadDir, read_replay_queries
 
 __all__ = ["build_cluster", "check_run", "choose_engine", "simulate", "workload_dir"]
-
-
-def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams: Streams, plan: Plan) -> Cluster:
-    """One replication's parts, each built from its own section of ``sc`` (schedules from the ``plan``)."""
-    spec = sc.cluster
-    servers = [PinotServer(name, spec.server.query, plan.pauses[i], plan.crashes[i],
-                           ExecutionModel(spec.server.execution))
-               for i, name in enumerate(layout.servers)]
-    caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
-    brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
-                           streams.routing, env)
-    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms)
 
 
 def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
@@ -188,6 +172,7 @@ def _simulate(scenario: Scenario | str | Path | dict[str, Any], seed: int | None
     planner = _planner(sc, layout, replay, data)
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
+    execute = ENGINES[engine]
     memory = server_memory(sc, layout, data)
     routing = RouteCache(layout, sc.table, sc.workload.query_options, sc.cluster.broker.config)
     queries, servers, pauses, windows, failures = [], [], [], [], []
@@ -195,23 +180,12 @@ def _simulate(scenario: Scenario | str | Path | dict[str, Any], seed: int | None
         streams = Streams.spawn(child, layout.num_servers)
         plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
                           memory=memory, routing=routing)
-        if engine == "fast":
-            run = run_fast(sc, layout, plan, window, rep, records=sc.simulation.records, parallel=threads)
-            frame_, window_row = run.queries, run.window
-            servers += run.servers
-            pauses += run.pauses
-            failures += run.failures
-        else:
-            env = simpy.Environment()
-            model = ClusterModel(env, streams, build_cluster(sc, layout, env, streams, plan), plan, window)
-            model.run()
-            frame_ = model.records.frame(rep)
-            window_row = {**model.window_row(rep), **window_counts(frame_)}
-            servers += model.server_rows(rep)
-            pauses += model.pause_rows(rep)
-            failures += model.failure_rows(rep)
-        windows.append(window_row)
-        queries.append(frame_ if sc.simulation.records == "all" else frame_[list(LATENCY_COLUMNS)])
+        run = execute.run(Replication(sc, layout, plan, streams, window, rep, sc.simulation.records, threads))
+        servers += run.servers
+        pauses += run.pauses
+        failures += run.failures
+        windows.append(run.window)
+        queries.append(run.queries if sc.simulation.records == "all" else run.queries[list(LATENCY_COLUMNS)])
         del plan
         if progress is not None:
             progress(rep + 1, sc.simulation.replications)

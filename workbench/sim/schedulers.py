@@ -19,6 +19,9 @@ model holds one table, so every query is in one scheduler group (Pinot groups by
   hard limit, and a ``binarywlm.secondaryQueueQueryTimeout`` queue expiry.
 - ``workload``: admission by a per-workload CPU/memory budget whose enforcement is off by default in
   Pinot; admitted requests run as ``fcfs``. Budgets are not modelled, so every request is admitted.
+
+The bounded group's decisions (reject, expire, start, reserve) are functions of
+:mod:`workbench.sim.decisions`, shared with the compiled engine; the classes here hold the queues.
 """
 
 from __future__ import annotations
@@ -28,11 +31,18 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.sim import decisions
+from workbench.sim.fast.jit import python
 
 __all__ = ["SCHEDULERS", "QueuedRequest", "Scheduler", "make_scheduler"]
 
 #: Pinot's QueryErrorCode SERVER_OUT_OF_CAPACITY.
-OUT_OF_CAPACITY = 211
+OUT_OF_CAPACITY = decisions.OUT_OF_CAPACITY
+# The group's decisions, shared with the compiled engine (workbench.sim.decisions), as plain Python calls.
+_admission_code = python(decisions.admission_code)
+_queue_expired = python(decisions.queue_expired)
+_group_can_start = python(decisions.group_can_start)
+_reservation = python(decisions.reservation)
 
 
 class QueuedRequest(Protocol):
@@ -103,19 +113,20 @@ class BoundedGroup:
         self.expired: list[QueuedRequest] = []
 
     def admit(self, request: QueuedRequest) -> int | None:
-        if len(self.queue) >= self.max_pending and self.reserved >= self.config.hard_limit:
-            return OUT_OF_CAPACITY
+        code = _admission_code(len(self.queue), self.max_pending, self.reserved, self.config.hard_limit)
+        if code:
+            return code
         self.queue.append(request)
         return None
 
     def next(self, now: float) -> QueuedRequest | None:
-        while self.queue and now - self.queue[0].arrival > self.deadline_ms:
+        while self.queue and _queue_expired(now, self.queue[0].arrival, self.deadline_ms):
             self.expired.append(self.queue.popleft())  # trimmed: its result is never completed, no response
-        if not self.queue or self.running >= self.max_running or self.reserved >= self.config.hard_limit:
+        hard = self.config.hard_limit
+        if not self.queue or not _group_can_start(self.running, self.max_running, self.reserved, hard):
             return None
         request = self.queue.popleft()
-        want = min(self.config.max_threads_per_query, max(1, request.num_segments))
-        request.reserved = max(1, min(want, self.config.hard_limit - self.reserved))
+        request.reserved = _reservation(self.config.max_threads_per_query, request.num_segments, hard, self.reserved)
         self.reserved += request.reserved
         self.running += 1
         return request

@@ -11,7 +11,9 @@ task is done the runner merges (T4) and sends the response, unless the deadline 
 as Pinot's combine does when its wait for result blocks expires, it answers 250 (EXECUTION_TIMEOUT)
 once the segments already running have finished. Threads run on the server's cores by processor
 sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A crash fails
-every request the server holds.
+every request the server holds. Each decision on the way (admission, which request and how many tasks,
+the 240/250 deadline checks, the check before each segment) is a function of
+:mod:`workbench.sim.decisions`, which the compiled engine calls too.
 
 :class:`ExecutionModel` ``fcfs_threads`` is the older simplification kept for comparison: one worker
 thread per core, segments dealt round-robin to tasks up front, runner threads unlimited and per-request
@@ -33,18 +35,23 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.sim import decisions
 from workbench.sim.cpu import SharedCPU
+from workbench.sim.decisions import STEP_DONE, STEP_TIMED_OUT
+from workbench.sim.fast.jit import python
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.schedulers import Scheduler, make_scheduler
 
 __all__ = ["FAILED", "ExecutionModel", "PinotServer", "Request", "Response"]
 
-#: Pinot QueryErrorCodes a server answers with (PE §1.6, §4.3).
-SCHEDULING_TIMEOUT = 240
-EXECUTION_TIMEOUT = 250
 #: Not a Pinot code: the request was lost with the server (the broker sees the channel go inactive).
 FAILED = -1
 _INF = math.inf
+# The server's decisions, shared with the compiled engine (workbench.sim.decisions), as plain Python calls.
+_start_code = python(decisions.start_code)
+_task_count = python(decisions.task_count)
+_step = python(decisions.step)
+_tasks_done_code = python(decisions.tasks_done_code)
 
 
 class ExecutionModel(StrEnum):
@@ -254,11 +261,12 @@ class PinotServer:
         if request is None:
             return
         stack.append((_DISPATCH_RUNNERS, None))
-        if now - request.arrival >= request.timeout:
+        code = _start_code(now, request.arrival, request.timeout)
+        if code:
             self.meters.scheduling_timeouts += 1
             self.scheduler.finished(request)
             self._log(now, "scheduling_timeout", request.rid)
-            self._respond(request, now, SCHEDULING_TIMEOUT, out, held=True)
+            self._respond(request, now, code, out, held=True)
             return
         self.runners_busy += 1
         request.started = now
@@ -285,9 +293,10 @@ class PinotServer:
             self.cpu.start(now, work, (phase, request))
 
     def _fan_out(self, request: Request, now: float) -> None:
-        tasks = self.config.tasks(request.num_segments, request.group_by, request.execution_threads)
-        if request.reserved > 0:
-            tasks = min(tasks, request.reserved)  # the bounded executor's per-query permits
+        config = self.config
+        tasks = _task_count(request.num_segments, request.group_by, request.execution_threads or 0,
+                            config.max_execution_threads, config.default_execution_threads, config.cores,
+                            request.reserved)  # capped by the bounded executor's per-query permits
         request.tasks_left = tasks
         for t in range(tasks):
             own = deque(range(t, request.num_segments, tasks)) if self.static else None
@@ -307,11 +316,13 @@ class PinotServer:
         task = what
         assert isinstance(task, _Task)
         request = task.request
+        deadline = request.deadline
         while True:
             left = len(task.own) if task.own is not None else request.num_segments - request.next_segment
-            if left == 0:
+            what = _step(now, deadline, left)
+            if what == STEP_DONE:
                 break
-            if now >= request.deadline:
+            if what == STEP_TIMED_OUT:
                 request.timed_out = True
                 self._skip(task)
                 break
@@ -329,9 +340,10 @@ class PinotServer:
         request.tasks_left -= 1
         if request.tasks_left == 0:
             self._log(now, "tasks_done", request.rid)
-            if request.timed_out or now >= request.deadline:  # the runner's wait for blocks expired
+            code = _tasks_done_code(request.timed_out, now, deadline)
+            if code:  # the runner's wait for blocks expired
                 self.meters.execution_timeouts += 1
-                stack.append((_RUNNER_DONE, (request, EXECUTION_TIMEOUT)))
+                stack.append((_RUNNER_DONE, (request, code)))
             else:
                 stack.append((_RUNNER_WORK, (request, _MERGE)))
 

@@ -14,11 +14,10 @@ import numpy as np
 from workbench.sim.fast.jit import kernel
 from workbench.sim.fast.pauses import HINTS, intersects
 from workbench.sim.fast.sorting import stable_order
+from workbench.sim.records import CODE_BITS
 
 __all__ = ["CODE_BITS", "gather_and_reduce"]
 
-#: QueryErrorCode -> bit of the kernel's code mask.
-CODE_BITS = {211: 0, 240: 1, 250: 2, 305: 3, 425: 4, 427: 5}
 _INF = math.inf
 
 

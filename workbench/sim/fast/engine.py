@@ -24,25 +24,27 @@ import pandas as pd
 from workbench.scenario import Scenario
 from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
-from workbench.sim.fast.broker_kernel import CODE_BITS, gather_and_reduce
-from workbench.sim.fast.server_kernel import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS
+from workbench.sim.fast.broker_kernel import gather_and_reduce
+from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.fast.servers import by_entry, run_servers
 from workbench.sim.layout import Layout
 from workbench.sim.model import Window
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.plan import Delivery, Plan
-from workbench.sim.records import ERROR_CODES, LATENCY_COLUMNS, QUERY_COLUMNS, failure_rows, pause_rows, server_row
+from workbench.sim.records import (
+    LATENCY_COLUMNS,
+    QUERY_COLUMNS,
+    ReplicationRecords,
+    code_text,
+    count_window,
+    failure_rows,
+    pause_rows,
+    server_row,
+)
 from workbench.sim.routes import Routes
 from workbench.sim.server import ExecutionModel
 
-__all__ = ["FastRun", "coverage", "run_fast"]
-
-_KINDS = {"fcfs": SCHED_FCFS, "workload": SCHED_FCFS, "bounded_fcfs": SCHED_BOUNDED, "tokenbucket": SCHED_BOUNDED,
-          "binary_workload": SCHED_BINARY}
-_CODES = {bit: code for code, bit in CODE_BITS.items()}
-#: The ``error_codes`` text of every code mask.
-_CODE_TEXT = np.array([",".join(str(_CODES[b]) for b in sorted(_CODES, key=lambda b: _CODES[b]) if m >> b & 1)
-                       for m in range(64)], dtype=object)
+__all__ = ["coverage", "run_fast"]
 
 
 def coverage(sc: Scenario) -> str | None:
@@ -55,17 +57,6 @@ def coverage(sc: Scenario) -> str | None:
         return ("the broker result cache answers a query from earlier queries' results, which depends on when "
                 "they finished (timing decides what is sent to the servers)")
     return None
-
-
-@dataclass
-class FastRun:
-    """One replication's records, as the SimPy engine's :class:`~workbench.sim.model.ClusterModel` gives them."""
-
-    queries: pd.DataFrame
-    servers: list[dict[str, Any]]
-    pauses: list[dict[str, Any]]
-    failures: list[dict[str, Any]]
-    window: dict[str, Any]
 
 
 def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, routes: Routes, work: np.ndarray) -> np.ndarray:
@@ -97,16 +88,6 @@ def _segment_cache_pass(sc: Scenario, layout: Layout, plan: Plan, routes: Routes
                 if cache.hit(query, names[int(segs_of_query[pos])], at):
                     work[base + pos] = 0.0
     return np.array([cache.hits for cache in caches], dtype=np.int64)
-
-
-def _config(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:
-    q = sc.cluster.server.query
-    cfg = np.array([q.cores, q.runner_threads, q.worker_threads,
-                    int(ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS),
-                    _KINDS[q.scheduler], q.max_pending_per_group, q.hard_limit, q.max_threads_per_query,
-                    q.secondary_runner_threads, q.secondary_max_pending, q.max_execution_threads,
-                    q.default_execution_threads], dtype=np.int64)
-    return cfg, np.array([q.query_deadline_s * 1000.0, q.secondary_timeout_s * 1000.0])
 
 
 @dataclass(frozen=True)
@@ -156,17 +137,18 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
     out = _Responses(np.empty(n), np.empty(n, dtype=np.int16), np.empty(n, dtype=bool), np.empty(n, dtype=bool),
                      np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
     crashes = _Schedules.of(plan.crashes)
-    cfg, limits = _config(sc)
+    settings = ServerSettings.of(sc.cluster.server.query,
+                                 ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
                 float(plan.prepare_ms), float(plan.merge_ms_per_segment),
                 (pauses.offsets, pauses.start, pauses.end, pauses.run, pauses.before, pauses.total),
-                (crashes.offsets, crashes.start, crashes.end), cfg, limits, horizon_ms,
+                (crashes.offsets, crashes.start, crashes.end), settings, horizon_ms,
                 (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy), parallel)
     return out
 
 
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,
-             records: str = "all", parallel: int = 1) -> FastRun:
+             records: str = "all", parallel: int = 1) -> ReplicationRecords:
     """Execute ``plan`` with the compiled kernels; the records of one replication (``records``: ``all``, or
     ``latency`` for only :data:`~workbench.sim.records.LATENCY_COLUMNS` of ``queries``). ``parallel``
     threads run the servers (the records are the same for any count)."""
@@ -189,9 +171,10 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
     del resp
     outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
-    return FastRun(outcome.queries(replication, records), rows, pause_rows(layout.servers, plan.pauses, replication),
-                   failure_rows(layout.servers, plan.crashes, replication),
-                   {**outcome.window_row(replication), **outcome.counts()})
+    return ReplicationRecords(outcome.queries(replication, records), rows,
+                              pause_rows(layout.servers, plan.pauses, replication),
+                              failure_rows(layout.servers, plan.crashes, replication),
+                              {**outcome.window_row(replication), **outcome.counts()})
 
 
 @dataclass
@@ -243,17 +226,15 @@ class _Outcome:
             "gc_delayed": self.delayed[keep],
             "queue_wait_ms": self.qwait[keep],
             "cache_hit": pd.Series([""] * len(keep), dtype="string"),
-            "error_codes": pd.Series(_CODE_TEXT[mask], dtype="string"),
+            "error_codes": code_text(mask),
         }, columns=list(QUERY_COLUMNS))
 
     def counts(self) -> dict[str, Any]:
-        """What the kept queries add up to (:func:`~workbench.sim.records.window_counts` of the full table)."""
+        """What the kept queries add up to, counted by :func:`~workbench.sim.records.count_window` from the
+        columns :meth:`queries` writes (no query is a cache hit: the engine does not cover the result cache)."""
         mask = self.mask[self.keep]
-        return {"queries": len(self.keep), "partial": int(np.count_nonzero(mask)),
-                "gc_delayed": int(np.count_nonzero(self.delayed[self.keep])), "cache_hits": 0,
-                "servers_queried": int(self.servers_queried.sum()),
-                "segments_queried": int(self.segments_queried.sum()), "errored": int(np.count_nonzero(mask)),
-                **{f"code_{c}": int(np.count_nonzero(mask >> CODE_BITS[c] & 1)) for c in ERROR_CODES}}
+        return count_window(mask, mask != 0, self.delayed[self.keep], np.zeros(len(mask), dtype=bool),
+                            self.servers_queried, self.segments_queried)
 
     def window_row(self, replication: int) -> dict[str, Any]:
         """The ``windows`` row's measured window and time-average queries in flight."""

@@ -3,10 +3,13 @@
 The Python server is the reference: this kernel mirrors its state machine (the scheduler, runner and
 worker pools, the action stack that orders every consequence of an event, the processor-sharing CPU
 with its checkpoints, pauses and crashes) operation for operation, so the two compute the same bits.
+What the server decides at each event (admission, dispatch, deadlines, the processor-sharing
+arithmetic) is not mirrored but shared: both call the functions of :mod:`workbench.sim.decisions`.
 It runs one server over all its requests at once, in the order the SimPy engine delivers them, which
 is exact whenever nothing that happens in time changes what is sent to the server (the fast engine's
 coverage, :mod:`workbench.sim.fast.engine`).
 
+Its configuration is a :class:`~workbench.sim.fast.server_settings.ServerSettings`, read by field name.
 The server's scalars live in two small arrays (``I`` integers, ``F`` floats, indexed by the constants
 below) so that the pieces can be separate compiled functions. Each request is a row of two tables (``RF``
 floats, ``RI`` integers), each task a row of one (``TI``): a row sits in one or two cache lines, and the
@@ -21,19 +24,31 @@ import math
 
 import numpy as np
 
+from workbench.sim.decisions import (
+    STEP_DONE,
+    STEP_TIMED_OUT,
+    admission_code,
+    checkpoint,
+    group_can_start,
+    is_due,
+    queue_expired,
+    reservation,
+    share,
+    start_code,
+    step,
+    task_count,
+    tasks_done_code,
+)
 from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import HINTS, finish, intersects, release, run_time
+from workbench.sim.fast.server_settings import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS, ServerSettings
 
-__all__ = ["SCHED_BINARY", "SCHED_BOUNDED", "SCHED_FCFS", "set_request", "simulate_server", "workspace"]
+__all__ = ["set_request", "simulate_server", "workspace"]
 
-SCHED_FCFS, SCHED_BOUNDED, SCHED_BINARY = 0, 1, 2
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
 _PREPARE, _SEGMENT, _MERGE = 0, 1, 2
 _INF = math.inf
 
-# config (int64): what the scheduler and pools are
-C_CORES, C_RUNNERS, C_WORKERS, C_STATIC, C_KIND, C_MAX_PENDING, C_HARD, C_MTPQ = 0, 1, 2, 3, 4, 5, 6, 7
-C_SEC_RUNNING, C_SEC_PENDING, C_MAX_EXEC, C_DEFAULT_EXEC = 8, 9, 10, 11
 # integer state
 (I_RUNNERS_BUSY, I_WORKERS_BUSY, I_F_HEAD, I_F_LEN, I_G_HEAD, I_G_LEN, I_G_RESERVED, I_G_RUNNING,
  I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING) = range(16)
@@ -94,22 +109,6 @@ def _pop(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray
 
 
 @helper
-def _tasks(segments: int, group_by: bool, option: int, max_exec: int, default_exec: int, cores: int) -> int:
-    """``ServerQueryConfig.tasks``."""
-    if segments <= 1:
-        return 1
-    if option > 0:
-        threads = min(option, max_exec) if max_exec > 0 else option
-    elif default_exec > 0:
-        threads = default_exec
-    else:
-        threads = max_exec
-    if threads <= 0:
-        threads = 2 * cores if group_by else max(1, min(10, cores // 2))
-    return min(segments, threads)
-
-
-@helper
 def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray,
                 t: float, ph: np.ndarray) -> None:
     """``SharedCPU._checkpoint``."""
@@ -117,10 +116,7 @@ def _checkpoint(fs: np.ndarray, ist: np.ndarray, cores: int, ps: np.ndarray, pe:
     if t <= t0:
         return
     run = (run_time(ps, pe, pr, t, ph) - run_time(ps, pe, pr, t0, ph)) if len(ps) > 0 else t - t0
-    hn, tn = ist[I_HN], ist[I_TN]
-    if hn:
-        fs[F_V0] += run * (1.0 if hn <= cores else cores / hn)
-    fs[F_BUSY] += run * (min(hn, cores) + tn)
+    fs[F_V0], fs[F_BUSY] = checkpoint(fs[F_V0], fs[F_BUSY], run, ist[I_HN], ist[I_TN], cores)
     fs[F_T0] = t
 
 
@@ -140,17 +136,16 @@ def _respond(r: int, now: float, code: int, rf: np.ndarray, ps: np.ndarray, pe: 
 def _group_next(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, rf: np.ndarray, ri: np.ndarray, hard: int,
                 mtpq: int, now: float) -> int:
     """``BoundedGroup.next`` (expired requests are no longer held); -1 when nothing is eligible."""
-    while ist[I_G_LEN] > 0 and now - rf[gq[ist[I_G_HEAD]], RF_ARRIVAL] > fs[F_G_DEADLINE]:
+    while ist[I_G_LEN] > 0 and queue_expired(now, rf[gq[ist[I_G_HEAD]], RF_ARRIVAL], fs[F_G_DEADLINE]):
         ri[gq[ist[I_G_HEAD]], RI_HELD] = 0
         ist[I_G_HEAD] += 1
         ist[I_G_LEN] -= 1
-    if ist[I_G_LEN] == 0 or ist[I_G_RUNNING] >= ist[I_G_MAX_RUNNING] or ist[I_G_RESERVED] >= hard:
+    if ist[I_G_LEN] == 0 or not group_can_start(ist[I_G_RUNNING], ist[I_G_MAX_RUNNING], ist[I_G_RESERVED], hard):
         return -1
     r = gq[ist[I_G_HEAD]]
     ist[I_G_HEAD] += 1
     ist[I_G_LEN] -= 1
-    want = min(mtpq, max(1, ri[r, RI_NSEG]))
-    ri[r, RI_RESERVED] = max(1, min(want, hard - ist[I_G_RESERVED]))
+    ri[r, RI_RESERVED] = reservation(mtpq, ri[r, RI_NSEG], hard, ist[I_G_RESERVED])
     ist[I_G_RESERVED] += ri[r, RI_RESERVED]
     ist[I_G_RUNNING] += 1
     return int(r)
@@ -169,9 +164,8 @@ def _dispatch_secondary(ist: np.ndarray, fs: np.ndarray, gq: np.ndarray, fifo: n
 
 
 @helper
-def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: np.ndarray, fifo: np.ndarray, gq: np.ndarray,
+def _scheduler_next(ist: np.ndarray, fs: np.ndarray, kind: int, hard: int, mtpq: int, fifo: np.ndarray, gq: np.ndarray,
                     rf: np.ndarray, ri: np.ndarray, now: float) -> int:
-    kind, hard, mtpq = cfg[C_KIND], cfg[C_HARD], cfg[C_MTPQ]
     if kind == SCHED_BOUNDED:
         return _group_next(ist, fs, gq, rf, ri, hard, mtpq, now)
     if kind == SCHED_BINARY:
@@ -185,8 +179,7 @@ def _scheduler_next(ist: np.ndarray, fs: np.ndarray, cfg: np.ndarray, fifo: np.n
 
 
 @helper
-def _scheduler_finished(ist: np.ndarray, cfg: np.ndarray, ri: np.ndarray, r: int) -> None:
-    kind = cfg[C_KIND]
+def _scheduler_finished(ist: np.ndarray, kind: int, ri: np.ndarray, r: int) -> None:
     if kind == SCHED_BOUNDED or (kind == SCHED_BINARY and ri[r, RI_SECONDARY] != 0):
         ist[I_G_RESERVED] -= ri[r, RI_RESERVED]
         ist[I_G_RUNNING] -= 1
@@ -200,7 +193,7 @@ def _next_cpu(ist: np.ndarray, fs: np.ndarray, cores: int, hk: np.ndarray, tk: n
     t0, hn, tn = fs[F_T0], ist[I_HN], ist[I_TN]
     paused = len(ps) > 0
     if hn > 0:
-        need = max(0.0, (hk[0] - fs[F_V0]) / (1.0 if hn <= cores else cores / hn))
+        need = max(0.0, (hk[0] - fs[F_V0]) / share(hn, cores))
         best = finish(ps, pe, pr, pp, ptotal, t0, need, ph) if paused else t0 + need
     if tn > 0:
         need = max(0.0, tk[0] - (run_time(ps, pe, pr, t0, ph) if paused else t0))
@@ -231,31 +224,31 @@ def set_request(rf: np.ndarray, ri: np.ndarray, i: int, arrival: float, delivere
 
 
 @kernel
-def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int, cfg: np.ndarray,
-                    limits: np.ndarray, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
+def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int, cfg: ServerSettings,
+                    ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
                     cs: np.ndarray, ce: np.ndarray, horizon: float, ti: np.ndarray, t_queued: np.ndarray,
                     queues: np.ndarray, out_at: np.ndarray, out_code: np.ndarray, out_paused: np.ndarray,
                     out_wait: np.ndarray, responded: np.ndarray) -> tuple[np.ndarray, float]:
     """Run one server over its first ``n`` requests (in submit order) until ``horizon``.
 
     ``rf`` and ``ri``: the requests, rows set by :func:`set_request` (``RI_SEG_START`` indexes
-    ``seg_work``, each segment's work). ``cfg`` (int64, the ``C_*`` indices): cores, runners, workers,
-    static, scheduler kind, max pending, hard limit, max threads per query, secondary max running and max
-    pending, max and default execution threads. ``limits`` (float64): the bounded queue deadline and the
-    secondary queue deadline, ms. ``ti``, ``t_queued``, ``queues``: the rest of a :func:`workspace` at
-    least this large (overwritten).
+    ``seg_work``, each segment's work). ``cfg``: the server's scheduler, pools and task counts. ``ti``,
+    ``t_queued``, ``queues``: the rest of a :func:`workspace` at least this large (overwritten).
 
     Writes per request the response time, code, paused flag, queue wait and whether a response was
     sent by the horizon (``out_at``...``responded``); returns the meters (requests, scheduling timeouts,
     execution timeouts, rejected, failed) and the core time used up to the horizon.
     """
-    cores, kind = cfg[C_CORES], cfg[C_KIND]
+    cores, kind = cfg.cores, cfg.scheduler
+    # the settings read per request, as scalars: the scheduler helpers take these rather than the whole record
+    hard, mtpq = cfg.hard_limit, cfg.max_threads_per_query
+    max_exec, default_exec = cfg.max_execution_threads, cfg.default_execution_threads
     meters = np.zeros(5, dtype=np.int64)
     fifo, gq, wq = queues[0], queues[1], queues[2]
     cap = n if n == 0 else ri[n - 1, RI_SEG_START] + ri[n - 1, RI_NSEG] - ri[0, RI_SEG_START] + n
     # at most one work item per busy runner and worker; timers only for the simplification's runners
-    static_mode = cfg[C_STATIC] != 0
-    heap = (min(n, cores) + n + 8) if static_mode else (min(cfg[C_RUNNERS], n) + min(cfg[C_WORKERS], cap) + 8)
+    static_mode = cfg.static
+    heap = (min(n, cores) + n + 8) if static_mode else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8)
     theap = n + 8 if static_mode else 8
     hk, hs, hkd, hr = np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64)
     tk, tsq = np.zeros(theap), np.zeros(theap, np.int64)
@@ -269,12 +262,14 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
     ist, fs = np.zeros(16, np.int64), np.zeros(4)
     ph, ch = np.zeros(HINTS, np.int64), np.zeros(HINTS, np.int64)  # where the last pause and crash look-ups ended
     if kind == SCHED_BOUNDED:
-        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_RUNNERS], cfg[C_MAX_PENDING], limits[0]
+        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING] = cfg.runner_threads, cfg.max_pending_per_group
+        fs[F_G_DEADLINE] = cfg.query_deadline_ms
     else:
-        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING], fs[F_G_DEADLINE] = cfg[C_SEC_RUNNING], cfg[C_SEC_PENDING], limits[1]
-    static = cfg[C_STATIC] != 0
-    runners = cfg[C_RUNNERS] if not static else 1 << 30
-    workers = cfg[C_WORKERS] if not static else cores
+        ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING] = cfg.secondary_runner_threads, cfg.secondary_max_pending
+        fs[F_G_DEADLINE] = cfg.secondary_timeout_ms
+    static = cfg.static
+    runners = cfg.runner_threads if not static else 1 << 30
+    workers = cfg.worker_threads if not static else cores
     crash, nxt = 0, 0
     # the CPU's next finish is a function of its state alone (checkpoint, heap tops): computed again only
     # after the state changed (a CPU or crash event, or an item started), which is every other event
@@ -304,14 +299,14 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                 continue
             # SharedCPU.pop(now): the items and timers due, then each is finished in start order
             v0 = fs[F_V0]
-            if ist[I_HN] > 0 and hk[0] <= v0 + 4e-12 * max(1.0, abs(v0)):
+            if ist[I_HN] > 0 and is_due(hk[0], v0):
                 fs[F_V0] = max(v0, hk[0])
                 while ist[I_HN] > 0 and hk[0] <= fs[F_V0]:
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
                     ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
             rt = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
-            if ist[I_TN] > 0 and tk[0] <= rt + 4e-12 * max(1.0, abs(rt)):
+            if ist[I_TN] > 0 and is_due(tk[0], rt):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
                     due_seq[nd], due_kind[nd], due_ref[nd] = tsq[0], tkd[0], tr[0]
@@ -342,13 +337,12 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                 fifo[ist[I_F_HEAD] + ist[I_F_LEN]] = i
                 ist[I_F_LEN] += 1
             else:
-                if ist[I_G_LEN] >= ist[I_G_MAX_PENDING] and ist[I_G_RESERVED] >= cfg[C_HARD]:
-                    code = 211
-                else:
+                code = admission_code(ist[I_G_LEN], ist[I_G_MAX_PENDING], ist[I_G_RESERVED], hard)
+                if code == 0:
                     gq[ist[I_G_HEAD] + ist[I_G_LEN]] = i
                     ist[I_G_LEN] += 1
                 if kind == SCHED_BINARY:
-                    _dispatch_secondary(ist, fs, gq, fifo, rf, ri, cfg[C_HARD], cfg[C_MTPQ], now)
+                    _dispatch_secondary(ist, fs, gq, fifo, rf, ri, hard, mtpq, now)
             if code != 0:
                 meters[3] += 1
                 _respond(i, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
@@ -366,14 +360,15 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                 chain = False
                 if a == _DISPATCH_RUNNERS:
                     if ist[I_RUNNERS_BUSY] < runners:
-                        req = _scheduler_next(ist, fs, cfg, fifo, gq, rf, ri, now)
+                        req = _scheduler_next(ist, fs, kind, hard, mtpq, fifo, gq, rf, ri, now)
                         if req >= 0:
                             chain = True
-                            if now - rf[req, RF_ARRIVAL] >= rf[req, RF_TIMEOUT]:
+                            code = start_code(now, rf[req, RF_ARRIVAL], rf[req, RF_TIMEOUT])
+                            if code != 0:
                                 meters[1] += 1
-                                _scheduler_finished(ist, cfg, ri, req)
+                                _scheduler_finished(ist, kind, ri, req)
                                 ri[req, RI_HELD] = 0
-                                _respond(req, now, 240, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait,
+                                _respond(req, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait,
                                          responded)
                             else:
                                 st_kind[sp] = _DISPATCH_RUNNERS
@@ -412,9 +407,10 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                     running = False
                     while True:
                         left = (1 if ti[task, TI_POS] < nseg else 0) if static else nseg - ri[r, RI_NEXT_SEGMENT]
-                        if left == 0:
+                        what = step(now, deadline, left)
+                        if what == STEP_DONE:
                             break
-                        if now >= deadline:
+                        if what == STEP_TIMED_OUT:
                             ri[r, RI_TIMED_OUT] = 1
                             if static:
                                 ti[task, TI_POS] = nseg
@@ -440,9 +436,10 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         ri[r, RI_TASKS_LEFT] -= 1
                         if ri[r, RI_TASKS_LEFT] == 0:
                             chain = True
-                            if ri[r, RI_TIMED_OUT] != 0 or now >= deadline:
+                            code = tasks_done_code(ri[r, RI_TIMED_OUT] != 0, now, deadline)
+                            if code != 0:
                                 meters[2] += 1
-                                a, x, y = _RUNNER_DONE, r, 250
+                                a, x, y = _RUNNER_DONE, r, code
                             else:
                                 a, x, y = _RUNNER_WORK, r, _MERGE
                 elif a == _FINISHED:
@@ -452,10 +449,9 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         sp += 1
                         a = _STEP
                     elif y == _PREPARE:
-                        tasks = _tasks(ri[x, RI_NSEG], ri[x, RI_GROUP_BY] != 0, ri[x, RI_OPTION], cfg[C_MAX_EXEC],
-                                       cfg[C_DEFAULT_EXEC], cores)
-                        if ri[x, RI_RESERVED] > 0:
-                            tasks = min(tasks, ri[x, RI_RESERVED])
+                        tasks = task_count(ri[x, RI_NSEG], ri[x, RI_GROUP_BY] != 0, ri[x, RI_OPTION],
+                                           max_exec, default_exec, cores,
+                                           ri[x, RI_RESERVED])
                         ri[x, RI_TASKS_LEFT] = tasks
                         for t in range(tasks):
                             task = ist[I_TASKS]
@@ -469,7 +465,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         a, y = _RUNNER_DONE, 0
                 else:  # _RUNNER_DONE
                     ist[I_RUNNERS_BUSY] -= 1
-                    _scheduler_finished(ist, cfg, ri, x)
+                    _scheduler_finished(ist, kind, ri, x)
                     ri[x, RI_HELD] = 0
                     _respond(x, now, y, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
                     a, chain = _DISPATCH_RUNNERS, True

@@ -22,6 +22,7 @@ import numpy as np
 from workbench.sim.fast.jit import kernel
 from workbench.sim.fast.pauses import HINTS, release
 from workbench.sim.fast.server_kernel import set_request, simulate_server, workspace
+from workbench.sim.fast.server_settings import ServerSettings
 
 __all__ = ["by_entry", "run_servers"]
 
@@ -105,14 +106,15 @@ def _groups(servers: np.ndarray, load: np.ndarray, parts: int) -> list[np.ndarra
 
 def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
                 segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, prepare_ms: float,
-                merge_each: float, pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: np.ndarray,
-                limits: np.ndarray, horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
+                merge_each: float, pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...],
+                cfg: ServerSettings, horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
     """Run each of ``servers``; write every entry's response and each server's meters.
 
     ``delivery`` and ``queries`` as for :func:`by_entry`; ``segments``: its segment offsets and work by
     entry. ``pauses``: offsets by server, starts, ends, run time at each start, paused time before it,
     and each server's total; ``crashes``: offsets, starts, ends. ``out``: per entry its response time,
     code, whether it was sent, paused flag and queue wait; per server its meters (rows of 5) and core time.
+    ``cfg``: the servers' settings (every server of a run is configured alike).
 
     Servers are independent, so ``parallel`` threads may run them (each group with its own working
     memory, writing its own servers' entries): the numbers are the same for any count.
@@ -120,8 +122,7 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
     offsets, seg_offsets = delivery[0], segments[0]
     load = np.diff(offsets)
     groups = _groups(servers, load, parallel)
-    args = (delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, limits, horizon,
-            out)
+    args = (delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, horizon, out)
     if len(groups) == 1:
         _run_group(groups[0], load, np.diff(seg_offsets[offsets]), *args)
         return
@@ -134,19 +135,19 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
 def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, delivery: tuple[np.ndarray, ...],
                queries: tuple[np.ndarray, ...], segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray,
                prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...],
-               cfg: np.ndarray, limits: np.ndarray, horizon: float, out: tuple[np.ndarray, ...]) -> None:
+               cfg: ServerSettings, horizon: float, out: tuple[np.ndarray, ...]) -> None:
     """:func:`run_servers` for one group, with its own working memory (sized for its largest server)."""
     m = int(load[servers].max())
     tasks = int((load[servers] + segments_of[servers]).max())
-    _run(servers, delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, limits,
-         horizon, workspace(m, tasks), out)
+    _run(servers, delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, horizon,
+         workspace(m, tasks), out)
 
 
 @kernel
 def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
          segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, prepare_ms: float, merge_each: float,
-         pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: np.ndarray, limits: np.ndarray,
-         horizon: float, ws: tuple[np.ndarray, ...], out: tuple[np.ndarray, ...]) -> None:
+         pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings, horizon: float,
+         ws: tuple[np.ndarray, ...], out: tuple[np.ndarray, ...]) -> None:
     offsets, _, query, delivered = delivery
     timeout_ms, group_by, secondary, exec_threads = queries[0], queries[1], queries[2], queries[3]
     seg_offsets, seg_work = segments
@@ -168,7 +169,7 @@ def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[n
             set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms * scale, merge, first, count,
                         exec_threads[q], group_by[q], secondary[q])
         c0, c1 = crash_offsets[s], crash_offsets[s + 1]
-        counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, limits, ps, pe, pr, pp, pause_total[s],
+        counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, ps, pe, pr, pp, pause_total[s],
                                        crash_start[c0:c1], crash_end[c0:c1], horizon, ti, t_queued, queues,
                                        resp_at[lo:hi], code[lo:hi], paused[lo:hi], wait[lo:hi], responded[lo:hi])
         meters[s, :] = counts

@@ -1,0 +1,180 @@
+"""A Pinot server's decisions, written once for both engines (PE §1-§4).
+
+The SimPy engine (:class:`~workbench.sim.server.PinotServer`, :mod:`~workbench.sim.schedulers`,
+:class:`~workbench.sim.cpu.SharedCPU`) and the compiled one
+(:func:`~workbench.sim.fast.server_kernel.simulate_server`) keep a server's state in different forms
+(objects and queues against integer slots) and advance time differently (SimPy wake-ups against one
+loop over a server's requests). What the server *decides* at each event is the same, and lives here:
+
+- **admission** (:func:`admission_code`): a bounded scheduler group turns a request away with 211;
+- **dispatch** (:func:`queue_expired`, :func:`group_can_start`, :func:`reservation`, :func:`task_count`):
+  which pending request a free runner may take, what it reserves, how many worker tasks it fans out to;
+- **deadline checks** (:func:`start_code`, :func:`step`, :func:`tasks_done_code`): 240 when a request
+  reaches a runner having waited its whole timeout, the check a worker task makes before each further
+  segment, and 250 when the last task ends past the deadline;
+- **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
+  CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
+
+Each is a small pure function compiled by :func:`~workbench.sim.fast.jit.helper`, so the kernel calls
+it at native speed; the SimPy engine calls the very same function object's Python body
+(:func:`~workbench.sim.fast.jit.python`), which costs a plain call instead of numba's dispatch (so no
+function here calls another: from Python, that inner call would go through numba's dispatch again). A
+change to the server's behaviour is therefore made once, and both engines see it
+(``tests/validation/test_shared_decisions.py`` mutates one function and watches both engines' records
+change). The operations are written exactly as the engines had them inline (``now - arrival >= timeout``
+is not ``now >= arrival + timeout`` in floating point), so the records keep their bits.
+
+numba caches a compiled kernel on disk by its own source file: after editing this module, the kernels
+that call it are recompiled only when their files change too (or their ``__pycache__`` is cleared).
+"""
+
+from __future__ import annotations
+
+from workbench.pinot.execution_config import MAX_NUM_THREADS_PER_QUERY_CAP
+from workbench.sim.fast.jit import helper
+
+__all__ = [
+    "EXECUTION_TIMEOUT",
+    "OUT_OF_CAPACITY",
+    "SCHEDULING_TIMEOUT",
+    "STEP_DONE",
+    "STEP_TAKE",
+    "STEP_TIMED_OUT",
+    "admission_code",
+    "checkpoint",
+    "group_can_start",
+    "is_due",
+    "queue_expired",
+    "reservation",
+    "share",
+    "start_code",
+    "step",
+    "task_count",
+    "tasks_done_code",
+]
+
+#: Pinot QueryErrorCodes a server answers with (PE §1.6, §4.3): SERVER_OUT_OF_CAPACITY,
+#: QUERY_SCHEDULING_TIMEOUT, EXECUTION_TIMEOUT.
+OUT_OF_CAPACITY = 211
+SCHEDULING_TIMEOUT = 240
+EXECUTION_TIMEOUT = 250
+#: What a worker task does next (:func:`step`).
+STEP_DONE, STEP_TIMED_OUT, STEP_TAKE = 0, 1, 2
+
+
+# -- admission and dispatch (the scheduler) -----------------------------------------------------------
+@helper
+def admission_code(pending: int, max_pending: int, reserved: int, hard_limit: int) -> int:
+    """A bounded group's answer to a new request: 211 when ``max_pending`` requests are pending *and* its
+    worker reservation is at the hard limit (Pinot rejects only when both hold), else 0 (queue it)."""
+    if pending >= max_pending and reserved >= hard_limit:
+        return OUT_OF_CAPACITY
+    return 0
+
+
+@helper
+def queue_expired(now: float, arrival: float, deadline_ms: float) -> bool:
+    """A pending request older than the group's queue deadline is dropped unanswered (strictly older:
+    Pinot compares the time in queue with ``>``)."""
+    return now - arrival > deadline_ms
+
+
+@helper
+def group_can_start(running: int, max_running: int, reserved: int, hard_limit: int) -> bool:
+    """Whether a bounded group's dispatcher may start its oldest pending request: fewer than
+    ``max_running`` of its requests run and its reserved worker threads are below the hard limit."""
+    return running < max_running and reserved < hard_limit
+
+
+@helper
+def reservation(max_threads_per_query: int, segments: int, hard_limit: int, reserved: int) -> int:
+    """Worker threads a started request reserves in its group: ``min(maxThreadsPerQuery, segments)``,
+    at least 1, at most what the hard limit leaves (it also caps the request's tasks)."""
+    want = min(max_threads_per_query, max(1, segments))
+    return max(1, min(want, hard_limit - reserved))
+
+
+@helper
+def task_count(segments: int, group_by: bool, option: int, max_exec: int, default_exec: int, cores: int,
+               reserved: int) -> int:
+    """Worker tasks a request's ``segments`` are spread over (PE §2.1; ``ServerQueryConfig.tasks``).
+
+    ``option`` is the query's ``maxExecutionThreads`` (<= 0: none), capped by the server's ``max_exec``
+    when that is set; else the server's ``default_exec``, else ``max_exec``; <= 0 means the built-in rule:
+    ``2c`` for a group-by, ``max(1, min(10, c/2))`` otherwise. One segment (or none) is one task. A
+    bounded scheduler's ``reserved`` permits (> 0) cap the count.
+    """
+    if segments <= 1:
+        tasks = 1
+    else:
+        if option > 0:
+            threads = min(option, max_exec) if max_exec > 0 else option
+        elif default_exec > 0:
+            threads = default_exec
+        else:
+            threads = max_exec
+        if threads <= 0:
+            threads = 2 * cores if group_by else max(1, min(MAX_NUM_THREADS_PER_QUERY_CAP, cores // 2))
+        tasks = min(segments, threads)
+    if reserved > 0:
+        tasks = min(tasks, reserved)
+    return tasks
+
+
+# -- deadlines ----------------------------------------------------------------------------------------
+@helper
+def start_code(now: float, arrival: float, timeout: float) -> int:
+    """A request reaching a runner thread at ``now``: 240 (QUERY_SCHEDULING_TIMEOUT, answered at once
+    without running) when it already waited its whole ``timeoutMs``, else 0 (it runs)."""
+    if now - arrival >= timeout:
+        return SCHEDULING_TIMEOUT
+    return 0
+
+
+@helper
+def step(now: float, deadline: float, left: int) -> int:
+    """What a worker task does before each further segment: :data:`STEP_DONE` when none is left,
+    :data:`STEP_TIMED_OUT` when the deadline has passed (the task stops and leaves the rest undone; Pinot
+    checks between segments, never inside one), else :data:`STEP_TAKE` (take the next one)."""
+    if left == 0:
+        return STEP_DONE
+    if now >= deadline:
+        return STEP_TIMED_OUT
+    return STEP_TAKE
+
+
+@helper
+def tasks_done_code(timed_out: bool, now: float, deadline: float) -> int:
+    """When a request's last task ends: 250 (EXECUTION_TIMEOUT) if a task stopped at the deadline or the
+    deadline has passed (the runner's wait for the combine's blocks expired), else 0 (merge and answer)."""
+    if timed_out or now >= deadline:
+        return EXECUTION_TIMEOUT
+    return 0
+
+
+# -- processor sharing --------------------------------------------------------------------------------
+@helper
+def share(runnable: int, cores: int) -> float:
+    """Work each of ``runnable`` threads receives per ms of run time on ``cores`` cores (egalitarian
+    processor sharing: 1 while every thread has a core, else ``cores / runnable``)."""
+    return 1.0 if runnable <= cores else cores / runnable
+
+
+@helper
+def checkpoint(v0: float, busy: float, run: float, runnable: int, timers: int, cores: int) -> tuple[float, float]:
+    """Virtual time and core time after ``run`` ms of run time with the runnable set unchanged.
+
+    Virtual time (the work every runnable item has received) moves only while something is runnable, so
+    an idle stretch leaves it, and every finish value keyed on it, untouched; core time counts the cores
+    in use plus one per timer.
+    """
+    if runnable:
+        v0 += run * (1.0 if runnable <= cores else cores / runnable)  # share(), inline: see the module's notes
+    return v0, busy + run * (min(runnable, cores) + timers)
+
+
+@helper
+def is_due(key: float, value: float) -> bool:
+    """Whether an item keyed ``key`` has finished when the clock reads ``value``: a rounding allowance
+    of a few ulps of ``value``, since the finish time was computed from the key and back."""
+    return key <= value + 4e-12 * max(1.0, abs(value))
