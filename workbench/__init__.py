@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-#: The public API; ``tests/unit/test_public_api.py`` checks it against docs/api.md.
+#: The public API; ``tests/unit/test_import_and_api.py`` checks it against docs/api.md.
 __all__ = [
     "InputError",
     "Result",

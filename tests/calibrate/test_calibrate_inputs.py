@@ -17,7 +17,7 @@ from workbench.calibrate import CalibrateOptions, calibrate
 from workbench.errors import InputError
 
 FAST = CalibrateOptions(server_cores=8, backtest_queries=0, bootstrap=20)
-GC_FIXTURES = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
+GC_FIXTURES = Path(__file__).resolve().parents[1] / "workload" / "importers" / "fixtures"
 
 
 @pytest.fixture

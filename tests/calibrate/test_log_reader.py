@@ -12,7 +12,7 @@ from workbench.calibrate.log_reader import read_log
 from workbench.errors import InputError
 from workbench.workload.importers import read_query_log
 
-FIXTURES = Path(__file__).resolve().parents[1] / "importers" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "workload" / "importers" / "fixtures"
 
 
 @pytest.mark.parametrize("chunk_lines", [1, 2, 3, 1000])

@@ -1,4 +1,4 @@
-"""Paths and helpers the sweep tests share (imported by name, like tests/importers/importer_fixtures)."""
+"""Paths and helpers the sweep tests share (imported by name, like tests/workload/importers/importer_fixtures)."""
 
 from __future__ import annotations
 

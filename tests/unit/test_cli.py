@@ -71,7 +71,7 @@ def test_sweep_resumes_and_combines(tmp_path: Path) -> None:
 
 
 def test_import_reports_the_line_of_a_malformed_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    log = ROOT / "tests" / "importers" / "fixtures" / "gc_malformed.log"
+    log = ROOT / "tests" / "workload" / "importers" / "fixtures" / "gc_malformed.log"
     assert main(["import", "gc-log", str(log), "--out", str(tmp_path / "strict")]) == 2
     err = capsys.readouterr().err
     assert "gc_malformed.log:" in err and not (tmp_path / "strict").exists()

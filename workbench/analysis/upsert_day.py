@@ -11,7 +11,7 @@ obeys instead. For keys that are updated for ``active_s`` seconds after they app
   so at the commit of a segment that consumed for ``S`` seconds the map holds
   ``N(t) = r min(t, active_s + T + S)``: it rises for ``active_s + T + S`` and stays there.
 
-``tests/unit/test_upsert_day.py`` replays such a stream through the metadata manager and checks the
+``tests/pinot/upsert/test_upsert_day.py`` replays such a stream through the metadata manager and checks the
 form commit by commit. Heap per server multiplies the keys of the partitions a server hosts by the JVM
 object-layout model's bytes per key (:func:`workbench.pinot.heap.upsert_bytes_per_key`); the GC it
 causes comes from the G1 model fitted to real logs (:mod:`workbench.jvm`).

@@ -15,7 +15,7 @@ from workbench.errors import InputError
 from workbench.jvm import G1Params
 from workbench.workload.importers import G1_SECTION_KEYS, calibrate_gc, import_file, read_gc_log
 
-PROBE = Path(__file__).resolve().parents[1] / "fixtures" / "gc"
+PROBE = Path(__file__).resolve().parents[2] / "fixtures" / "gc"
 KEYS = 8_000_000
 
 
