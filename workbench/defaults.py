@@ -239,5 +239,12 @@ MEMORY_PER_HEAP: Final = 2.0
 UTILISATION_WARNING: Final = 0.7
 #: Load multipliers the report runs the recommendation at to find where its SLO breaks (headroom).
 HEADROOM_MULTIPLIERS: Final = (1.25, 1.5, 2.0, 3.0)
+#: The failure a sizing SLO must hold through unless ``slo.survive`` says otherwise: one server lost, the
+#: commonest incident, which a cluster sized without it meets on its busiest day with one machine fewer.
+SLO_SURVIVE: Final = "server"
+#: Bytes per second one server downloads and loads segments at during a rebalance or a replacement (from
+#: the deep store: download, untar, memory-map). A workbench assumption (Pinot publishes no figure):
+#: 50 MiB/s is a cloud disk's sustained write rate; the report turns bytes to move into time with it.
+SEGMENT_LOAD_BYTES_PER_S: Final = 50 * 1024**2
 #: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
 BACKTEST_WARNING: Final = 0.10

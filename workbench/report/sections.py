@@ -38,12 +38,19 @@ def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
         "busy (%)": (100 * c[UTILISATION_MEAN]).round(0).astype(int),
         "partial (%)": (100 * c[PARTIAL_RATE]).round(2),
         "meets SLO": c["meets_slo"].map({True: "yes", False: "no"}),
+        "in its failure": [_survives(f, str(p)) for p in c["point"]],
     })
     highlight = None
     if f.best is not None:
         positions = list(c["point"])
         highlight = positions.index(f.best["point"])
     return frame, highlight
+
+
+def _survives(f: Findings, point: str) -> str:
+    """Whether a configuration met the SLO in its failure case (a dash: not run, it fails with every server up)."""
+    s = f.survival.get(point)
+    return "–" if s is None or f.survive == "none" else ("yes" if s.survives else "no")
 
 
 def configurations(d: SizingData, f: Findings) -> list[Figure]:
@@ -58,8 +65,9 @@ def configurations(d: SizingData, f: Findings) -> list[Figure]:
         slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
         page.table(frame.iloc[start:start + per_page].reset_index(drop=True), size=7.5, highlight=hl,
                    note=f"SLO: p99 {slo}. A configuration meets it when the upper end of its 95% interval is under "
-                        "it. busy: mean share of the servers' core time spent on queries. partial: queries answered "
-                        "with some server's data missing. Cost: instances x price x 730 h.")
+                        "it. in its failure: whether it also meets it in the failure slo.survive names (the "
+                        "recommendation must). busy: mean share of the servers' core time spent on queries. "
+                        "partial: queries answered with some server's data missing. Cost: instances x price x 730 h.")
         pages.append(page.fig)
     return pages
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -26,13 +27,14 @@ from workbench.io.summary import (
     UTILISATION_MEAN,
     latency_column,
 )
-from workbench.report.data import SizingData, size_text
+from workbench.report.data import RANKING_RULE, SizingData, size_text
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
+from workbench.report.survival import MODE_TEXT
 
-__all__ = ["headroom_sentence", "load_rows", "money", "ms", "runner_up_sentences", "shape_sentence",
-           "summary_page", "sureness_sentences", "whatif_frame"]
+__all__ = ["fragile_sentence", "headroom_sentence", "load_rows", "money", "ms", "resilience_sentence",
+           "runner_up_sentences", "shape_sentence", "summary_page", "sureness_sentences", "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -167,8 +169,15 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     return out
 
 
+def _margin(row: pd.Series | Mapping[str, Any]) -> float:
+    """The upper end of the p99 interval (the number the SLO is judged on), ms."""
+    high = row.get(P99_HIGH, math.nan)
+    return float(high) if high is not None and high == high else float(row[P99])
+
+
 def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
-    """The runner-up and what it adds; the cheaper shape that fails and what it would save and risk."""
+    """The runner-up and what it adds; the cheaper configuration that breaks in its failure case; the
+    cheaper shape that fails the SLO and what it would save and risk."""
     out: list[str] = []
     currency = d.prices.currency if d.prices is not None else ""
     best = f.best
@@ -177,30 +186,58 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
     if f.runner is not None:
         r = f.runner
         extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
-        margin = float(best[P99]) - float(r[P99])
         more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
+        diff = _margin(best) - _margin(r)
+        margin = (f"{diff:.0f} ms more margin under the SLO" if diff > 0.5 else
+                  f"{-diff:.0f} ms less margin under the SLO" if diff < -0.5 else "the same margin under the SLO")
         out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(float(r['monthly_cost']), currency)}/month: "
-                   f"{more} for p99 {ms(r)}, "
-                   + (f"{margin:.0f} ms more margin under the SLO." if margin > 0 else
-                      f"{-margin:.0f} ms less margin under the SLO."))
-    if f.resilient is not None:
-        r = f.resilient
-        if str(r["point"]) == str(best["point"]):
-            out.append("It rides out one server down within the SLO (see the what-ifs).")
-        else:
-            extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
-            more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
-            out.append(f"To stay within the SLO with one server down: {r['shape']} ({r['instance']}), "
-                       f"{money(float(r['monthly_cost']), currency)}/month ({more}), p99 {ms(r)} with every server up.")
-    elif f.resilient_tried:
-        out.append(f"None of the {f.resilient_tried} cheapest configurations that meet the SLO still meets it with "
-                   "one server down: widen the sweep if the SLO must hold through a failure.")
+                   f"{more} for p99 {ms(r)}: {margin} (its interval ends at {_margin(r):.0f} ms against "
+                   f"{_margin(best):.0f}).")
+    if f.fragile is not None:
+        out.append(fragile_sentence(f, f.fragile, best, currency))
     if f.cheaper is not None:
         c = f.cheaper
         saving = float(best["monthly_cost"]) - float(c["monthly_cost"])
-        out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save {money(saving, currency)}/month "
-                   f"but its p99 is {ms(c)}, over the SLO.")
+        if f.fragile is None or str(c["point"]) != str(f.fragile["point"]):
+            out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
+                       f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
     return out
+
+
+def fragile_sentence(f: Findings, row: pd.Series, best: pd.Series | None, currency: str) -> str:
+    """Why the cheapest configuration meeting the SLO with every server up is not the answer: its failure case."""
+    s = f.survival.get(str(row["point"]))
+    saving = ""
+    if best is not None:
+        saving = f", {money(float(best['monthly_cost']) - float(row['monthly_cost']), currency)}/month less"
+    head = f"{row['shape']} ({row['instance']}{saving}) meets the SLO with every server up (p99 {ms(row)})"
+    if s is None:
+        return head + "."
+    if s.cannot is not None:
+        return f"{head}, but cannot survive {MODE_TEXT[s.mode].split(' (')[0]}: {s.cannot}."
+    worst = s.worst()
+    if worst is None:
+        return head + "."
+    return f"{head}, but breaks it with {worst['label']}: p99 {ms(pd.Series(dict(worst)))} ({worst['note']})."
+
+
+def resilience_sentence(f: Findings) -> str | None:
+    """Page 1's statement of the failure the SLO includes and how the recommendation fares in it."""
+    if f.survive == "none":
+        return "Resilience: not part of this SLO (slo.survive: none): no failure case was run."
+    if not f.survival:
+        return None
+    text = (f"Resilience is part of the SLO: it must also hold with {MODE_TEXT[f.survive]}; each of the "
+            f"{len(f.survival)} configurations meeting it with every server up was run in that failure")
+    s = f.survival.get(str(f.best["point"])) if f.best is not None else None
+    if s is None:
+        return text + "."
+    cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
+    text += f". The recommendation: {cases}"
+    if s.after_loss is not None:
+        text += (". The state before the rebalance lasts until the lost server is made good: "
+                 + s.after_loss.sentence())
+    return text + "."
 
 
 def _title(d: SizingData) -> tuple[str, str]:
@@ -231,7 +268,12 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
                    size=9)
     page.facts(load_rows(f.load), size=9)
     currency = d.prices.currency if d.prices is not None else ""
-    if f.best is None:
+    if f.best is None and f.fragile is not None:
+        page.callout(f"No configuration in this sweep meets the SLO with {MODE_TEXT[f.survive]}. "
+                     f"{fragile_sentence(f, f.fragile, None, currency)} Widen the sweep (more servers, replicas or "
+                     "replica groups), or say the SLO need not hold through a failure (slo.survive: none).", "bad",
+                     weight="bold")
+    elif f.best is None:
         at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
         best_p99 = at_load.sort_values(P99).iloc[0]
         page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
@@ -243,6 +285,10 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
                      f"({b['servers']} x {float(b['per_hour']):.3f} {currency}/hour). p99 {ms(b)}, p50 {ms(b, 'p50')}, "
                      f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
                      f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.", "good", size=9.5)
+    page.paragraph(f"Ranking: {RANKING_RULE}.", size=9)
+    resilience = resilience_sentence(f)
+    if resilience is not None:
+        page.paragraph(resilience, size=9)
     if f.whatifs is not None and len(f.whatifs):
         page.heading("What if load grows or a server dies")
         page.table(whatif_frame(f, slo), size=8)
