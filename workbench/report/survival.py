@@ -85,7 +85,7 @@ class AfterLoss:
         'Pinot rebalances the table onto 5 servers, loading 100MB on the busiest one: about 2 s at 50MB/s'
         """
         rate = f"{size_text(self.load_bytes_per_s)}B/s"
-        took = f"about {_duration(self.seconds)} at {rate}"
+        took = f"{'' if self.seconds < 1 else 'about '}{_duration(self.seconds)} at {rate}"
         if self.rebalanced:
             return (f"Pinot rebalances the table onto {self.servers_after} servers, loading "
                     f"{size_text(self.busiest_bytes)}B on the busiest one: {took}")
