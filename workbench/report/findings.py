@@ -158,7 +158,7 @@ def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
     if best is None:
         return None
     c = d.combined
-    column = "monthly_cost" if "monthly_cost" in c and c["monthly_cost"].notna().all() else "cost"
+    column = next((k for k in ("cluster_cost", "monthly_cost") if k in c and c[k].notna().all()), "cost")
     c = c[c["at_load"]] if "at_load" in c else c
     cheaper = c[c[column] < best[column]].sort_values([column, P99], ascending=[False, True])
     return cheaper.iloc[0] if len(cheaper) else None

@@ -27,14 +27,16 @@ from workbench.io.summary import (
     UTILISATION_MEAN,
     latency_column,
 )
-from workbench.report.data import RANKING_RULE, SizingData, size_text
+from workbench.report.cluster_cost import part_line, total
+from workbench.report.data import RANKING_RULE, SizingData, bill, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
 
-__all__ = ["fragile_sentence", "headroom_sentence", "load_rows", "money", "ms", "resilience_sentence",
-           "runner_up_sentences", "shape_sentence", "summary_page", "sureness_sentences", "whatif_frame"]
+__all__ = ["bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows", "money", "ms",
+           "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page", "sureness_sentences",
+           "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -169,6 +171,24 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     return out
 
 
+def cost_of(row: pd.Series) -> float:
+    """A configuration's monthly cost as the report ranks it: the whole cluster's, else the servers'."""
+    value = row.get("cluster_cost", math.nan)
+    return float(value) if value is not None and value == value else float(row["monthly_cost"])
+
+
+def bill_text(d: SizingData, row: pd.Series, currency: str) -> str:
+    """The whole cluster's monthly cost, then one line per part with its money."""
+    if d.prices is None:
+        return ""
+    parts = bill(d.prices, d.scenarios[str(row["point"])], row, table_bytes(d.base_scenario))
+    lines = [f"Monthly cost of the whole cluster: {money(total(parts), currency)}"]
+    lines += [f"  {part_line(p, currency)}" for p in parts]
+    if not any(p.role == "storage" for p in parts):
+        lines.append("  storage: not priced (the workload has no segment sizes)")
+    return "\n".join(lines)
+
+
 def _margin(row: pd.Series | Mapping[str, Any]) -> float:
     """The upper end of the p99 interval (the number the SLO is judged on), ms."""
     high = row.get(P99_HIGH, math.nan)
@@ -185,19 +205,19 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
         return out
     if f.runner is not None:
         r = f.runner
-        extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
+        extra = cost_of(r) - cost_of(best)
         more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
         diff = _margin(best) - _margin(r)
         margin = (f"{diff:.0f} ms more margin under the SLO" if diff > 0.5 else
                   f"{-diff:.0f} ms less margin under the SLO" if diff < -0.5 else "the same margin under the SLO")
-        out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(float(r['monthly_cost']), currency)}/month: "
+        out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(cost_of(r), currency)}/month: "
                    f"{more} for p99 {ms(r)}: {margin} (its interval ends at {_margin(r):.0f} ms against "
                    f"{_margin(best):.0f}).")
     if f.fragile is not None:
         out.append(fragile_sentence(f, f.fragile, best, currency))
     if f.cheaper is not None:
         c = f.cheaper
-        saving = float(best["monthly_cost"]) - float(c["monthly_cost"])
+        saving = cost_of(best) - cost_of(c)
         if f.fragile is None or str(c["point"]) != str(f.fragile["point"]):
             out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
                        f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
@@ -209,7 +229,7 @@ def fragile_sentence(f: Findings, row: pd.Series, best: pd.Series | None, curren
     s = f.survival.get(str(row["point"]))
     saving = ""
     if best is not None:
-        saving = f", {money(float(best['monthly_cost']) - float(row['monthly_cost']), currency)}/month less"
+        saving = f", {money(cost_of(best) - cost_of(row), currency)}/month less"
     head = f"{row['shape']} ({row['instance']}{saving}) meets the SLO with every server up (p99 {ms(row)})"
     if s is None:
         return head + "."
@@ -281,10 +301,9 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
                      weight="bold")
     else:
         b = f.best
-        page.callout(f"Buy {shape_sentence(b, d.prices)}\nMonthly cost: {money(float(b['monthly_cost']), currency)} "
-                     f"({b['servers']} x {float(b['per_hour']):.3f} {currency}/hour). p99 {ms(b)}, p50 {ms(b, 'p50')}, "
+        page.callout(f"Buy {shape_sentence(b, d.prices)}\np99 {ms(b)}, p50 {ms(b, 'p50')}, "
                      f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
-                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.", "good", size=9.5)
+                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.\n" + bill_text(d, b, currency), "good", size=9.5)
     page.paragraph(f"Ranking: {RANKING_RULE}.", size=9)
     resilience = resilience_sentence(f)
     if resilience is not None:
