@@ -56,6 +56,8 @@ class LoadFacts:
     keys: int | None = None
     partitions: int | None = None
     upsert_keys_per_server: int = 0
+    #: ``REALTIME`` or ``OFFLINE`` (only a realtime table has stream partitions).
+    table_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     row = best if best is not None else at_load.iloc[0]
     sc = d.scenarios[str(row["point"])]
     facts: dict[str, Any] = {"qps": float(row[THROUGHPUT]), "process": sc.workload.arrival.process,
-                             "upsert_keys_per_server": _keys_per_server(row, sc)}
+                             "upsert_keys_per_server": _keys_per_server(row, sc), "table_type": sc.table.table_type}
     data = workload_of(d.base_scenario)
     if data is not None and data.has_segments():
         segs = data.segment_columns(["total_docs", "size_bytes", "partition"])

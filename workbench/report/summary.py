@@ -84,9 +84,12 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     queries = f"{load.qps:,.1f} queries/s at the brokers ({source}{': ' + mix if mix else ''})"
     rows = [("Queries", queries)]
     if load.segments is not None:
-        rows.append(("Data", f"{load.rows:,} rows in {load.segments:,} segments, "
-                             f"{size_text(float(load.data_bytes or 0))}B of column values"
-                             + (f", {load.partitions} stream partitions" if load.partitions else "")))
+        parts = [f"{load.rows:,} rows in {load.segments:,} segments"]
+        if load.data_bytes:  # a size of 0 is a workload that records none, not an empty table
+            parts.append(f"{size_text(float(load.data_bytes))}B of column values")
+        if load.partitions and load.table_type == "REALTIME":
+            parts.append(f"{load.partitions} stream partitions")
+        rows.append(("Data", ", ".join(parts)))
     keys = []
     if load.keys:
         keys.append(f"{load.keys:,} distinct keys")
@@ -143,7 +146,7 @@ def headroom_sentence(f: Findings) -> str:
 
 def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     """How sure the answer is: the simulation's interval, and the model's (calibrated or not)."""
-    best = f.best
+    best = f.best if f.best is not None else _closest(d)
     if best is None:
         return []
     reps = int(best.get("replications", 0) or 0)
@@ -151,7 +154,8 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     window = sc.simulation.duration_s - sc.simulation.warmup_s
     high, low = best.get(P99_HIGH, math.nan), best.get(P99_LOW, math.nan)
     half = (float(high) - float(low)) / 2
-    out = [f"Simulation: {reps} independent replication(s) of {window:g} s after warm-up, "
+    which = "" if f.best is not None else f" (of the configuration closest to the SLO, {best['shape']})"
+    out = [f"Simulation{which}: {reps} independent replication(s) of {window:g} s after warm-up, "
            f"{int(best.get('queries', 0)):,} queries; p99 is known to within +/-{half:.0f} ms (95%)."]
     cal = f.calibration
     if cal.has_model_interval:
@@ -193,6 +197,12 @@ def _margin(row: pd.Series | Mapping[str, Any]) -> float:
     """The upper end of the p99 interval (the number the SLO is judged on), ms."""
     high = row.get(P99_HIGH, math.nan)
     return float(high) if high is not None and high == high else float(row[P99])
+
+
+def _closest(d: SizingData) -> pd.Series | None:
+    """The configuration with the lowest p99 at the sized load (what page 1 quotes when nothing meets the SLO)."""
+    at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+    return at_load.sort_values(P99).iloc[0] if len(at_load) else None
 
 
 def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
@@ -324,10 +334,11 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
     if runner:
         page.heading("The alternatives")
         page.bullets(runner, size=9)
-    page.heading("Warnings")
     if f.warnings:
+        page.heading("Warnings")
         page.callout("\n".join(f"- {w}" for w in f.warnings), "warn", size=9)
-    else:
+    elif f.best is not None:
+        page.heading("Warnings")
         page.paragraph("None: the recommendation meets the SLO with its whole interval, is not near saturation and "
                        "returned no partial results.", size=9)
     if d.prices is not None:
