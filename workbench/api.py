@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "write_run"]
+           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "studies_note",
+           "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -109,6 +110,13 @@ def run_studies(sweep_dir: str | Path) -> Path | None:
     if not (root / "combined.parquet").is_file():
         raise InputError(str(root), "is not a sweep directory (no combined.parquet); run `workbench sweep` first")
     return run_sizing_studies(root)
+
+
+def studies_note(sweep_dir: str | Path) -> str | None:
+    """One line on the studies' failure-case runs of ``sweep_dir`` (how many, how long), for the CLI."""
+    from workbench.studies.sizing import studies_note as note
+
+    return note(sweep_dir)
 
 
 def report(directory: str | Path, out: str | Path) -> Path:

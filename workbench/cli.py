@@ -106,6 +106,8 @@ def _sweep(args: argparse.Namespace) -> int:
                          retries=args.retries, progress=not args.quiet, restart=args.restart,
                          studies=not args.no_studies)
     _say(f"wrote {len(combined)} points to {Path(args.out) / 'combined.parquet'}")
+    if not args.no_studies:
+        _say_studies(args.out)
     failed = failed_points(combined)
     for row in failed.itertuples(index=False):
         sys.stderr.write(f"workbench sweep: {row.point} failed: {row.error}\n")
@@ -157,9 +159,18 @@ def _studies(args: argparse.Namespace) -> int:
     from workbench.api import run_studies
 
     where = run_studies(args.sweep)
+    _say_studies(args.sweep)
     _say(f"studies: the recommendation's what-if runs are in {where}" if where is not None else
          "studies: no configuration meets the SLO, so there is no recommendation to study")
     return 0
+
+
+def _say_studies(sweep_dir: str) -> None:
+    from workbench.api import studies_note
+
+    note = studies_note(sweep_dir)
+    if note is not None:
+        _say(note)
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -234,10 +234,31 @@ HOURS_PER_MONTH: Final = 730.0
 #: the machine needs about as much memory again outside the heap for them and the OS page cache. A
 #: workbench assumption (Pinot publishes no ratio); ``report.memory_per_heap`` changes it.
 MEMORY_PER_HEAP: Final = 2.0
+#: The rest of a Pinot cluster the report prices besides servers and brokers: role -> (machines, vCPUs,
+#: memory in bytes); each runs on the cheapest instance of the price table with that much. Two
+#: controllers (one leads, one stands by, as Pinot's production guide runs them) and a three-node
+#: ZooKeeper ensemble (the smallest that survives a node's loss). Brokers are ``cluster.brokers`` machines
+#: of ``BROKER_MACHINE``. Workbench assumptions, changed here (the report prices them from its price table).
+CLUSTER_ROLES: Final = {"controller": (2, 4, 16 * 1024**3), "zookeeper": (3, 2, 8 * 1024**3)}
+#: A broker's machine (vCPUs, memory in bytes): it merges results and holds the routing tables.
+BROKER_MACHINE: Final = (4, 16 * 1024**3)
+#: Block storage price per GiB-month when the price table gives none (AWS EBS gp3, us-east-1, 0.08 USD
+#: per GB-month, 2025), in the table's currency.
+STORAGE_PER_GIB_MONTH: Final = 0.08
+#: Disk per server above the segment bytes it holds: room for segment reloads and rebalance copies (a
+#: server holds old and new copies while it moves) and growth before the next resize.
+STORAGE_HEADROOM: Final = 0.5
 #: Mean server utilisation above which the report warns that queues grow quickly with load (an M/M/c
 #: queue's mean wait, rho / (1 - rho), more than doubles between 70% and 85% busy).
 UTILISATION_WARNING: Final = 0.7
 #: Load multipliers the report runs the recommendation at to find where its SLO breaks (headroom).
 HEADROOM_MULTIPLIERS: Final = (1.25, 1.5, 2.0, 3.0)
+#: The failure a sizing SLO must hold through unless ``slo.survive`` says otherwise: one server lost, the
+#: commonest incident, which a cluster sized without it meets on its busiest day with one machine fewer.
+SLO_SURVIVE: Final = "server"
+#: Bytes per second one server downloads and loads segments at during a rebalance or a replacement (from
+#: the deep store: download, untar, memory-map). A workbench assumption (Pinot publishes no figure):
+#: 50 MiB/s is a cloud disk's sustained write rate; the report turns bytes to move into time with it.
+SEGMENT_LOAD_BYTES_PER_S: Final = 50 * 1024**2
 #: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
 BACKTEST_WARNING: Final = 0.10

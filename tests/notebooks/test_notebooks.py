@@ -30,7 +30,7 @@ def small_parameters(tmp: Path) -> dict[str, dict[str, Any]]:
         "04_upsert_heap.ipynb": {"days": 2, "ttls_h": [0, 6]},
         "05_sizing_report.ipynb": {"scenario_file": str(ROOT / "scenarios" / "synthetic.yaml"), "servers": [2, 4],
                                    "replica_groups": [0, 2], "heaps": [], "cores": [], "qps": 40.0,
-                                   "p99_slo_ms": 80.0, "duration_s": 10, "replications": 2,
+                                   "p99_slo_ms": 150.0, "duration_s": 10, "replications": 2,
                                    "out_dir": str(tmp / "sweep-out"), "report_pdf": str(tmp / "report.pdf")},
     }
 
@@ -114,7 +114,9 @@ def check_sizing(readings: list[dict[str, Any]], tmp: Path) -> None:
     assert facts["best"] is not None
     best = configs[facts["best"]]
     assert best["meets_slo"]
-    assert not any(c["meets_slo"] for c in configs.values() if c["monthly_cost"] < best["monthly_cost"])
+    assert best["survives"]  # resilience is part of the SLO (slo.survive, default server)
+    cheaper = [c for c in configs.values() if c["monthly_cost"] < best["monthly_cost"]]
+    assert not any(c["meets_slo"] and c["survives"] for c in cheaper)
     assert (tmp / "report.pdf").is_file()
 
 

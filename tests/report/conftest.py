@@ -19,7 +19,7 @@ def layout_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     tmp = tmp_path_factory.mktemp("layout-sweep")
     shutil.copy(ROOT / "scenarios" / "synthetic.yaml", tmp / "scenario.yaml")
-    spec = sizing_sweep(tmp / "scenario.yaml", servers=[2, 4], replica_groups=[0, 2], slo_p99_ms=60.0, qps=40.0,
+    spec = sizing_sweep(tmp / "scenario.yaml", servers=[2, 4], replica_groups=[0, 2], slo_p99_ms=130.0, qps=40.0,
                         replications=3, duration_s=20, name="layouts")
     run_sweep(spec, tmp / "out", parallel=1, studies=True)  # as `workbench sweep` runs them
     return tmp / "out"

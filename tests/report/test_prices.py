@@ -66,3 +66,25 @@ def test_a_shape_no_instance_fits_has_no_money_cost(layout_sweep: Path) -> None:
                                    "t")
     d = load_sizing_data(layout_sweep, options)  # synthetic.yaml: 1 core, a 16G heap
     assert d.combined["instance"].isna().all() and all(math.isnan(v) for v in d.combined["monthly_cost"])
+
+
+def test_the_cluster_costs_its_brokers_controllers_and_zookeeper_too(layout_sweep: Path) -> None:
+    """Default table, by hand: a broker (4 vCPU, 16G) is an m6i.xlarge at 0.192/h, two controllers the same,
+    three ZooKeeper nodes (2 vCPU, 8G) c6i.xlarge at 0.170/h; 730 h a month. The synthetic workload has no
+    segment sizes, so storage is not priced."""
+    d = load_sizing_data(layout_sweep)
+    fixed = (1 * 0.192 + 2 * 0.192 + 3 * 0.170) * 730
+    for _, row in d.combined.iterrows():
+        assert row["cluster_cost"] - row["monthly_cost"] == pytest.approx(fixed)
+
+
+def test_page_one_gives_the_whole_bill_one_line_per_part(layout_sweep: Path, tmp_path: Path) -> None:
+    import pypdfium2 as pdfium
+
+    from workbench.report.sizing import build_sizing_report
+
+    pdf = build_sizing_report(layout_sweep, tmp_path / "r.pdf")
+    text = " ".join(pdfium.PdfDocument(str(pdf))[0].get_textpage().get_text_range().split())
+    assert "Monthly cost of the whole cluster" in text
+    assert "brokers: 1 x m6i.xlarge, 140 USD/month" in text and "controllers: 2 x m6i.xlarge, 280 USD/month" in text
+    assert "ZooKeeper: 3 x c6i.xlarge, 372 USD/month" in text and "storage: not priced" in text

@@ -94,3 +94,33 @@ def test_plots_have_the_expected_structure() -> None:
     q = pd.DataFrame({"servers_queried": [1, 1, 2], "segments_queried": [3, 3, 6]})
     left, _ = plots.fanout_histogram(q).axes
     assert [p.get_height() for p in left.patches] == pytest.approx([2 / 3, 1 / 3])
+
+
+def test_at_equal_cost_the_lower_upper_end_ranks_first_then_fewer_servers() -> None:
+    """The issue's case: the same cost, p99 intervals ending at 175 and 172 ms: 172 is the better by the
+    report's own rule (the SLO is judged on the upper end), whatever the point estimates say."""
+    combined = pd.DataFrame({
+        "point": ["rec", "runner", "big"], "cost": [8, 8, 8], "servers": [4, 4, 8],
+        "latency_ms.p99.value": [161.0, 162.0, 162.0], "latency_ms.p99.ci_high": [175.0, 172.0, 172.0],
+        "meets_slo": [True, True, True],
+    })
+    best, runner = recommend(combined)
+    assert best is not None and runner is not None
+    assert (best["point"], runner["point"]) == ("runner", "big")  # 172 before 175; at 172, 4 servers before 8
+
+
+def test_the_runner_up_margin_is_read_from_the_upper_ends() -> None:
+    from workbench.report.findings import Calibration, Findings, LoadFacts
+    from workbench.report.sizing import SizingData
+    from workbench.report.summary import runner_up_sentences
+
+    def row(point: str, high: float) -> pd.Series:
+        return pd.Series({"point": point, "shape": point, "instance": "m6i.xlarge", "monthly_cost": 993.0,
+                          "latency_ms.p99.value": 160.0, "latency_ms.p99.ci_low": 147.0,
+                          "latency_ms.p99.ci_high": high})
+
+    f = Findings(row("best", 172.0), row("next", 175.0), None, None, None, [], LoadFacts(40.0, "poisson"),
+                 Calibration(None, None, False))
+    d = SizingData(pd.DataFrame(), {}, 200.0, "s", {})
+    (text,) = runner_up_sentences(d, f)
+    assert "the same cost" in text and "3 ms less margin" in text and "ends at 175 ms against 172" in text

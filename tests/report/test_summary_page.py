@@ -91,3 +91,37 @@ def test_the_headroom_sentence(holds: float, breaks: float | None, estimate: flo
     room = Headroom(pd.DataFrame(), holds, breaks, estimate, 100.0)
     f = Findings(None, None, None, None, room, [], LoadFacts(100.0, "poisson"), Calibration(None, None, False))
     assert expected in headroom_sentence(f)
+
+
+def test_a_failed_back_test_with_nothing_meeting_the_slo_still_warns_and_says_how_sure(layout_sweep: Path,
+                                                                                       tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    shutil.copytree(layout_sweep, out)
+    calibrated = tmp_path / "calibrated"
+    calibrated.mkdir()
+    manifest = json.loads((out / "sweep.json").read_text())
+    shutil.copy(manifest["base"], calibrated / "scenario.yaml")
+    manifest["base"] = str(calibrated / "scenario.yaml")
+    (out / "sweep.json").write_text(json.dumps(manifest))
+    (calibrated / "backtest.json").write_text(json.dumps({
+        "overall": {"p50": {"difference_pct": 3.0}, "p99": {"difference_pct": 31.0}}, "verdict": "poor"}))
+    combined = pd.read_parquet(out / "combined.parquet")
+    combined["latency_ms.p99.ci_high"] = 10 * combined["latency_ms.p99.value"] + 1000  # nothing meets the SLO
+    combined.to_parquet(out / "combined.parquet")
+    text = _page_text(build_sizing_report(out, tmp_path / "r.pdf"))
+    assert "No configuration in this sweep meets the SLO" in text
+    assert "None: the recommendation meets the SLO" not in text  # there is no recommendation
+    assert "misses the logged latencies" in text and "p99 +31%" in text  # the back-test warning stays
+    assert "How sure we are" in text and "Back-test against the log: poor" in text
+
+
+def test_the_data_line_of_an_offline_table_has_no_stream_partitions_and_no_zero_size() -> None:
+    from workbench.report.findings import LoadFacts
+    from workbench.report.summary import load_rows
+
+    offline = dict(load_rows(LoadFacts(10.0, "replay", segments=3, rows=300, data_bytes=0, partitions=1,
+                                       table_type="OFFLINE")))
+    assert offline["Data"] == "300 rows in 3 segments"
+    realtime = dict(load_rows(LoadFacts(10.0, "replay", segments=3, rows=300, data_bytes=2 * 1024**2, partitions=4,
+                                        table_type="REALTIME")))
+    assert realtime["Data"] == "300 rows in 3 segments, 2MB of column values, 4 stream partitions"

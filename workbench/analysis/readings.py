@@ -221,18 +221,24 @@ def heap_reading(timeline: pd.DataFrame, heap_bytes: float, ihop: float, gc: pd.
 
 
 def sizing_reading(combined: pd.DataFrame, best: pd.Series | None, currency: str = "USD") -> Reading:
-    """The recommendation in one sentence, with the facts that make it one: it meets the SLO and
-    every cheaper configuration does not (``combined`` has ``monthly_cost``, ``meets_slo``, ``shape``)."""
+    """The recommendation in one sentence, with the facts that make it one: it meets the SLO (and survives
+    its failure case) and every cheaper configuration does not (``combined`` has ``monthly_cost``,
+    ``meets_slo``, ``shape``, and ``cluster_cost`` and ``survives`` when the report computed them)."""
+    def cost(r: pd.Series) -> float:
+        value = r.get("cluster_cost", r["monthly_cost"])
+        return float(value) if value == value else float(r["monthly_cost"])
+
     rows: list[dict[str, Any]] = [
-            {"point": str(r["point"]), "shape": str(r["shape"]), "monthly_cost": float(r["monthly_cost"]),
-             "p99_high": float(r.get(P99_HIGH, r[P99])),
-             "meets_slo": bool(r["meets_slo"])} for _, r in combined.iterrows()]
+            {"point": str(r["point"]), "shape": str(r["shape"]), "monthly_cost": cost(r),
+             "p99_high": float(r.get(P99_HIGH, r[P99])), "meets_slo": bool(r["meets_slo"]),
+             "survives": r.get("survives", True) is not False} for _, r in combined.iterrows()]
     if best is None:
         return Reading("No configuration meets the SLO: widen the sweep (more servers, cores or replica groups).",
                        {"best": None, "configurations": rows})
-    cost = float(best["monthly_cost"])
-    cheaper = [r for r in rows if float(r["monthly_cost"]) < cost]
-    text = (f"Recommended: {best['shape']} ({best.get('instance')}), {cost:,.0f} {currency}/month, p99 "
+    total = cost(best)
+    cheaper = [r for r in rows if float(r["monthly_cost"]) < total]
+    text = (f"Recommended: {best['shape']} ({best.get('instance')}), {total:,.0f} {currency}/month, p99 "
             f"{float(best[P99]):.0f} ms with its interval under the SLO; "
-            + (f"all {len(cheaper)} cheaper configurations fail it." if cheaper else "it is the cheapest simulated."))
-    return Reading(text, {"best": str(best["point"]), "monthly_cost": cost, "configurations": rows})
+            + (f"all {len(cheaper)} cheaper configurations fail it, or break in their failure case." if cheaper
+               else "it is the cheapest simulated."))
+    return Reading(text, {"best": str(best["point"]), "monthly_cost": total, "configurations": rows})

@@ -3,7 +3,8 @@
 :func:`load_sizing_data` adds to the combined table, per point, the cluster shape the reader buys
 (servers, cores, heap, replica groups, instance selector, replication), the instance type that fits
 it, its monthly cost in money, and whether its p99 interval lies under the SLO. :func:`recommend`
-then picks the cheapest configuration that meets the SLO, and the runner-up.
+then picks the first configuration in the report's order (:func:`rank`) that meets the SLO, and the
+runner-up.
 
 Columns added (``combined``):
 
@@ -19,7 +20,9 @@ Columns added (``combined``):
 ``replication``           replicas of each segment
 ``instance``              the cheapest instance type that fits (``None`` when none does)
 ``per_hour``              its price per instance-hour, in the price table's currency
-``monthly_cost``          ``servers x per_hour x hours per month`` (NaN when no instance fits)
+``monthly_cost``          the servers' cost: ``servers x per_hour x hours per month`` (NaN when no instance fits)
+``cluster_cost``          the whole cluster's: servers, brokers, controllers, ZooKeeper and segment storage
+                          (:mod:`workbench.report.cluster_cost`; NaN when a part has no instance)
 ``cost``                  server cores (``servers x cores``), the cost when prices are unknown
 ``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
 ``robust``                ``meets_slo`` and, when the point carries the calibration's model
@@ -48,12 +51,14 @@ from workbench.io import summary as S
 from workbench.io.run_dir import RunDir
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.assignment import instance_assignment_config
+from workbench.report.cluster_cost import Part, cluster_parts, total
 from workbench.report.options import ReportOptions, parse_report_options
 from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, load_scenario
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["LOAD_KEY", "SizingData", "layout_of", "load_sizing_data", "recommend", "size_text", "workload_of"]
+__all__ = ["LOAD_KEY", "RANKING_RULE", "SizingData", "bill", "layout_of", "load_sizing_data", "meeting", "rank",
+           "recommend", "size_text", "table_bytes", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -238,13 +243,32 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     prices = load_prices(opts.prices)
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
     combined = _shape_columns(combined, loaded, prices, opts)
+    base_scenario = load_scenario(base_file) if base_file and Path(base_file).is_file() else None
+    data_bytes = table_bytes(base_scenario)
+    combined["cluster_cost"] = [total(bill(prices, sc, row, data_bytes))
+                                for sc, (_, row) in zip(loaded, combined.iterrows(), strict=True)]
     slo = loaded[0].slo.p99_ms
     combined["meets_slo"], combined["robust"] = _meets(combined, slo)
     combined["at_load"] = _at_load(combined)
-    base_scenario = load_scenario(base_file) if base_file and Path(base_file).is_file() else None
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
                       str(manifest.get("name", root.name)))
+
+
+def table_bytes(sc: Scenario | None) -> float | None:
+    """The table's segment bytes (one replica) from the workload's segments (``None``: unknown)."""
+    data = workload_of(sc)
+    if data is None or not data.has_segments():
+        return None
+    return float(data.segment_columns(["size_bytes"])["size_bytes"].clip(lower=0).sum())
+
+
+def bill(prices: PriceTable, sc: Scenario, row: pd.Series, data_bytes: float | None) -> list[Part]:
+    """The monthly bill of configuration ``row`` (scenario ``sc``), part by part
+    (:func:`~workbench.report.cluster_cost.cluster_parts`)."""
+    instance = prices.instances.get(str(row["instance"])) if row.get("instance") else None
+    return cluster_parts(prices, servers=(sc.cluster.servers, instance), brokers=sc.cluster.brokers,
+                         table_bytes=data_bytes, replication=sc.table.replication)
 
 
 def workload_of(sc: Scenario | None) -> WorkloadDir | None:
@@ -261,19 +285,51 @@ def _point_scenario(scenario: Mapping[str, Any], point: RunDir, base_dir: Path) 
         raise InputError(str(point.summary_path), f"records a scenario that no longer validates: {exc}") from None
 
 
-def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
-    """The cheapest configuration whose p99 interval lies under the SLO, and the runner-up.
+#: The report's ranking rule, stated once on page 1 (:func:`rank`).
+RANKING_RULE = ("cheapest first; at equal cost, the configuration whose p99 interval ends lower (more margin under "
+                "the SLO); then the one with fewer servers")
 
-    Cheapest is the monthly cost when the table has one (``monthly_cost``), else server cores
-    (``cost``); ties go to the lower p99. When the points carry the calibration's model interval, only
-    configurations that meet the SLO across it too (``robust``) are candidates.
+
+def rank(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` in the report's order (:data:`RANKING_RULE`): the whole cluster's monthly cost when every
+    row has one (else the servers', else server cores, ``cost``), then the upper end of the p99 interval
+    (the number the SLO is judged on, so the margin under it), then fewer servers.
+
+    >>> t = pd.DataFrame({"point": ["a", "b", "c"], "cost": [8, 8, 8], "servers": [4, 2, 4],
+    ...                   "latency_ms.p99.value": [160.0, 162.0, 161.0],
+    ...                   "latency_ms.p99.ci_high": [175.0, 172.0, 172.0]})
+    >>> rank(t)["point"].tolist()
+    ['b', 'c', 'a']
     """
+    column = next((c for c in ("cluster_cost", "monthly_cost") if c in frame and bool(frame[c].notna().all())), "cost")
+    bound = frame[S.P99_HIGH].fillna(frame[S.P99]) if S.P99_HIGH in frame else frame[S.P99]
+    servers = frame["servers"] if "servers" in frame else pd.Series(0, index=frame.index)
+    keys = pd.DataFrame({"cost": frame[column], "bound": bound, "servers": servers},
+                        index=frame.index).sort_values(["cost", "bound", "servers"], kind="stable")
+    ordered: pd.DataFrame = frame.loc[keys.index]
+    return ordered
+
+
+def meeting(combined: pd.DataFrame) -> pd.DataFrame:
+    """Configurations that meet the SLO with every server up (across the model interval when the points
+    carry it) at the load the report sizes for, in the report's order."""
     ok = combined[combined["robust"] if "robust" in combined else combined["meets_slo"]]
     if "at_load" in ok:
-        ok = ok[ok["at_load"]]
-    money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
-    keys = ["monthly_cost" if money else "cost", S.P99]
-    ordered = ok.sort_values(keys, kind="stable")
+        ok = ok[ok["at_load"].astype(bool)]
+    return rank(ok)
+
+
+def recommend(combined: pd.DataFrame) -> tuple[pd.Series | None, pd.Series | None]:
+    """The first configuration in the report's order (:func:`rank`) that meets the SLO and, when the table
+    says which configurations survive their failure case (``survives``, :mod:`workbench.report.survival`),
+    survives it; and the runner-up by the same rule.
+
+    When the points carry the calibration's model interval, only configurations that meet the SLO across
+    it too (``robust``) are candidates.
+    """
+    ordered = meeting(combined)
+    if "survives" in ordered:
+        ordered = ordered[ordered["survives"].map(lambda v: v is True or v is np.True_).astype(bool)]
     first = ordered.iloc[0] if len(ordered) else None
     second = ordered.iloc[1] if len(ordered) > 1 else None
     return first, second

@@ -23,13 +23,13 @@ import pandas as pd
 from workbench.analysis.readings import compare_intervals
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, P99_MODEL_HIGH, THROUGHPUT
 from workbench.io.tables import read_json_file
-from workbench.report.data import SizingData, recommend, workload_of
-from workbench.report.fragility import Context, warnings_for
+from workbench.report.data import SizingData, meeting, recommend, workload_of
+from workbench.report.fragility import Context, backtest_fit, warnings_for
+from workbench.report.survival import Survival, survival_frame, with_survival
 from workbench.report.whatif import (
     STUDIES_COMMAND,
     Headroom,
     StudyMissing,
-    cheapest_surviving,
     headroom,
     movement_path,
     today_row,
@@ -37,7 +37,7 @@ from workbench.report.whatif import (
 )
 
 __all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "candidates", "find", "layout_frame",
-           "load_facts", "missing_sentence", "routing_sentence"]
+           "load_facts", "missing_sentence", "routing_sentence", "survive_mode", "warnings_for_backtest"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,8 @@ class LoadFacts:
     keys: int | None = None
     partitions: int | None = None
     upsert_keys_per_server: int = 0
+    #: ``REALTIME`` or ``OFFLINE`` (only a realtime table has stream partitions).
+    table_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,14 @@ class Findings:
     calibration: Calibration
     #: The routing seed's question answered at the recommended server count (``None``: not asked).
     routing: str | None = None
-    #: The cheapest configuration meeting the SLO that still meets it with one server down (``None``: none
-    #: of the ``resilient_tried`` cheapest did, or what-ifs are off).
-    resilient: pd.Series | None = None
-    resilient_tried: int = 0
+    #: Every configuration that meets the SLO with every server up, in its failure case (by point); empty
+    #: when the failure cases are not on disk or ``slo.survive`` is ``none``.
+    survival: Mapping[str, Survival] = field(default_factory=dict)
+    #: ``slo.survive`` of the sweep's points.
+    survive: str = "none"
+    #: The first configuration in the report's order that meets the SLO with every server up, when it is
+    #: not the recommendation (it breaks in its failure case).
+    fragile: pd.Series | None = None
 
 
 def _keys_per_server(row: pd.Series, sc: Any) -> int:
@@ -112,7 +118,7 @@ def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     row = best if best is not None else at_load.iloc[0]
     sc = d.scenarios[str(row["point"])]
     facts: dict[str, Any] = {"qps": float(row[THROUGHPUT]), "process": sc.workload.arrival.process,
-                             "upsert_keys_per_server": _keys_per_server(row, sc)}
+                             "upsert_keys_per_server": _keys_per_server(row, sc), "table_type": sc.table.table_type}
     data = workload_of(d.base_scenario)
     if data is not None and data.has_segments():
         segs = data.segment_columns(["total_docs", "size_bytes", "partition"])
@@ -144,11 +150,9 @@ def calibration_of(d: SizingData) -> Calibration:
 
 
 def candidates(d: SizingData) -> pd.DataFrame:
-    """Configurations that meet the SLO, cheapest first (the order :func:`recommend` uses)."""
-    c = d.combined
-    ok = c[(c["robust"] if "robust" in c else c["meets_slo"]) & c.get("at_load", True)]
-    money = "monthly_cost" in ok and ok["monthly_cost"].notna().all()
-    return ok.sort_values(["monthly_cost" if money else "cost", P99], kind="stable")
+    """Configurations that meet the SLO with every server up, in the report's order
+    (:func:`~workbench.report.data.rank`)."""
+    return meeting(d.combined)
 
 
 def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
@@ -156,7 +160,7 @@ def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
     if best is None:
         return None
     c = d.combined
-    column = "monthly_cost" if "monthly_cost" in c and c["monthly_cost"].notna().all() else "cost"
+    column = next((k for k in ("cluster_cost", "monthly_cost") if k in c and c[k].notna().all()), "cost")
     c = c[c["at_load"]] if "at_load" in c else c
     cheaper = c[c[column] < best[column]].sort_values([column, P99], ascending=[False, True])
     return cheaper.iloc[0] if len(cheaper) else None
@@ -199,28 +203,57 @@ def missing_sentence(d: SizingData, missing: StudyMissing) -> str:
             "shows the sweep's own configurations only: no what-ifs, headroom, server-loss check or rebalance.")
 
 
-def _studies(d: SizingData, best: pd.Series) -> tuple[pd.DataFrame, Headroom | None, pd.Series | None, int,
-                                                       str | None]:
-    """The what-if table, headroom and cheapest survivor of ``best``, read from the studies' runs (only
-    today's row, and a sentence naming the command, when they are missing)."""
+def _studies(d: SizingData, best: pd.Series, survival: Survival | None) -> tuple[pd.DataFrame, Headroom | None,
+                                                                                str | None]:
+    """The what-if table (with ``best``'s failure cases) and headroom of ``best``, read from the studies'
+    runs (only today's row, and a sentence naming the command, when they are missing)."""
     try:
         whatifs = whatif_table(d, best)
         room = headroom(d, best)
-        resilient, tried = cheapest_surviving(d, candidates(d)) if d.options.whatif else (None, 0)
         if not movement_path(d, best).is_file():
             raise StudyMissing(movement_path(d, best))
     except StudyMissing as missing:
-        return pd.DataFrame([today_row(best)]), None, None, 0, missing_sentence(d, missing)
-    return whatifs, room, resilient, tried, None
+        return pd.DataFrame([today_row(best)]), None, missing_sentence(d, missing)
+    extra = [r for r in (survival.rows if survival is not None else ()) if r["name"] not in set(whatifs["name"])]
+    return pd.concat([whatifs, pd.DataFrame(extra)], ignore_index=True) if extra else whatifs, room, None
+
+
+def _survival(d: SizingData) -> tuple[dict[str, Survival], str | None]:
+    """Every configuration that meets the SLO in its failure case, or a sentence when the runs are missing."""
+    try:
+        return survival_frame(d, meeting(d.combined)), None
+    except StudyMissing as missing:
+        return {}, missing_sentence(d, missing)
+
+
+def survive_mode(d: SizingData) -> str:
+    """``slo.survive`` of the sweep (its first point's; a sweep does not vary it)."""
+    return next(iter(d.scenarios.values())).slo.survive if d.scenarios else "none"
+
+
+def _fragile(d: SizingData, best: pd.Series | None, survivals: Mapping[str, Survival]) -> pd.Series | None:
+    """The first configuration meeting the SLO with every server up, when it is not ``best``."""
+    ordered = meeting(d.combined)
+    first = ordered.iloc[0] if len(ordered) else None
+    if first is None or not survivals or (best is not None and str(first["point"]) == str(best["point"])):
+        return None
+    return first
 
 
 def find(d: SizingData) -> Findings:
     """Compute the findings from the sweep and the runs of its studies (:mod:`workbench.studies.sizing`)."""
-    best, runner = recommend(d.combined)
+    survivals, missing = _survival(d)
+    combined = with_survival(d.combined, survivals) if survivals and missing is None else d.combined
+    best, runner = recommend(combined)
     cal = calibration_of(d)
-    whatifs, room, resilient, tried, missing = _studies(d, best) if best is not None else (None, None, None, 0, None)
+    whatifs, room = None, None
+    if best is not None:
+        whatifs, room, missing_runs = _studies(d, best, survivals.get(str(best["point"])))
+        missing = missing or missing_runs
     ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
     warnings = warnings_for(best, ctx) if best is not None else []
+    if best is None and cal.backtest is not None and (text := warnings_for_backtest(ctx)) is not None:
+        warnings.append(text)
     if missing is not None:
         warnings.append(missing)
     if d.slo_p99_ms is None:
@@ -231,7 +264,7 @@ def find(d: SizingData) -> Findings:
                         f"{float(d.combined.loc[d.combined['at_load'], THROUGHPUT].mean()):,.0f} queries/s, "
                         "and leaves the other loads out of the recommendation.")
     if whatifs is not None:
-        failing = whatifs[~whatifs["meets_slo"]]
+        failing = whatifs[~whatifs["meets_slo"].astype(bool)]
         if len(failing):
             warnings.append("The SLO breaks under " + ", ".join(str(x) for x in failing["label"]) +
                             ": see what happens when things change.")
@@ -239,4 +272,9 @@ def find(d: SizingData) -> Findings:
         warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
                         "in money is unknown; give a price table with larger instances (report.prices).")
     return Findings(best, runner, _cheaper(d, best), whatifs, room, warnings, load_facts(d, best), cal,
-                    routing_sentence(d, best), resilient, tried)
+                    routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals))
+
+
+def warnings_for_backtest(ctx: Context) -> str | None:
+    """The back-test warning, which holds whether or not anything is recommended."""
+    return backtest_fit(pd.Series(dtype=object), ctx)

@@ -30,7 +30,7 @@ from workbench.units import parse_size
 
 __all__ = ["Instance", "PriceTable", "load_prices", "parse_prices"]
 
-_TABLE_KEYS = ("name", "source", "as_of", "currency", "instances")
+_TABLE_KEYS = ("name", "source", "as_of", "currency", "instances", "storage_per_gib_month")
 _INSTANCE_KEYS = ("vcpus", "memory", "per_hour")
 
 
@@ -53,6 +53,8 @@ class PriceTable:
     name: str = ""
     source: str = ""
     as_of: str = ""
+    #: Block storage per GiB-month, in ``currency`` (segment storage of the cluster's bill).
+    storage_per_gib_month: float = D.STORAGE_PER_GIB_MONTH
 
     def cheapest_fit(self, cores: int, heap_bytes: float, memory_per_heap: float) -> Instance | None:
         """The cheapest instance with ``vcpus >= cores`` and memory ``>= heap_bytes x memory_per_heap``."""
@@ -101,7 +103,11 @@ def parse_prices(data: Any, where: str) -> PriceTable:
     instances = data.get("instances")
     if not isinstance(instances, Mapping) or not instances:
         raise InputError(f"{where}.instances", "must map at least one instance type to {vcpus, memory, per_hour}")
+    storage = data.get("storage_per_gib_month", D.STORAGE_PER_GIB_MONTH)
+    if isinstance(storage, bool) or not isinstance(storage, int | float) or storage < 0:
+        raise InputError(f"{where}.storage_per_gib_month", f"must be a price of 0 or more, got {storage!r}")
     return PriceTable(
+        storage_per_gib_month=float(storage),
         instances={str(n): _instance(str(n), v, where) for n, v in instances.items()},
         currency=str(data.get("currency", "USD")), name=str(data.get("name", "")),
         source=str(data.get("source", "")), as_of=str(data.get("as_of", "")),

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, UTILISATION_MEAN, latency_column
-from workbench.report.data import SizingData, size_text
+from workbench.report.data import SizingData, rank, size_text
 from workbench.report.findings import Findings, layout_frame
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
 from workbench.report.summary import money, ms
@@ -21,8 +21,7 @@ __all__ = ["configurations", "cost", "fanout", "gc_heap", "layouts", "whatifs"]
 
 def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
     c = d.combined.copy()
-    money_ok = c["monthly_cost"].notna().all()
-    c = c.sort_values(["monthly_cost" if money_ok else "cost", P99], kind="stable")
+    c = rank(c)
     currency = d.prices.currency if d.prices is not None else ""
     frame = pd.DataFrame({
         "swept values": c["config"].astype(str),
@@ -30,7 +29,8 @@ def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
         "instance": c["instance"].fillna("none fits"),
         "heap": [size_text(float(h)) for h in c["heap_bytes"]],
         "layout": c["layout"],
-        f"{currency}/month": [f"{v:,.0f}" if v == v else "–" for v in c["monthly_cost"]],
+        f"servers {currency}/mo": [f"{v:,.0f}" if v == v else "–" for v in c["monthly_cost"]],
+        f"cluster {currency}/mo": [f"{v:,.0f}" if v == v else "–" for v in c.get("cluster_cost", c["monthly_cost"])],
         "p50 (ms)": c[latency_column("p50")].round(1),
         "p99 (ms)": c[P99].round(1),
         "p99 95% interval (ms)": [f"[{lo:.0f}, {hi:.0f}]" for lo, hi in zip(c[P99_LOW],
@@ -38,6 +38,7 @@ def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
         "busy (%)": (100 * c[UTILISATION_MEAN]).round(0).astype(int),
         "partial (%)": (100 * c[PARTIAL_RATE]).round(2),
         "meets SLO": c["meets_slo"].map({True: "yes", False: "no"}),
+        "in its failure": [_survives(f, str(p)) for p in c["point"]],
     })
     highlight = None
     if f.best is not None:
@@ -46,20 +47,30 @@ def _unit_table(d: SizingData, f: Findings) -> tuple[pd.DataFrame, int | None]:
     return frame, highlight
 
 
+def _survives(f: Findings, point: str) -> str:
+    """Whether a configuration met the SLO in its failure case (a dash: not run, it fails with every server up)."""
+    s = f.survival.get(point)
+    return "–" if s is None or f.survive == "none" else ("yes" if s.survives else "no")
+
+
 def configurations(d: SizingData, f: Findings) -> list[Figure]:
     """Every configuration with its cost and latency, cheapest first, the recommendation highlighted."""
     frame, highlight = _unit_table(d, f)
     pages = []
     per_page = 34
     for start in range(0, len(frame), per_page):
-        page = Page("Every configuration simulated", "cheapest first; the recommendation is highlighted",
+        page = Page("Every configuration simulated",
+                    "in the report's order (cheapest cluster first); the recommendation is highlighted",
                     size=A4_LANDSCAPE, margin=0.04)
         hl = highlight - start if highlight is not None and start <= highlight < start + per_page else None
         slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
         page.table(frame.iloc[start:start + per_page].reset_index(drop=True), size=7.5, highlight=hl,
                    note=f"SLO: p99 {slo}. A configuration meets it when the upper end of its 95% interval is under "
-                        "it. busy: mean share of the servers' core time spent on queries. partial: queries answered "
-                        "with some server's data missing. Cost: instances x price x 730 h.")
+                        "it. in its failure: whether it also meets it in the failure slo.survive names (the "
+                        "recommendation must). busy: mean share of the servers' core time spent on queries. "
+                        "partial: queries answered with some server's data missing. Cost: instances x price x 730 h; "
+                        "the cluster adds brokers, "
+                        "controllers, ZooKeeper and segment storage (page 1).")
         pages.append(page.fig)
     return pages
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -26,13 +27,16 @@ from workbench.io.summary import (
     UTILISATION_MEAN,
     latency_column,
 )
-from workbench.report.data import SizingData, size_text
+from workbench.report.cluster_cost import part_line, total
+from workbench.report.data import RANKING_RULE, SizingData, bill, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
+from workbench.report.survival import MODE_TEXT
 
-__all__ = ["headroom_sentence", "load_rows", "money", "ms", "runner_up_sentences", "shape_sentence",
-           "summary_page", "sureness_sentences", "whatif_frame"]
+__all__ = ["bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows", "money", "ms",
+           "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page", "sureness_sentences",
+           "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -80,9 +84,12 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     queries = f"{load.qps:,.1f} queries/s at the brokers ({source}{': ' + mix if mix else ''})"
     rows = [("Queries", queries)]
     if load.segments is not None:
-        rows.append(("Data", f"{load.rows:,} rows in {load.segments:,} segments, "
-                             f"{size_text(float(load.data_bytes or 0))}B of column values"
-                             + (f", {load.partitions} stream partitions" if load.partitions else "")))
+        parts = [f"{load.rows:,} rows in {load.segments:,} segments"]
+        if load.data_bytes:  # a size of 0 is a workload that records none, not an empty table
+            parts.append(f"{size_text(float(load.data_bytes))}B of column values")
+        if load.partitions and load.table_type == "REALTIME":
+            parts.append(f"{load.partitions} stream partitions")
+        rows.append(("Data", ", ".join(parts)))
     keys = []
     if load.keys:
         keys.append(f"{load.keys:,} distinct keys")
@@ -139,7 +146,7 @@ def headroom_sentence(f: Findings) -> str:
 
 def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     """How sure the answer is: the simulation's interval, and the model's (calibrated or not)."""
-    best = f.best
+    best = f.best if f.best is not None else _closest(d)
     if best is None:
         return []
     reps = int(best.get("replications", 0) or 0)
@@ -147,7 +154,8 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     window = sc.simulation.duration_s - sc.simulation.warmup_s
     high, low = best.get(P99_HIGH, math.nan), best.get(P99_LOW, math.nan)
     half = (float(high) - float(low)) / 2
-    out = [f"Simulation: {reps} independent replication(s) of {window:g} s after warm-up, "
+    which = "" if f.best is not None else f" (of the configuration closest to the SLO, {best['shape']})"
+    out = [f"Simulation{which}: {reps} independent replication(s) of {window:g} s after warm-up, "
            f"{int(best.get('queries', 0)):,} queries; p99 is known to within +/-{half:.0f} ms (95%)."]
     cal = f.calibration
     if cal.has_model_interval:
@@ -167,8 +175,39 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     return out
 
 
+def cost_of(row: pd.Series) -> float:
+    """A configuration's monthly cost as the report ranks it: the whole cluster's, else the servers'."""
+    value = row.get("cluster_cost", math.nan)
+    return float(value) if value is not None and value == value else float(row["monthly_cost"])
+
+
+def bill_text(d: SizingData, row: pd.Series, currency: str) -> str:
+    """The whole cluster's monthly cost, then one line per part with its money."""
+    if d.prices is None:
+        return ""
+    parts = bill(d.prices, d.scenarios[str(row["point"])], row, table_bytes(d.base_scenario))
+    lines = [f"Monthly cost of the whole cluster: {money(total(parts), currency)}"]
+    lines += [f"  {part_line(p, currency)}" for p in parts]
+    if not any(p.role == "storage" for p in parts):
+        lines.append("  storage: not priced (the workload has no segment sizes)")
+    return "\n".join(lines)
+
+
+def _margin(row: pd.Series | Mapping[str, Any]) -> float:
+    """The upper end of the p99 interval (the number the SLO is judged on), ms."""
+    high = row.get(P99_HIGH, math.nan)
+    return float(high) if high is not None and high == high else float(row[P99])
+
+
+def _closest(d: SizingData) -> pd.Series | None:
+    """The configuration with the lowest p99 at the sized load (what page 1 quotes when nothing meets the SLO)."""
+    at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
+    return at_load.sort_values(P99).iloc[0] if len(at_load) else None
+
+
 def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
-    """The runner-up and what it adds; the cheaper shape that fails and what it would save and risk."""
+    """The runner-up and what it adds; the cheaper configuration that breaks in its failure case; the
+    cheaper shape that fails the SLO and what it would save and risk."""
     out: list[str] = []
     currency = d.prices.currency if d.prices is not None else ""
     best = f.best
@@ -176,31 +215,59 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
         return out
     if f.runner is not None:
         r = f.runner
-        extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
-        margin = float(best[P99]) - float(r[P99])
+        extra = cost_of(r) - cost_of(best)
         more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
-        out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(float(r['monthly_cost']), currency)}/month: "
-                   f"{more} for p99 {ms(r)}, "
-                   + (f"{margin:.0f} ms more margin under the SLO." if margin > 0 else
-                      f"{-margin:.0f} ms less margin under the SLO."))
-    if f.resilient is not None:
-        r = f.resilient
-        if str(r["point"]) == str(best["point"]):
-            out.append("It rides out one server down within the SLO (see the what-ifs).")
-        else:
-            extra = float(r["monthly_cost"]) - float(best["monthly_cost"])
-            more = "the same cost" if round(extra) == 0 else f"{money(extra, currency)} more"
-            out.append(f"To stay within the SLO with one server down: {r['shape']} ({r['instance']}), "
-                       f"{money(float(r['monthly_cost']), currency)}/month ({more}), p99 {ms(r)} with every server up.")
-    elif f.resilient_tried:
-        out.append(f"None of the {f.resilient_tried} cheapest configurations that meet the SLO still meets it with "
-                   "one server down: widen the sweep if the SLO must hold through a failure.")
+        diff = _margin(best) - _margin(r)
+        margin = (f"{diff:.0f} ms more margin under the SLO" if diff > 0.5 else
+                  f"{-diff:.0f} ms less margin under the SLO" if diff < -0.5 else "the same margin under the SLO")
+        out.append(f"Runner-up: {r['shape']} ({r['instance']}), {money(cost_of(r), currency)}/month: "
+                   f"{more} for p99 {ms(r)}: {margin} (its interval ends at {_margin(r):.0f} ms against "
+                   f"{_margin(best):.0f}).")
+    if f.fragile is not None:
+        out.append(fragile_sentence(f, f.fragile, best, currency))
     if f.cheaper is not None:
         c = f.cheaper
-        saving = float(best["monthly_cost"]) - float(c["monthly_cost"])
-        out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save {money(saving, currency)}/month "
-                   f"but its p99 is {ms(c)}, over the SLO.")
+        saving = cost_of(best) - cost_of(c)
+        if f.fragile is None or str(c["point"]) != str(f.fragile["point"]):
+            out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
+                       f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
     return out
+
+
+def fragile_sentence(f: Findings, row: pd.Series, best: pd.Series | None, currency: str) -> str:
+    """Why the cheapest configuration meeting the SLO with every server up is not the answer: its failure case."""
+    s = f.survival.get(str(row["point"]))
+    saving = ""
+    if best is not None:
+        saving = f", {money(cost_of(best) - cost_of(row), currency)}/month less"
+    head = f"{row['shape']} ({row['instance']}{saving}) meets the SLO with every server up (p99 {ms(row)})"
+    if s is None:
+        return head + "."
+    if s.cannot is not None:
+        return f"{head}, but cannot survive {MODE_TEXT[s.mode].split(' (')[0]}: {s.cannot}."
+    worst = s.worst()
+    if worst is None:
+        return head + "."
+    return f"{head}, but breaks it with {worst['label']}: p99 {ms(pd.Series(dict(worst)))} ({worst['note']})."
+
+
+def resilience_sentence(f: Findings) -> str | None:
+    """Page 1's statement of the failure the SLO includes and how the recommendation fares in it."""
+    if f.survive == "none":
+        return "Resilience: not part of this SLO (slo.survive: none): no failure case was run."
+    if not f.survival:
+        return None
+    text = (f"Resilience is part of the SLO: it must also hold with {MODE_TEXT[f.survive]}; each of the "
+            f"{len(f.survival)} configurations meeting it with every server up was run in that failure")
+    s = f.survival.get(str(f.best["point"])) if f.best is not None else None
+    if s is None:
+        return text + "."
+    cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
+    text += f". The recommendation: {cases}"
+    if s.after_loss is not None:
+        text += (". The state before the rebalance lasts until the lost server is made good: "
+                 + s.after_loss.sentence())
+    return text + "."
 
 
 def _title(d: SizingData) -> tuple[str, str]:
@@ -231,7 +298,12 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
                    size=9)
     page.facts(load_rows(f.load), size=9)
     currency = d.prices.currency if d.prices is not None else ""
-    if f.best is None:
+    if f.best is None and f.fragile is not None:
+        page.callout(f"No configuration in this sweep meets the SLO with {MODE_TEXT[f.survive]}. "
+                     f"{fragile_sentence(f, f.fragile, None, currency)} Widen the sweep (more servers, replicas or "
+                     "replica groups), or say the SLO need not hold through a failure (slo.survive: none).", "bad",
+                     weight="bold")
+    elif f.best is None:
         at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
         best_p99 = at_load.sort_values(P99).iloc[0]
         page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
@@ -239,10 +311,13 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
                      weight="bold")
     else:
         b = f.best
-        page.callout(f"Buy {shape_sentence(b, d.prices)}\nMonthly cost: {money(float(b['monthly_cost']), currency)} "
-                     f"({b['servers']} x {float(b['per_hour']):.3f} {currency}/hour). p99 {ms(b)}, p50 {ms(b, 'p50')}, "
+        page.callout(f"Buy {shape_sentence(b, d.prices)}\np99 {ms(b)}, p50 {ms(b, 'p50')}, "
                      f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
-                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.", "good", size=9.5)
+                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.\n" + bill_text(d, b, currency), "good", size=9.5)
+    page.paragraph(f"Ranking: {RANKING_RULE}.", size=9)
+    resilience = resilience_sentence(f)
+    if resilience is not None:
+        page.paragraph(resilience, size=9)
     if f.whatifs is not None and len(f.whatifs):
         page.heading("What if load grows or a server dies")
         page.table(whatif_frame(f, slo), size=8)
@@ -259,10 +334,11 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
     if runner:
         page.heading("The alternatives")
         page.bullets(runner, size=9)
-    page.heading("Warnings")
     if f.warnings:
+        page.heading("Warnings")
         page.callout("\n".join(f"- {w}" for w in f.warnings), "warn", size=9)
-    else:
+    elif f.best is not None:
+        page.heading("Warnings")
         page.paragraph("None: the recommendation meets the SLO with its whole interval, is not near saturation and "
                        "returned no partial results.", size=9)
     if d.prices is not None:

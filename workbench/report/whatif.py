@@ -20,8 +20,8 @@ the point's seed (common random numbers, so the difference is the change and not
 
 The runs are a study (:mod:`workbench.studies.sizing`): ``workbench studies SWEEP`` (which ``workbench
 sweep`` runs after its points) writes each under ``SWEEP/whatif/POINT/NAME/`` (a run directory), and
-this module only reads them. Each search below (the what-if table, the headroom, the cheapest
-configuration that survives a lost server) takes a ``fetch`` that returns one what-if's run: the report
+this module only reads them. Each search below (the what-if table, the headroom; the failure cases of
+:mod:`workbench.report.survival`) takes a ``fetch`` that returns one what-if's run: the report
 reads it from disk (:func:`read_whatif`, raising :class:`StudyMissing` when it is not there), the study
 runs it (:func:`workbench.studies.whatif.run_whatif`), so both walk the same runs in the same order.
 """
@@ -43,14 +43,17 @@ from workbench.pinot.rebalance import servers_for_table, table_instance_partitio
 from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
-__all__ = ["MOVEMENT_FILE", "STUDIES_COMMAND", "WHATIF_DIR", "Fetch", "Headroom", "StudyMissing", "WhatIf", "WhatIfRun",
-           "cheapest_surviving", "headroom", "load_variant", "movement_path", "movement_steps", "point_of",
-           "read_whatif", "survives_server_loss", "today_row", "whatif_table", "whatif_variants"]
+__all__ = ["MOVEMENT_FILE", "STUDIES_COMMAND", "STUDIES_FILE", "WHATIF_DIR", "Fetch", "Headroom", "StudyMissing",
+           "WhatIf", "WhatIfRun",
+           "first_group", "headroom", "load_variant", "movement_path", "movement_steps", "point_of", "read_whatif",
+           "today_row", "whatif_row", "whatif_table", "whatif_variants"]
 
 #: Where a sweep's what-if runs live, under the sweep directory: ``whatif/POINT/NAME/``.
 WHATIF_DIR = "whatif"
 #: The rebalance plans of the recommended point, beside its what-ifs: ``whatif/POINT/movement.json``.
 MOVEMENT_FILE = "movement.json"
+#: What the studies record about themselves (runs, time), under the what-if directory.
+STUDIES_FILE = "studies.json"
 #: The command that writes them (``workbench sweep`` runs it after its points).
 STUDIES_COMMAND = "workbench studies"
 
@@ -61,7 +64,8 @@ class WhatIf:
 
     ``load`` is the query-rate multiplier; ``data`` a replacement workload directory (a faster replay);
     ``ideal_state`` where the segments live instead of a fresh assignment (after a rebalance);
-    ``note`` says how the change is modelled, for the report's reading.
+    ``note`` says how the change is modelled, for the report's reading; ``rebalance_to`` marks the state
+    after Pinot's rebalance of the table onto that many servers (the study computes its ideal state).
     """
 
     name: str
@@ -71,6 +75,7 @@ class WhatIf:
     data: Path | None = None
     note: str = ""
     ideal_state: Mapping[str, Mapping[str, str]] | None = None
+    rebalance_to: int | None = None
 
 
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
@@ -86,7 +91,7 @@ def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
                   note=f"the query log replayed {factor:g} times faster")
 
 
-def _first_group(sc: Scenario) -> tuple[str, ...]:
+def first_group(sc: Scenario) -> tuple[str, ...]:
     """The servers of replica group 0 as Pinot's instance assignment forms it (the completed segments'
     instance partitions when the table has them, else the table's only kind)."""
     servers = [f"Server_{i}" for i in range(sc.cluster.servers)]
@@ -101,7 +106,7 @@ def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:
     _, groups = layout_of(sc)
     if sc.table.replication < 2:
         return out
-    group = _first_group(sc) if groups else ("Server_0",)
+    group = first_group(sc) if groups else ("Server_0",)
     out.append(WhatIf("server-down", "one server down", {"cluster.failures.down": [group[0]]},
                       note=f"{group[0]} down, not yet rebalanced: its replicas answer for it"))
     if groups > 1:
@@ -148,7 +153,7 @@ def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfR
     return WhatIfRun(what, stored.summary)
 
 
-def _row(run: WhatIfRun, slo: float | None) -> dict[str, Any]:
+def whatif_row(run: WhatIfRun, slo: float | None) -> dict[str, Any]:
     what = run.what
     row = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, **run.summary.columns()}
     verdict = run.summary.slo.met  # the run's own verdict, which also holds the heap SLO and OOM
@@ -176,34 +181,12 @@ def whatif_table(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) -> 
     sc, scratch, seed = point_of(d, best)
     rows = [today_row(best)]
     if d.options.whatif:
-        rows += [_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
+        rows += [whatif_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
         if layout_of(sc)[1] == 0 and sc.table.replication < 2:
             rows.append({"name": "server-down", "label": "one server down", "load": 1.0, "meets_slo": False,
                          "note": "no replica: queries miss its segments until it is back",
                          P99: math.nan})
     return pd.DataFrame(rows)
-
-
-def survives_server_loss(d: SizingData, row: pd.Series, fetch: Fetch = read_whatif) -> bool | None:
-    """Whether configuration ``row`` meets the SLO with one server down (``None`` when that is not
-    simulated: a table without replicas loses data with the server, so it does not survive)."""
-    sc, scratch, seed = point_of(d, row)
-    down = [w for w in whatif_variants(sc, scratch) if w.name == "server-down"]
-    if not down:
-        return None
-    return bool(_row(fetch(sc, down[0], scratch / down[0].name, seed), d.slo_p99_ms)["meets_slo"])
-
-
-def cheapest_surviving(d: SizingData, ordered: pd.DataFrame, limit: int = 6,
-                       fetch: Fetch = read_whatif) -> tuple[pd.Series | None, int]:
-    """The first configuration of ``ordered`` (cheapest first) that meets the SLO with one server down,
-    trying at most ``limit``; returns it (or ``None``) and how many were tried."""
-    tried = 0
-    for _, row in ordered.head(limit).iterrows():
-        tried += 1
-        if survives_server_loss(d, row, fetch):
-            return row, tried
-    return None, tried
 
 
 @dataclass(frozen=True)
@@ -256,7 +239,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
              "p99_high": _finite(p99_high, best[P99]), "meets_slo": bool(best["meets_slo"])}]
     for m in steps:
         what = load_variant(sc, m, scratch)
-        row = _row(fetch(sc, what, scratch / what.name, seed), slo)
+        row = whatif_row(fetch(sc, what, scratch / what.name, seed), slo)
         value = row[P99]
         rows.append({"load": m, THROUGHPUT: float(row[THROUGHPUT]), "p99": float(value),
                      "p99_low": _finite(row.get(P99_LOW), value),

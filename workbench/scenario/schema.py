@@ -419,6 +419,9 @@ class SLOSpec:
 
     p99_ms: float | None = _f(None, gt=0)
     max_heap: float | None = _f(None, kind="size", gt=0)
+    #: The failure the SLO must also hold through (the sizing report runs it for every configuration
+    #: that meets the SLO): ``none``, one ``server`` lost, or a whole ``replica_group`` lost.
+    survive: Literal["none", "server", "replica_group"] = D.SLO_SURVIVE
 
 
 @dataclass(frozen=True)

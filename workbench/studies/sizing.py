@@ -1,8 +1,9 @@
 """The sizing report's studies: every run the report of a sweep reads besides the sweep's own points.
 
-The report recommends a configuration and then asks what happens when things change: the what-ifs of
-the recommendation, its headroom, the cheapest configuration that survives a lost server, and the
-rebalance to the recommendation and to the next size up (:mod:`workbench.report.whatif`). Those are
+First every configuration that meets the SLO is run in the failure it must survive (``slo.survive``,
+:mod:`workbench.report.survival`), since the recommendation is the cheapest that meets the SLO in both.
+The report then asks what happens when things change: the what-ifs of the recommendation, its
+headroom, and the rebalance to the recommendation and to the next size up (:mod:`workbench.report.whatif`). Those are
 runs of the model, so they are made here, before the report, by walking the report's own searches
 with a fetch that runs (:func:`~workbench.studies.whatif.run_whatif`) instead of one that reads: the
 report then finds every run it asks for, in the same order, and never simulates. ``workbench studies
@@ -12,22 +13,27 @@ Written under the sweep directory::
 
     whatif/POINT/NAME/          one run directory per what-if (summary.json and its records)
     whatif/POINT/movement.json  the rebalance plans of the recommended point, per step
+    whatif/POINT/after-loss.json  the rebalance (or replacement) after the point loses a server
+    whatif/studies.json         how many failure-case runs the studies made and the time they took
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from workbench.io import write_json_atomic
-from workbench.report.data import SizingData, load_sizing_data, recommend, workload_of
-from workbench.report.findings import candidates
+from workbench.io.tables import read_json_file
+from workbench.report.data import SizingData, load_sizing_data, meeting, recommend, workload_of
 from workbench.report.options import ReportOptions
+from workbench.report.survival import survival_frame, with_survival
 from workbench.report.whatif import (
+    STUDIES_FILE,
+    WHATIF_DIR,
     WhatIf,
-    cheapest_surviving,
     headroom,
     movement_path,
     movement_steps,
@@ -35,9 +41,10 @@ from workbench.report.whatif import (
     whatif_table,
 )
 from workbench.studies.scale_out import rebalance_layout
+from workbench.studies.survival import plan_after_loss, run_failure_case
 from workbench.studies.whatif import run_whatif
 
-__all__ = ["run_sizing_studies", "write_movement"]
+__all__ = ["run_sizing_studies", "studies_note", "write_movement"]
 
 
 def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = None) -> Path | None:
@@ -47,15 +54,30 @@ def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = No
     ``options`` replaces the report options the sweep recorded, as for the report itself.
     """
     d = load_sizing_data(sweep_dir, options)
-    best, _ = recommend(d.combined)
+    started = time.perf_counter()
+    survivals = survival_frame(d, meeting(d.combined), fetch=run_failure_case, loss=plan_after_loss)
+    spent = time.perf_counter() - started
+    path = d.sweep_dir / WHATIF_DIR / STUDIES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {"failure_cases": {"configurations": len(survivals), "seconds": round(spent, 2),
+                                               "runs": sum(len(s.rows) for s in survivals.values())}})
+    best, _ = recommend(with_survival(d.combined, survivals))
     if best is None:
         return None
     whatif_table(d, best, fetch=run_whatif)
     headroom(d, best, fetch=run_whatif)
-    if d.options.whatif:
-        cheapest_surviving(d, candidates(d), fetch=run_whatif)
     write_movement(d, best)
     return point_of(d, best)[1]
+
+
+def studies_note(sweep_dir: str | Path) -> str | None:
+    """One line on the failure-case runs of the last studies of ``sweep_dir`` (``None`` before any)."""
+    path = Path(sweep_dir) / WHATIF_DIR / STUDIES_FILE
+    if not path.is_file():
+        return None
+    cases = read_json_file(path, "studies record").get("failure_cases", {})
+    return (f"studies: {cases.get('configurations', 0)} configurations meeting the SLO run in their failure case "
+            f"({cases.get('runs', 0)} runs, reused when on disk) in {cases.get('seconds', 0):.1f} s")
 
 
 def write_movement(d: SizingData, best: pd.Series) -> Path:
