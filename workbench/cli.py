@@ -94,8 +94,7 @@ def _simulate(args: argparse.Namespace) -> int:
     finally:
         for bar in bars:
             bar.close()
-    s = document.summary
-    _say(f"p99 {s.latency_ms.p99.value:.2f} ms over {s.queries:,} queries; wrote {args.out}")
+    _say(f"{document.summary.headline()}; wrote {args.out}")
     return 0
 
 
