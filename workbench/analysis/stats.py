@@ -29,6 +29,7 @@ from workbench.io.summary import (
     ModelUncertainty,
     Statistic,
     Summary,
+    TableFit,
     Utilisation,
 )
 from workbench.sim.records import ERROR_CODES
@@ -158,7 +159,8 @@ def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec |
     failures = run_failures(RunFacts(queries=n, server_runs=len(result.servers), errors=errors, heap=heap,
                                      partial_rate=rate("partial") if n else 0.0))
     return Summary(
-        latency_ms=latency, queries=n, failures=failures, replications=int(result.windows["replication"].nunique()),
+        latency_ms=latency, queries=n, failures=failures, table_fit=_table_fit(result),
+        replications=int(result.windows["replication"].nunique()),
         confidence=conf,
         throughput_qps=n / window if window else float("nan"),
         utilisation=Utilisation(mean=float(result.servers["utilisation"].mean()),
@@ -171,6 +173,13 @@ def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec |
         littles_law=_littles_law(result), heap=heap,
         slo=check_slo(latency.p99, heap, slo if slo is not None else recorded_slo(result.parameters)),
     )
+
+
+def _table_fit(result: Result) -> TableFit:
+    """The servers the run recorded as holding no data (:func:`workbench.runs.servers_without_data`)."""
+    p = result.parameters
+    return TableFit(servers_without_data=len(p.get("servers_without_data", ())),
+                    why=str(p.get("servers_without_data_why", "")))
 
 
 def _servers_idle(result: Result) -> int:

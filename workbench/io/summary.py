@@ -28,7 +28,7 @@ from workbench.errors import InputError
 __all__ = ["EXAMPLE", "FAILED", "FAILED_WHY", "GC_DELAYED_RATE", "P99", "P99_HIGH", "P99_LOW", "P99_MODEL_HIGH",
            "P99_MODEL_LOW", "PARTIAL_RATE", "SLO_MET", "THROUGHPUT", "UTILISATION_MEAN", "Engine", "Errors",
            "Failures", "Heap", "Latency", "LittlesLaw", "ModelUncertainty", "SLOCheck", "SLOChecks", "SLOVerdict",
-           "Statistic", "Summary", "Utilisation", "column", "latency_column", "schema_columns"]
+           "Statistic", "Summary", "TableFit", "Utilisation", "column", "latency_column", "schema_columns"]
 
 
 #: Field metadata key naming the JSON key of a field stored under another name (``p99.9``, ``L_measured``).
@@ -109,6 +109,16 @@ class Failures:
     (:mod:`workbench.analysis.failures` makes it)."""
 
     failed: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class TableFit:
+    """What the table's shape leaves unused: servers Pinot's assignment gives no segment (they answer no
+    query, so a sizing that counts them overstates the cluster), and a sentence naming them with the shape
+    that would use them (empty when every server holds data)."""
+
+    servers_without_data: int
     why: str
 
 
@@ -194,6 +204,7 @@ class Summary:
     latency_ms: Latency
     queries: int
     failures: Failures
+    table_fit: TableFit
     replications: int
     confidence: float
     throughput_qps: float
@@ -230,7 +241,8 @@ class Summary:
         'p99 30.00 ms over 1,000 queries'
         """
         p99 = f"p99 {self.latency_ms.p99.value:.2f} ms over {self.queries:,} queries"
-        return f"FAILED RUN: {self.failures.why}. {p99}" if self.failures.failed else p99
+        line = f"FAILED RUN: {self.failures.why}. {p99}" if self.failures.failed else p99
+        return f"{line}; WARNING: {self.table_fit.why}" if self.table_fit.why else line
 
     def columns(self) -> dict[str, Any]:
         """The summary as one row of ``combined.parquet``: dotted column name -> value, in column order."""
@@ -379,7 +391,7 @@ def _example_stat(value: float) -> dict[str, float]:
 
 #: A small, complete summary in JSON form, for examples and tests of readers.
 EXAMPLE: dict[str, Any] = {
-    "failures": {"failed": False, "why": ""},
+    "failures": {"failed": False, "why": ""}, "table_fit": {"servers_without_data": 0, "why": ""},
     "latency_ms": {label: _example_stat(v) for label, v in
                    (("mean", 8.0), ("p50", 6.0), ("p95", 20.0), ("p99", 30.0), ("p99.9", 45.0))},
     "queries": 1000, "replications": 2, "confidence": 0.95, "throughput_qps": 100.0,
