@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.errors import InputError, ScenarioError
 from workbench.io import check_output, read_document, write_json_atomic
 from workbench.pinot.table_config import TableConfig
-from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, write_run
+from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, servers_without_data, write_run
 from workbench.scenario import Scenario, build_section, load_scenario
 from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "studies_note",
-           "write_run"]
+           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings",
+           "studies_note", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -98,6 +98,14 @@ def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data:
     check_run(sc, Path(data) if data is not None else None,
               data_to_come=data is None and sc.workload.generate is not None)
     return sc
+
+
+def scenario_warnings(sc: Scenario, *, data: str | Path | None = None) -> list[str]:
+    """What a valid scenario's table leaves unused or strains, one sentence each (``workbench validate``
+    prints them): servers Pinot's assignment gives no data, with the shape that would use them. A run's
+    summary carries the same (``table_fit``)."""
+    _, why = servers_without_data(sc, Path(data) if data is not None else None)
+    return [why] if why else []
 
 
 def run_studies(sweep_dir: str | Path) -> Path | None:

@@ -52,12 +52,14 @@ def _size(text: str) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from workbench.api import check_scenario
+    from workbench.api import check_scenario, scenario_warnings
 
     for path in args.scenarios:
         sc = check_scenario(path, data=args.data)
         _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
              f"workload {sc.workload.source})")
+        for warning in scenario_warnings(sc, data=args.data):
+            _say(f"{path}: WARNING: {warning}")
     return 0
 
 
@@ -94,8 +96,7 @@ def _simulate(args: argparse.Namespace) -> int:
     finally:
         for bar in bars:
             bar.close()
-    s = document.summary
-    _say(f"p99 {s.latency_ms.p99.value:.2f} ms over {s.queries:,} queries; wrote {args.out}")
+    _say(f"{document.summary.headline()}; wrote {args.out}")
     return 0
 
 

@@ -20,7 +20,8 @@ from workbench.io.summary import Summary
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.records import Result
 
-__all__ = ["SUMMARY_FILE", "check_seed", "resolve", "run_checked", "run_scenario", "write_run"]
+__all__ = ["SUMMARY_FILE", "check_seed", "resolve", "run_checked", "run_scenario", "servers_without_data",
+           "write_run"]
 
 
 def write_run(result: Result, out: str | Path, *, overwrite: bool = False, summary: Summary | None = None) -> RunRecord:
@@ -95,6 +96,8 @@ def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str,
     result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress,
                       ideal_state=ideal_state)
     result.parameters["overrides"] = dict(overrides or {})
+    idle, why = servers_without_data(sc, Path(data) if data is not None else None, ideal_state)
+    result.parameters["servers_without_data"], result.parameters["servers_without_data_why"] = list(idle), why
     summary = summarise(result, slo=sc.slo)
     if out is None:
         return _record(result, summary)
@@ -114,3 +117,79 @@ def resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: Mapp
     if isinstance(scenario, Scenario):
         return scenario.with_overrides(overrides) if overrides else scenario
     return load_scenario(scenario, base_dir=root, overrides=overrides)
+
+
+def servers_without_data(sc: Scenario, data: Path | None = None,
+                         ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> tuple[tuple[str, ...], str]:
+    """The servers Pinot's assignment gives no segment of the table, and one sentence naming them with the
+    shape that would use them (``""`` when every server holds data).
+
+    A server with no segment answers no query: it costs money and adds nothing, and a sizing that counts
+    it overstates the cluster. The assignment is Pinot's own (:func:`workbench.sim.layout.build_layout`);
+    before ``workbench generate`` has written a realtime table's data, the segments it will write are
+    assigned instead (:func:`_segments_to_come`). An offline table whose data is still to come is not
+    judged (``((), "")``).
+    """
+    from workbench.sim.layout import Layout, build_layout
+    from workbench.sim.run import workload_dir
+
+    directory = workload_dir(sc, data)
+    layout: Layout | None
+    if sc.workload.generate is not None and (directory is None or not directory.exists()):
+        layout = _segments_to_come(sc)
+    else:
+        layout = build_layout(sc, directory, ideal_state)
+    if layout is None:
+        return (), ""
+    holding = {server for states in layout.ideal_state.values() for server in states}
+    idle = tuple(s for s in layout.servers if s not in holding)
+    if not idle:
+        return (), ""
+    used = len(layout.servers) - len(idle)
+    return idle, f"{_named(idle)} hold no data: {_shape(sc, layout.partitions, used, len(layout.servers))}"
+
+
+def _segments_to_come(sc: Scenario) -> Any:
+    """The layout ``workbench generate`` will write for a realtime table, as Pinot would assign it: per
+    stream partition, its rows over ``segment_rows`` (or its span over ``segment_time_s``, whichever seals
+    more) segments, the last one consuming; ``None`` for an offline table (its files are not known yet)."""
+    import math
+
+    import numpy as np
+
+    from workbench.sim.layout import Layout, assign_layout
+
+    spec, table = sc.workload.generate, sc.table
+    if spec is None or table.table_type != "REALTIME":
+        return None
+    by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
+    by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
+    per = max(1, by_rows, by_time)
+    names = tuple(f"{table.table_name}__{p}__{n}__0" for p in range(spec.partitions) for n in range(per))
+    partitions = np.repeat(np.arange(spec.partitions), per)
+    consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
+    servers = tuple(f"Server_{i}" for i in range(sc.cluster.servers))
+    ideal = assign_layout(table, servers, names, consuming, partitions)
+    index = {s: i for i, s in enumerate(servers)}
+    replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
+    return Layout(servers, names, np.ones(len(names)), consuming, ideal, replicas, None, partitions)
+
+
+def _named(servers: tuple[str, ...]) -> str:
+    shown = ", ".join(servers[:6]) + (f" and {len(servers) - 6} more" if len(servers) > 6 else "")
+    return f"{len(servers)} server{'s' if len(servers) > 1 else ''} ({shown})"
+
+
+def _shape(sc: Scenario, partitions: Any, used: int, servers: int) -> str:
+    """Why only ``used`` of ``servers`` hold data, and the shape that would use them all."""
+    table, replicas = sc.table, sc.table.replication
+    if sc.table.instance_assignment_config_map:
+        return (f"the table's instanceAssignmentConfigMap places its segments on {used} of {servers} servers; "
+                f"size its replica groups (numReplicaGroups x numInstancesPerReplicaGroup) to {servers} servers, "
+                f"or run {used} servers")
+    count = len(set(int(p) for p in partitions)) if partitions is not None else 0
+    what = "stream partitions" if table.table_type == "REALTIME" else "segments"
+    fit = -(-servers // replicas)  # ceil: the partitions that would give every server a replica
+    return (f"the table's {count} {what} x {replicas} replica{'s' if replicas > 1 else ''} (segmentsConfig) place "
+            f"data on {used} of {servers} servers; run {used} servers, or give the table at least {fit} {what} "
+            f"so that {what} x replicas covers {servers} servers")

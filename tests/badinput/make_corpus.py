@@ -511,6 +511,7 @@ report_dir("summary-incomplete", _files({"summary.json": '{"summary": {"queries"
            ["summary-incomplete/summary.json", "has no 'summary.latency_ms.mean.value'"])
 report_dir("summary-binary", _files({"summary.json": b"\x00\x01\x02"}), ["summary.json", "binary file"])
 FULL_SUMMARY = {"scenario": {}, "summary": {
+    "failures": {"failed": False, "why": ""}, "table_fit": {"servers_without_data": 0, "why": ""},
     "latency_ms": {p: {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0} for p in ("mean", "p50", "p95", "p99", "p99.9")},
     "throughput_qps": 1, "queries": 1, "replications": 1, "utilisation": {"mean": 0.1, "max": 0.1},
     "partial_rate": 0, "gc_delayed_rate": 0, "servers_queried_mean": 1, "segments_queried_mean": 1,

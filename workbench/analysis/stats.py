@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats as st
 
 from workbench import defaults as D
+from workbench.analysis.failures import RunFacts, run_failures
 from workbench.analysis.slo import check_slo, recorded_slo
 from workbench.io.summary import (
     Engine,
@@ -28,6 +29,7 @@ from workbench.io.summary import (
     ModelUncertainty,
     Statistic,
     Summary,
+    TableFit,
     Utilisation,
 )
 from workbench.sim.records import ERROR_CODES
@@ -153,19 +155,31 @@ def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec |
     def rate(column: str) -> float:
         return float(w[column].sum()) / n if n else float("nan")
 
+    errors = _errors(result)
+    failures = run_failures(RunFacts(queries=n, server_runs=len(result.servers), errors=errors, heap=heap,
+                                     partial_rate=rate("partial") if n else 0.0))
     return Summary(
-        latency_ms=latency, queries=n, replications=int(result.windows["replication"].nunique()), confidence=conf,
+        latency_ms=latency, queries=n, failures=failures, table_fit=_table_fit(result),
+        replications=int(result.windows["replication"].nunique()),
+        confidence=conf,
         throughput_qps=n / window if window else float("nan"),
         utilisation=Utilisation(mean=float(result.servers["utilisation"].mean()),
                                 max=float(result.servers["utilisation"].max())),
         servers_idle=_servers_idle(result), partial_rate=rate("partial"), gc_delayed_rate=rate("gc_delayed"),
         servers_queried_mean=rate("servers_queried"), segments_queried_mean=rate("segments_queried"),
         gc_pauses=len(result.gc_pauses),
-        cache_hit_rate=float(w["cache_hits"].sum()) / n if n else 0.0, errors=_errors(result),
+        cache_hit_rate=float(w["cache_hits"].sum()) / n if n else 0.0, errors=errors,
         engine=Engine(name=result.parameters.get("engine", "simpy"), why=result.parameters.get("engine_reason", "")),
         littles_law=_littles_law(result), heap=heap,
         slo=check_slo(latency.p99, heap, slo if slo is not None else recorded_slo(result.parameters)),
     )
+
+
+def _table_fit(result: Result) -> TableFit:
+    """The servers the run recorded as holding no data (:func:`workbench.runs.servers_without_data`)."""
+    p = result.parameters
+    return TableFit(servers_without_data=len(p.get("servers_without_data", ())),
+                    why=str(p.get("servers_without_data_why", "")))
 
 
 def _servers_idle(result: Result) -> int:

@@ -25,10 +25,10 @@ from typing import Any
 
 from workbench.errors import InputError
 
-__all__ = ["EXAMPLE", "GC_DELAYED_RATE", "P99", "P99_HIGH", "P99_LOW", "P99_MODEL_HIGH", "P99_MODEL_LOW",
-           "PARTIAL_RATE", "SLO_MET", "THROUGHPUT", "UTILISATION_MEAN", "Engine", "Errors", "Heap", "Latency",
-           "LittlesLaw", "ModelUncertainty", "SLOCheck", "SLOChecks", "SLOVerdict", "Statistic", "Summary",
-           "Utilisation", "column", "latency_column", "schema_columns"]
+__all__ = ["EXAMPLE", "FAILED", "FAILED_WHY", "GC_DELAYED_RATE", "P99", "P99_HIGH", "P99_LOW", "P99_MODEL_HIGH",
+           "P99_MODEL_LOW", "PARTIAL_RATE", "SLO_MET", "THROUGHPUT", "UTILISATION_MEAN", "Engine", "Errors",
+           "Failures", "Heap", "Latency", "LittlesLaw", "ModelUncertainty", "SLOCheck", "SLOChecks", "SLOVerdict",
+           "Statistic", "Summary", "TableFit", "Utilisation", "column", "latency_column", "schema_columns"]
 
 
 #: Field metadata key naming the JSON key of a field stored under another name (``p99.9``, ``L_measured``).
@@ -98,6 +98,28 @@ class Errors:
     execution_timeout_share: float
     query_error_share: float
     by_code: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Whether anything in the run failed (servers out of heap, queries with an error code or a partial
+    answer, no query measured) and why, one sentence per failure joined by ``; `` (empty when nothing did).
+
+    It is said before any percentile: a p99 made of timeouts is not a latency
+    (:mod:`workbench.analysis.failures` makes it)."""
+
+    failed: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class TableFit:
+    """What the table's shape leaves unused: servers Pinot's assignment gives no segment (they answer no
+    query, so a sizing that counts them overstates the cluster), and a sentence naming them with the shape
+    that would use them (empty when every server holds data)."""
+
+    servers_without_data: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -181,6 +203,8 @@ class Summary:
 
     latency_ms: Latency
     queries: int
+    failures: Failures
+    table_fit: TableFit
     replications: int
     confidence: float
     throughput_qps: float
@@ -209,6 +233,16 @@ class Summary:
         mistyped one is an InputError naming ``source`` and the key's dotted path under ``where``."""
         summary: Summary = _load(cls, data, where, source)
         return summary
+
+    def headline(self) -> str:
+        """The run in one line, its failures said before any percentile (the CLI's ``simulate`` line).
+
+        >>> Summary.from_json(EXAMPLE).headline()
+        'p99 30.00 ms over 1,000 queries'
+        """
+        p99 = f"p99 {self.latency_ms.p99.value:.2f} ms over {self.queries:,} queries"
+        line = f"FAILED RUN: {self.failures.why}. {p99}" if self.failures.failed else p99
+        return f"{line}; WARNING: {self.table_fit.why}" if self.table_fit.why else line
 
     def columns(self) -> dict[str, Any]:
         """The summary as one row of ``combined.parquet``: dotted column name -> value, in column order."""
@@ -347,6 +381,8 @@ UTILISATION_MEAN = column("utilisation", "mean")
 PARTIAL_RATE = column("partial_rate")
 GC_DELAYED_RATE = column("gc_delayed_rate")
 SLO_MET = column("slo", "met")
+FAILED = column("failures", "failed")
+FAILED_WHY = column("failures", "why")
 
 
 def _example_stat(value: float) -> dict[str, float]:
@@ -355,6 +391,7 @@ def _example_stat(value: float) -> dict[str, float]:
 
 #: A small, complete summary in JSON form, for examples and tests of readers.
 EXAMPLE: dict[str, Any] = {
+    "failures": {"failed": False, "why": ""}, "table_fit": {"servers_without_data": 0, "why": ""},
     "latency_ms": {label: _example_stat(v) for label, v in
                    (("mean", 8.0), ("p50", 6.0), ("p95", 20.0), ("p99", 30.0), ("p99.9", 45.0))},
     "queries": 1000, "replications": 2, "confidence": 0.95, "throughput_qps": 100.0,

@@ -8,7 +8,12 @@ declared once (as a dataclass) and validated by the same generic code. Field met
 ``gt``
     Exclusive lower bound for floats (``gt=0`` reads as "a positive number").
 ``kind``
-    ``"size"`` (``"512MB"``), ``"duration"`` (``"30s"``), ``"distribution"`` or ``"table"``.
+    ``"size"`` (``"512MB"``, bytes), ``"duration"`` (``"30s"`` or a number of seconds, read as seconds),
+    ``"duration_ms"`` (``"250ms"``, ``"10s"`` or a number of milliseconds, read as milliseconds: a key
+    named ``..._ms`` takes every duration the docs allow, in its own unit), ``"distribution"`` or ``"table"``.
+``unit``
+    For a distribution of times: ``"s"`` or ``"ms"``, the unit its numbers are in; a duration string
+    (``"300ms"``, or ``{dist: exponential, mean: 30s}``) is read into that unit.
 ``doc``
     One line for the documentation and for error messages.
 """
@@ -73,13 +78,27 @@ def _to_int(value: Any, path: str, meta: Mapping[str, Any]) -> int:
     return int(value)
 
 
+#: How each unit kind reads a value: sizes in bytes, durations in seconds, ``duration_ms`` in milliseconds
+#: (a bare number is already in the key's unit).
+_UNITS: dict[str, Callable[[Any], float]] = {
+    "size": lambda v: float(parse_size(v)),
+    "duration": parse_duration,
+    "duration_ms": lambda v: float(v) if _is_number(v) else 1000.0 * parse_duration(v),
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _to_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
     kind = meta.get("kind")
-    if kind in ("size", "duration"):
+    if kind in _UNITS:
         try:
-            number = float(parse_size(value) if kind == "size" else parse_duration(value))
+            number = _UNITS[kind](value)
         except ValueError as exc:
-            raise ScenarioError(path, str(exc)) from None
+            unit = " (a bare number here is milliseconds)" if kind == "duration_ms" else ""
+            raise ScenarioError(path, f"{exc}{unit}") from None
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise ScenarioError(path, f"must be {_bounds_text(meta, 'number')}, got {_describe(value)}")
     else:
@@ -90,9 +109,32 @@ def _to_float(value: Any, path: str, meta: Mapping[str, Any]) -> float:
     return number
 
 
-def _to_distribution(value: Any, path: str) -> Any:
+#: The parameters of a distribution that are times (its others, such as lognormal's ``sigma``, are not).
+_TIME_PARAMETERS = ("value", "mean", "low", "high", "values")
+
+
+def _in_unit(value: Any, unit: str | None) -> Any:
+    """A duration string read into ``unit`` (``"s"``, ``"ms"``); anything else as it is."""
+    if unit is None or not isinstance(value, str):
+        return value
     try:
-        return make_distribution(value)
+        return parse_duration(value) * (1000.0 if unit == "ms" else 1.0)
+    except ValueError:
+        return value  # left for the distribution's own check to name
+
+
+def _times_in_unit(value: Any, unit: str | None) -> Any:
+    """A distribution spec with its duration strings read into ``unit``: ``"300ms"`` or
+    ``{dist: exponential, mean: 30s}`` as the numbers the distribution takes."""
+    if unit is None or not isinstance(value, Mapping):
+        return _in_unit(value, unit)
+    return {k: ([_in_unit(x, unit) for x in v] if k == "values" and isinstance(v, list) else _in_unit(v, unit))
+            if k in _TIME_PARAMETERS else v for k, v in value.items()}
+
+
+def _to_distribution(value: Any, path: str, unit: str | None = None) -> Any:
+    try:
+        return make_distribution(_times_in_unit(value, unit))
     except KeyError as exc:
         key, _, problem = str(exc.args[0]).partition(": ")
         raise ScenarioError(join(path, key), problem) from None
@@ -115,7 +157,7 @@ def _convert(tp: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
             raise ScenarioError(path, f"must be one of {', '.join(map(str, words))}, got {value!r}")
         return _convert(others[0], value, path, meta)
     if meta.get("kind") == "distribution":
-        return _to_distribution(value, path)
+        return _to_distribution(value, path, meta.get("unit"))
     if origin is Literal:
         allowed = get_args(tp)
         if value not in allowed:

@@ -114,10 +114,10 @@ class BrokerSpec:
     ``pinot.broker.timeoutMs`` in ``config`` (give one of the two).
     """
 
-    overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0)
-    timeout_ms: float | None = _f(None, gt=0)
-    reduce_ms_per_server: float = _f(D.BROKER_REDUCE_MS_PER_SERVER, min=0)
-    reduce_ms_per_row: float = _f(D.BROKER_REDUCE_MS_PER_ROW, min=0)
+    overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0, kind="duration_ms")
+    timeout_ms: float | None = _f(None, gt=0, kind="duration_ms")
+    reduce_ms_per_server: float = _f(D.BROKER_REDUCE_MS_PER_SERVER, min=0, kind="duration_ms")
+    reduce_ms_per_row: float = _f(D.BROKER_REDUCE_MS_PER_ROW, min=0, kind="duration_ms")
     cores: int = _f(D.BROKER_CORES, min=1, max=D.LIMIT_CORES)
     #: Pinot broker properties as in the user's broker config (``pinot.broker.*``); the model reads
     #: ``pinot.broker.timeoutMs``, the Jersey pool, ``pinot.broker.adaptive.server.selector.*`` and the
@@ -154,7 +154,7 @@ class BrokerSpec:
 class NetworkSpec:
     """One-way latency of each message between broker and server, ms."""
 
-    latency_ms: Distribution = _f(lambda: Deterministic(D.NETWORK_LATENCY_MS), kind="distribution")
+    latency_ms: Distribution = _f(lambda: Deterministic(D.NETWORK_LATENCY_MS), kind="distribution", unit="ms")
 
 
 @dataclass(frozen=True)
@@ -181,8 +181,8 @@ class GCSpec:
     """
 
     collector: Literal["none", "fixed", "g1", "zgc"] = D.GC_COLLECTOR
-    interval_s: Distribution | None = _f(None, kind="distribution")
-    pause_ms: Distribution | None = _f(None, kind="distribution")
+    interval_s: Distribution | None = _f(None, kind="distribution", unit="s")
+    pause_ms: Distribution | None = _f(None, kind="distribution", unit="ms")
     allocation_rate: float | None = _f(D.GC_ALLOCATION_RATE, kind="size", gt=0)
     bytes_per_doc: float = _f(D.GC_BYTES_PER_DOC, min=0)
     bytes_per_request: float = _f(float(D.GC_BYTES_PER_REQUEST), kind="size", min=0)
@@ -191,20 +191,20 @@ class GCSpec:
     update_rate: float | None = _f(None, min=0)
     heap_at: float | Literal["peak"] = _f("peak", kind="duration", min=0)
     # -- G1 (workbench.jvm.G1Params) --
-    young_base_ms: float = _f(D.G1_YOUNG_BASE_MS, min=0)
+    young_base_ms: float = _f(D.G1_YOUNG_BASE_MS, min=0, kind="duration_ms")
     copy_rate: float = _f(D.G1_COPY_RATE, kind="size", gt=0)
     rs_scan_ms_per_gb: float = _f(D.G1_RS_SCAN_MS_PER_GB, min=0)
     rs_map_exponent: float = _f(D.G1_RS_MAP_EXPONENT, min=0)
     rs_coarsen_updates: float = _f(D.G1_RS_COARSEN_UPDATES, gt=0)
     pause_sigma: float | None = _f(None, min=0)
-    survivor_s: float = _f(D.G1_SURVIVOR_S, min=0)
+    survivor_s: float = _f(D.G1_SURVIVOR_S, min=0, kind="duration")
     promotion_fraction: float = _f(D.G1_PROMOTION_FRACTION, min=0, max=1)
     mixed_live_ratio: float = _f(D.G1_MIXED_LIVE_RATIO, min=0)
-    full_base_ms: float = _f(D.G1_FULL_BASE_MS, min=0)
+    full_base_ms: float = _f(D.G1_FULL_BASE_MS, min=0, kind="duration_ms")
     full_ms_per_gb: float = _f(D.G1_FULL_MS_PER_GB, min=0)
     full_sigma: float = _f(D.G1_FULL_SIGMA, min=0)
-    remark_ms: float = _f(D.G1_REMARK_MS, min=0)
-    cleanup_ms: float = _f(D.G1_CLEANUP_MS, min=0)
+    remark_ms: float = _f(D.G1_REMARK_MS, min=0, kind="duration_ms")
+    cleanup_ms: float = _f(D.G1_CLEANUP_MS, min=0, kind="duration_ms")
     concurrent_sigma: float = _f(D.G1_CONCURRENT_SIGMA, min=0)
     mark_rate: float = _f(D.G1_MARK_RATE, kind="size", gt=0)
     rebuild_rate: float = _f(D.G1_REBUILD_RATE, kind="size", gt=0)
@@ -212,13 +212,13 @@ class GCSpec:
     reserve: float = _f(D.GC_RESERVE, min=0, max=0.5)
     new_size_min: float = _f(D.G1_NEW_SIZE_MIN, gt=0, max=1)
     new_size_max: float = _f(D.G1_NEW_SIZE_MAX, gt=0, max=1)
-    pause_goal_ms: float = _f(D.G1_PAUSE_GOAL_MS, gt=0)
+    pause_goal_ms: float = _f(D.G1_PAUSE_GOAL_MS, gt=0, kind="duration_ms")
     goal_share: float = _f(D.G1_GOAL_SHARE, gt=0, max=1)
     young_growth: float = _f(D.G1_YOUNG_GROWTH, min=0)
     mixed_count: int = _f(D.GC_MIXED_COUNT, min=1)
     heap_waste: float = _f(D.G1_HEAP_WASTE, min=0, max=1)
     # -- ZGC (workbench.jvm.ZGCParams; pause_ms is its median pause, pause_sigma its spread) --
-    cycle_base_ms: float = _f(D.ZGC_CYCLE_BASE_MS, min=0)
+    cycle_base_ms: float = _f(D.ZGC_CYCLE_BASE_MS, min=0, kind="duration_ms")
     sweep_rate: float = _f(D.ZGC_SWEEP_RATE, kind="size", gt=0)
     trigger_share: float = _f(D.ZGC_TRIGGER_SHARE, gt=0, max=1)
     threads_share: float = _f(D.ZGC_THREADS_SHARE, gt=0, max=1)
@@ -367,13 +367,13 @@ class ServiceSpec:
     """
 
     model: Literal["cost", "deterministic", "exponential", "lognormal", "empirical"] = D.SERVICE_MODEL
-    mean_ms: float = _f(D.SERVICE_MEAN_MS, gt=0)
+    mean_ms: float = _f(D.SERVICE_MEAN_MS, gt=0, kind="duration_ms")
     sigma: float = _f(1.0, gt=0)
-    values_ms: tuple[float, ...] | None = _f(None, min=0)
+    values_ms: tuple[float, ...] | None = _f(None, min=0, kind="duration_ms")
     ns_per_doc: float = _f(D.COST_NS_PER_DOC, min=0)
-    per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0)
-    per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0)
-    merge_ms_per_segment: float = _f(D.COST_MERGE_MS_PER_SEGMENT, min=0)
+    per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0, kind="duration_ms")
+    per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0, kind="duration_ms")
+    merge_ms_per_segment: float = _f(D.COST_MERGE_MS_PER_SEGMENT, min=0, kind="duration_ms")
     #: ``cost``: spread of a segment's time around the cost model's mean, each time it runs: the time is
     #: multiplied by a lognormal factor of mean 1 and this log-space sigma (0: deterministic).
     variability: float = _f(D.COST_VARIABILITY, min=0, max=3)
@@ -417,7 +417,7 @@ class SparkSpec:
 class SLOSpec:
     """What the sizing report checks configurations against."""
 
-    p99_ms: float | None = _f(None, gt=0)
+    p99_ms: float | None = _f(None, gt=0, kind="duration_ms")
     max_heap: float | None = _f(None, kind="size", gt=0)
     #: The failure the SLO must also hold through (the sizing report runs it for every configuration
     #: that meets the SLO): ``none``, one ``server`` lost, or a whole ``replica_group`` lost.

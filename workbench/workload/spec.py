@@ -105,9 +105,9 @@ class DisorderSpec:
     """
 
     late_fraction: float = _f(0.0, min=0, max=1)
-    lateness_s: Distribution = _f(lambda: Exponential(60.0), kind="distribution")
+    lateness_s: Distribution = _f(lambda: Exponential(60.0), kind="distribution", unit="s")
     max_lateness_s: float = _f(3600.0, kind="duration", gt=0)
-    jitter_ms: float = _f(0.0, min=0)
+    jitter_ms: float = _f(0.0, min=0, kind="duration_ms")
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class LifecycleSpec:
     The number of keys follows from ``events / mean(updates_per_key)``; ``keys`` is not used.
     """
 
-    lifetime_s: Distribution = _f(lambda: Exponential(1800.0), kind="distribution")
+    lifetime_s: Distribution = _f(lambda: Exponential(1800.0), kind="distribution", unit="s")
     max_lifetime_s: float = _f(4 * 3600.0, kind="duration", gt=0)
     updates_per_key: Distribution = _f(lambda: Deterministic(3.0), kind="distribution")
     delete_fraction: float = _f(0.0, min=0, max=1)
