@@ -4,7 +4,8 @@ The SimPy engine is the reference; a difference is a bug in the compiled one. La
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
 compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
 deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
-churn, replayed and pruned queries, slow and wedged servers); a Hypothesis test draws random scenarios inside its coverage.
+churn, replayed and pruned queries, slow and wedged servers); a Hypothesis test draws random scenarios
+inside its coverage.
 """
 
 from __future__ import annotations
