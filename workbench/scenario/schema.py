@@ -17,6 +17,7 @@ from workbench.distributions import Deterministic, Distribution
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
+from workbench.pinot.failure_detector import CONFIG_OF_TYPE, FailureDetectorConfig
 from workbench.pinot.options import QueryOptions
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.workload.spec import GenerateSpec
@@ -133,6 +134,8 @@ class BrokerSpec:
     result_cache: BrokerCacheConfig = _derived()
     #: Timeout default, request threads and reduce threads, read from ``config`` the same way.
     query: BrokerQueryConfig = _derived()
+    #: The failure detector (``pinot.broker.failure.detector.*``), read from ``config`` the same way.
+    failure_detector: FailureDetectorConfig = _derived()
 
     def __post_init__(self) -> None:
         if self.timeout_ms is not None and BROKER_TIMEOUT_KEY in self.config:
@@ -146,6 +149,16 @@ class BrokerSpec:
         object.__setattr__(self, "adaptive", adaptive)
         object.__setattr__(self, "query", query)
         object.__setattr__(self, "result_cache", _cache_config(BrokerCacheConfig, self.config))
+        try:
+            detector = FailureDetectorConfig.from_properties(self.config)
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise ScenarioError(f"config.{key}", problem) from None
+        if detector.enabled:  # read with Pinot's names and defaults, but not yet executed: refuse, never ignore
+            raise ScenarioError(f"config.{CONFIG_OF_TYPE}", f"{detector.type.value} is not in the model yet (its "
+                                "exclusion of failed servers from routing is not simulated by either engine); "
+                                "NO_OP, Pinot's default, is")
+        object.__setattr__(self, "failure_detector", detector)
 
     @property
     def adaptive_selection(self) -> bool:
