@@ -196,6 +196,14 @@ def part_fanout(args: argparse.Namespace) -> None:
     del big
 
 
+def part_slow(args: argparse.Namespace) -> None:
+    """Fan-out 12 with one server slow (x1.5 all run): the same plan on both engines (records compared)."""
+    print(f"--- 1b. fan-out {K} with one slow server (Server_3 x1.5, the whole run: 75% busy), G1 pauses")
+    spec = fanout(args.simpy_queries)
+    spec["cluster"]["failures"] = {"slow": [{"server": "Server_3", "factor": 1.5}]}
+    same_plan(load_scenario(spec), None, f"{args.simpy_queries:,} queries")
+
+
 def end_to_end_fast(sc: Scenario, threads: int) -> tuple[float, int]:
     """``simulate()`` on the compiled engine alone: seconds and queries recorded."""
     seconds, result = timed(lambda: simulate(sc.with_overrides({"simulation.engine": "fast"}), threads=threads))
@@ -363,6 +371,7 @@ def main() -> None:
     start = time.perf_counter()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     part_fanout(args)
+    part_slow(args)
     if not args.skip_demo:
         part_demo(args)
     if not args.skip_sweep:

@@ -4,7 +4,8 @@ The SimPy engine is the reference; a difference is a bug in the compiled one. La
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
 compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
 deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
-churn, replayed and pruned queries); a Hypothesis test draws random scenarios inside its coverage.
+churn, replayed and pruned queries, slow and wedged servers); a Hypothesis test draws random scenarios
+inside its coverage.
 """
 
 from __future__ import annotations
@@ -109,6 +110,20 @@ CASES: dict[str, dict[str, Any]] = {
         workload={"synthetic": {"segments_per_server": 2, "docs_per_segment": 300_000}, "arrival": {"qps": 80}},
         service={"model": "cost", "variability": 0.7},
         simulation={"duration_s": 6, "warmup_s": 1, "replications": 1, "seed": 1}),
+    "a slow server (x4 in a window, x2 to the end), fixed GC": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+               "pause_ms": {"dist": "exponential", "mean": 30}},
+        "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 11},
+                              {"server": "Server_1", "factor": 2, "from_s": 14}]}}),
+    "a wedged server inside GC pauses, with crashes and a slow server": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+               "pause_ms": {"dist": "exponential", "mean": 60}},
+        "failures": {"mtbf_s": 15, "mttr_s": 2, "wedged": [{"server": "Server_2", "from_s": 5, "until_s": 9},
+                                                          {"server": "Server_2", "from_s": 15, "until_s": 15.1}],
+                     "slow": [{"server": "Server_0", "factor": 3}]},
+        "broker": {"timeout_ms": 300}}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},

@@ -7,7 +7,8 @@ several fields together live in a ``check(path)`` method.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from workbench.distributions import Deterministic, Distribution
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
+from workbench.pinot.failure_detector import CONFIG_OF_TYPE, FailureDetectorConfig
 from workbench.pinot.options import QueryOptions
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.workload.spec import GenerateSpec
@@ -34,8 +36,10 @@ __all__ = [
     "ServerSpec",
     "ServiceSpec",
     "SimulationSpec",
+    "SlowSpec",
     "SparkSpec",
     "SyntheticWorkload",
+    "WedgedSpec",
     "WorkloadSpec",
 ]
 
@@ -130,6 +134,8 @@ class BrokerSpec:
     result_cache: BrokerCacheConfig = _derived()
     #: Timeout default, request threads and reduce threads, read from ``config`` the same way.
     query: BrokerQueryConfig = _derived()
+    #: The failure detector (``pinot.broker.failure.detector.*``), read from ``config`` the same way.
+    failure_detector: FailureDetectorConfig = _derived()
 
     def __post_init__(self) -> None:
         if self.timeout_ms is not None and BROKER_TIMEOUT_KEY in self.config:
@@ -143,6 +149,16 @@ class BrokerSpec:
         object.__setattr__(self, "adaptive", adaptive)
         object.__setattr__(self, "query", query)
         object.__setattr__(self, "result_cache", _cache_config(BrokerCacheConfig, self.config))
+        try:
+            detector = FailureDetectorConfig.from_properties(self.config)
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise ScenarioError(f"config.{key}", problem) from None
+        if detector.enabled:  # read with Pinot's names and defaults, but not yet executed: refuse, never ignore
+            raise ScenarioError(f"config.{CONFIG_OF_TYPE}", f"{detector.type.value} is not in the model yet (its "
+                                "exclusion of failed servers from routing is not simulated by either engine); "
+                                "NO_OP, Pinot's default, is")
+        object.__setattr__(self, "failure_detector", detector)
 
     @property
     def adaptive_selection(self) -> bool:
@@ -242,9 +258,66 @@ class GCSpec:
 
 
 @dataclass(frozen=True)
+class SlowSpec:
+    """One degraded server: while ``[from_s, until_s)`` lasts (the whole run without them), the work of
+    every request reaching it takes ``factor`` times longer (a throttled CPU, a noisy neighbour, a
+    failing disk). ``server`` is a name the layout gives (``Server_0`` ..)."""
+
+    server: str = ""
+    factor: float | None = _f(None, gt=0)
+    from_s: float = _f(0.0, kind="duration", min=0)
+    until_s: float | None = _f(None, kind="duration", gt=0)
+
+    def check(self, path: str) -> None:
+        if not self.server:
+            raise ScenarioError(f"{path}.server", "is required: the server's name (Server_0 .. Server_<n-1>)")
+        if self.factor is None:
+            raise ScenarioError(f"{path}.factor", "is required: how many times longer the server's work takes")
+        _check_window(self.from_s, self.until_s, path)
+
+
+@dataclass(frozen=True)
+class WedgedSpec:
+    """One wedged server: while ``[from_s, until_s)`` lasts (the whole run without them) it keeps its
+    connections and accepts requests but makes no progress and answers nothing (stuck threads, a
+    hung disk), so brokers wait for it until each query's timeout (427). Pinot's failure detector does
+    not see it: no connection fails."""
+
+    server: str = ""
+    from_s: float = _f(0.0, kind="duration", min=0)
+    until_s: float | None = _f(None, kind="duration", gt=0)
+
+    def check(self, path: str) -> None:
+        if not self.server:
+            raise ScenarioError(f"{path}.server", "is required: the server's name (Server_0 .. Server_<n-1>)")
+        _check_window(self.from_s, self.until_s, path)
+
+
+def _check_window(from_s: float, until_s: float | None, path: str) -> None:
+    if until_s is not None and until_s <= from_s:
+        raise ScenarioError(f"{path}.until_s", f"must be after from_s ({from_s:g} s), got {until_s:g}")
+
+
+def _check_degraded(windows: Sequence[SlowSpec | WedgedSpec], key: str, path: str,
+                    servers: int) -> None:
+    """Each window names a server of the cluster, and one server's windows do not overlap."""
+    names = [f"Server_{i}" for i in range(servers)]
+    for i, w in enumerate(windows):
+        if w.server not in names:
+            raise ScenarioError(f"{path}.{key}[{i}].server", f"{w.server!r} is not a server of this cluster; "
+                                                            f"use Server_0 .. Server_{servers - 1}")
+        for j, other in enumerate(windows[:i]):
+            if other.server == w.server and w.from_s < (other.until_s if other.until_s is not None else math.inf) \
+                    and other.from_s < (w.until_s if w.until_s is not None else math.inf):
+                raise ScenarioError(f"{path}.{key}[{i}]", f"overlaps {key}[{j}] of {w.server}; give one server "
+                                                          "disjoint windows")
+
+
+@dataclass(frozen=True)
 class FailureSpec:
     """Server failures: crashes at random (mean time between failures and to recover, exponential),
-    and servers down for the whole run.
+    servers down for the whole run, and degraded servers: slow ones (``slow``) and wedged ones
+    (``wedged``), each for a window of the run.
 
     ``down`` names servers (``Server_0`` .. ``Server_<n-1>``, the names the layout gives) that are down
     from the start: the what-if of losing a machine before anyone rebalances. Brokers route around
@@ -255,6 +328,8 @@ class FailureSpec:
     mtbf_s: float | None = _f(None, kind="duration", gt=0)
     mttr_s: float | None = _f(None, kind="duration", gt=0)
     down: tuple[str, ...] = ()
+    slow: tuple[SlowSpec, ...] = ()
+    wedged: tuple[WedgedSpec, ...] = ()
 
     def check(self, path: str) -> None:
         if (self.mtbf_s is None) != (self.mttr_s is None):
@@ -284,6 +359,8 @@ class ClusterSpec:
                 raise ScenarioError(f"{path}.failures.down[{i}]", f"{name!r} is listed twice")
         if len(self.failures.down) >= self.servers:
             raise ScenarioError(f"{path}.failures.down", "leaves no server up; keep at least one server out of it")
+        _check_degraded(self.failures.slow, "slow", f"{path}.failures", self.servers)
+        _check_degraded(self.failures.wedged, "wedged", f"{path}.failures", self.servers)
         live, heap = self.gc.live_heap / 1024**3, self.server.heap / 1024**3
         if self.gc.collector != "none" and live >= heap:
             raise ScenarioError(f"{path}.gc.live_heap", f"{live:.3g} GiB of live data does not fit the {heap:.3g} GiB "

@@ -12,6 +12,8 @@ loop over a server's requests). What the server *decides* at each event is the s
 - **deadline checks** (:func:`start_code`, :func:`step`, :func:`tasks_done_code`): 240 when a request
   reaches a runner having waited its whole timeout, the check a worker task makes before each further
   segment, and 250 when the last task ends past the deadline;
+- **a degraded server's pace** (:func:`slow_scale`): how much longer a request's work takes on a slow
+  server (``failures.slow``), by when the request reaches it;
 - **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 
@@ -30,6 +32,8 @@ that call it are recompiled only when their files change too (or their ``__pycac
 
 from __future__ import annotations
 
+import numpy as np
+
 from workbench.pinot.execution_config import MAX_NUM_THREADS_PER_QUERY_CAP
 from workbench.sim.fast.jit import helper
 
@@ -47,6 +51,7 @@ __all__ = [
     "queue_expired",
     "reservation",
     "share",
+    "slow_scale",
     "start_code",
     "step",
     "task_count",
@@ -150,6 +155,20 @@ def tasks_done_code(timed_out: bool, now: float, deadline: float) -> int:
     if timed_out or now >= deadline:
         return EXECUTION_TIMEOUT
     return 0
+
+
+# -- degraded servers ---------------------------------------------------------------------------------
+@helper
+def slow_scale(scale: float, delivered: float, starts: np.ndarray, ends: np.ndarray, factors: np.ndarray) -> float:
+    """The factor a request's work (runner and segments) is multiplied by on its server: the server's CPU
+    ``scale``, times a slow window's ``factor`` when the request reaches the server (``delivered``) inside
+    that window ``[start, end)``. Deciding by delivery, not while the work runs, keeps a request's work
+    one number fixed before it starts (a window is seconds to minutes long, a request milliseconds).
+    Outside every window it is ``scale`` itself, so a run without slow servers keeps its bits."""
+    for i in range(len(starts)):
+        if starts[i] <= delivered < ends[i]:
+            return float(scale * factors[i])
+    return scale
 
 
 # -- processor sharing --------------------------------------------------------------------------------

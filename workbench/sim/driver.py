@@ -41,10 +41,10 @@ class ServerDriver:
         self._delivered = 0
 
     def deliver(self, request: Request, at: float) -> None:
-        """``request`` reaches the server at ``at`` (now); it is read at the end of a pause in progress."""
+        """``request`` reaches the server at ``at`` (now); it is read at the end of a pause (or wedge) in progress."""
         request.delivered = at
-        pauses = self.server.pauses
-        readable = pauses.release(at) if pauses else at
+        stops = self.server.stops  # a GC pause or a wedge in progress
+        readable = stops.release(at) if stops else at
         request.arrival = readable
         heapq.heappush(self._unread, (readable, self._delivered, request))
         self._delivered += 1

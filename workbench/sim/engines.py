@@ -64,7 +64,7 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
     """One replication's parts, each built from its own section of ``sc`` (schedules from the ``plan``)."""
     spec = sc.cluster
     servers = [PinotServer(name, spec.server.query, plan.pauses[i], plan.crashes[i],
-                           ExecutionModel(spec.server.execution))
+                           ExecutionModel(spec.server.execution), stops=plan.stops[i])
                for i, name in enumerate(layout.servers)]
     caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
     brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,

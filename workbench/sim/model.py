@@ -147,7 +147,7 @@ class ClusterModel:
         for r in range(int(plan.query_requests[q]), int(plan.query_requests[q + 1])):
             pos = plan.request_position[plan.request_segments[r]:plan.request_segments[r + 1]]
             server = int(plan.server[r])
-            scale = plan.cpu_scale[server]
+            scale = plan.scale(server, arrival + float(plan.out_delay[r]))
             request = self._request(q, server, segments[pos], work[pos] * scale, float(plan.prepare[r] * scale),
                                     float(plan.merge[r] * scale), arrival)
             out.append((server, request, float(plan.out_delay[r]), float(plan.back_delay[r]), int(plan.rows[r])))
@@ -165,13 +165,14 @@ class ClusterModel:
         out = []
         for server, segs in routing:
             pos = np.array([position[s] for s in segs], dtype=np.int64)
-            scale = plan.cpu_scale[server]
+            out_delay, back_delay = self._latency.next(), self._latency.next()
+            scale = plan.scale(server, arrival + out_delay)
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale
             request = self._request(q, server, segments[pos], seg_work, float(service.per_request_ms * scale),
                                     float(merge * scale), arrival)
             rows = result_rows(query.query, float(segment_sums(docs[pos], np.array([0, len(pos)]))[0]))  # as planned
-            out.append((server, request, self._latency.next(), self._latency.next(), rows))
+            out.append((server, request, out_delay, back_delay, rows))
         return out, unavailable
 
     def _reply(self, broker: Broker, ready: float, servers: int, rows: int) -> float:

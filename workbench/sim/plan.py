@@ -33,8 +33,10 @@ from workbench.pinot.options import QueryOptions
 from workbench.pinot.query_options import resolve_keys, spellings
 from workbench.pinot.routing.options import ROUTING_OPTION_KEYS
 from workbench.scenario import Scenario
+from workbench.sim import decisions
 from workbench.sim.arrivals import Queries, churn_events, draw_queries
-from workbench.sim.failures import crash_schedule
+from workbench.sim.failures import SlowWindows, crash_schedule, stops, wedge_schedule
+from workbench.sim.fast.jit import python
 from workbench.sim.fast.plan_kernels import by_plan, delivered_loads, delivery_order, offsets
 from workbench.sim.gc import Allocation, ServerHeap, server_gc
 from workbench.sim.layout import Layout
@@ -46,6 +48,8 @@ from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Streams
 
 __all__ = ["Delivery", "Plan", "build_plan", "expand", "query_options"]
+
+_slow_scale = python(decisions.slow_scale)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,10 @@ class Plan:
     churn_event: tuple[str, ...]
     #: Each server's requests in the order they reach it (routed plans only).
     delivery: Delivery | None = None
+    #: Each server's slow windows (``failures.slow``; none by default).
+    slow: SlowWindows | None = None
+    #: Each server's wedges (``failures.wedged``), as stop intervals (empty tuple: none anywhere).
+    wedges: tuple[PauseSchedule, ...] = ()
 
     @property
     def num_queries(self) -> int:
@@ -103,6 +111,22 @@ class Plan:
     def pauses(self) -> tuple[PauseSchedule, ...]:
         """Each server's stop-the-world pauses."""
         return tuple(h.pauses for h in self.heaps)
+
+    @cached_property
+    def stops(self) -> tuple[PauseSchedule, ...]:
+        """Each server's stops, what the engines execute: its GC pauses joined with its wedges
+        (:func:`~workbench.sim.failures.stops`); the pauses themselves where there are no wedges."""
+        if not self.wedges:
+            return self.pauses
+        return tuple(stops(p, w) for p, w in zip(self.pauses, self.wedges, strict=True))
+
+    def scale(self, server: int, delivered: float) -> float:
+        """What the work of a request reaching ``server`` at ``delivered`` is multiplied by: the server's CPU
+        scale, and its slow window's factor (:func:`~workbench.sim.decisions.slow_scale`)."""
+        scale = float(self.cpu_scale[server])
+        if self.slow is None:
+            return scale
+        return float(_slow_scale(scale, delivered, *self.slow.server(server)))
 
     def query_work(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """Segment indices and their work for one query (its kept segments, in plan order)."""
@@ -292,6 +316,10 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     crashes = tuple(PauseSchedule.from_intervals([(0.0, horizon_ms)]) if name in down
                     else crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms)
                     for i, name in enumerate(layout.servers))
+    slow = (SlowWindows.of([[(w.from_s, w.until_s, float(w.factor or 1.0)) for w in fail.slow if w.server == name]
+                            for name in layout.servers], horizon_ms) if fail.slow else None)
+    wedges = (tuple(wedge_schedule([(w.from_s, w.until_s) for w in fail.wedged if w.server == name], horizon_ms)
+                    for name in layout.servers) if fail.wedged else ())
     queries = draw_queries(streams.arrivals, sc.workload.arrival.qps, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
     work = _work(queries, service, layout, streams.service)
@@ -312,7 +340,7 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
         query_segments=work.query_segments, work=work.work, plan_offsets=work.plan_offsets,
         plan_segment=work.plan_segment, plan_docs=work.plan_docs, plans=tuple(queries.plans),
         prepare_ms=service.per_request_ms, merge_ms_per_segment=service.merge_ms_per_segment,
-        heaps=(), crashes=crashes, cpu_scale=np.ones(layout.num_servers),
+        heaps=(), crashes=crashes, cpu_scale=np.ones(layout.num_servers), slow=slow, wedges=wedges,
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
     if spec.broker.adaptive_selection:

@@ -158,6 +158,10 @@ class PinotServer:
         :class:`ExecutionModel`.
     trace
         When a list, receives ``(time, event, rid)`` for every start and finish.
+    stops
+        Every interval the server makes no progress in: its pauses joined with its wedges
+        (:func:`workbench.sim.failures.stops`); ``None``: the pauses. The server runs on these, while a
+        response's ``paused`` flag (a GC pause held the request) reads the pauses alone.
     """
 
     name: str
@@ -167,10 +171,13 @@ class PinotServer:
     execution: ExecutionModel = ExecutionModel.PINOT
     trace: list[tuple[float, str, int]] | None = None
     meters: _Meters = field(default_factory=_Meters)
+    stops: PauseSchedule | None = None
 
     def __post_init__(self) -> None:
         static = self.execution is ExecutionModel.FCFS_THREADS
-        self.cpu = SharedCPU(self.config.cores, self.pauses)
+        if self.stops is None:
+            self.stops = self.pauses
+        self.cpu = SharedCPU(self.config.cores, self.stops)
         self.scheduler: Scheduler = make_scheduler(self.config)
         self.runners = self.config.runner_threads if not static else 1 << 30
         self.workers = self.config.worker_threads if not static else self.config.cores

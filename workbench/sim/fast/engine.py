@@ -24,6 +24,7 @@ import pandas as pd
 from workbench.scenario import Scenario
 from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
+from workbench.sim.failures import SlowWindows
 from workbench.sim.fast.broker_kernel import gather_and_reduce
 from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.fast.servers import by_entry, run_servers
@@ -128,11 +129,15 @@ class _Responses:
 
 def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, work: np.ndarray,
                  pauses: _Schedules, horizon_ms: float, parallel: int) -> _Responses:
+    """Every server's run: on its stops (GC pauses joined with wedges), with ``pauses`` (the GC pauses
+    alone) setting the responses' paused flags."""
+    stops = _Schedules.of(plan.stops) if plan.wedges else pauses
+    slow = plan.slow or SlowWindows.of([[] for _ in range(len(plan.cpu_scale))], horizon_ms)
     entries = (delivery.offsets, delivery.request, delivery.query, delivery.delivered)
     queries = (plan.timeout_ms, plan.group_by, plan.secondary, plan.execution_threads, plan.query_segments,
                routes.template, plan.query_requests)
     seg_offsets, seg_work, entry_of = by_entry(entries, queries, (routes.requests, routes.segments, routes.position),
-                                               work, plan.cpu_scale)
+                                               work, plan.cpu_scale, _slow_arrays(slow))
     n, servers = plan.num_requests, len(plan.cpu_scale)
     out = _Responses(np.empty(n), np.empty(n, dtype=np.int16), np.empty(n, dtype=bool), np.empty(n, dtype=bool),
                      np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
@@ -140,11 +145,16 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
     settings = ServerSettings.of(sc.cluster.server.query,
                                  ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
-                float(plan.prepare_ms), float(plan.merge_ms_per_segment),
-                (pauses.offsets, pauses.start, pauses.end, pauses.run, pauses.before, pauses.total),
-                (crashes.offsets, crashes.start, crashes.end), settings, horizon_ms,
+                _slow_arrays(slow), float(plan.prepare_ms), float(plan.merge_ms_per_segment),
+                (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
+                (pauses.offsets, pauses.start, pauses.end), (crashes.offsets, crashes.start, crashes.end), settings,
+                horizon_ms,
                 (out.at, out.code, out.responded, out.paused, out.wait, out.meters, out.busy), parallel)
     return out
+
+
+def _slow_arrays(slow: SlowWindows) -> tuple[np.ndarray, ...]:
+    return slow.offsets, slow.start, slow.end, slow.factor
 
 
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,

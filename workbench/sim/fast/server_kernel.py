@@ -226,14 +226,17 @@ def set_request(rf: np.ndarray, ri: np.ndarray, i: int, arrival: float, delivere
 @kernel
 def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int, cfg: ServerSettings,
                     ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
-                    cs: np.ndarray, ce: np.ndarray, horizon: float, ti: np.ndarray, t_queued: np.ndarray,
+                    gs: np.ndarray, ge: np.ndarray, cs: np.ndarray, ce: np.ndarray, horizon: float, ti: np.ndarray,
+                    t_queued: np.ndarray,
                     queues: np.ndarray, out_at: np.ndarray, out_code: np.ndarray, out_paused: np.ndarray,
                     out_wait: np.ndarray, responded: np.ndarray) -> tuple[np.ndarray, float]:
     """Run one server over its first ``n`` requests (in submit order) until ``horizon``.
 
     ``rf`` and ``ri``: the requests, rows set by :func:`set_request` (``RI_SEG_START`` indexes
     ``seg_work``, each segment's work). ``cfg``: the server's scheduler, pools and task counts. ``ti``,
-    ``t_queued``, ``queues``: the rest of a :func:`workspace` at least this large (overwritten).
+    ``t_queued``, ``queues``: the rest of a :func:`workspace` at least this large (overwritten). ``ps``..
+    ``ptotal``: the server's stops (GC pauses joined with wedges), which it runs on; ``gs``, ``ge``: its GC
+    pauses alone, which set a response's paused flag; ``cs``, ``ce``: its crashes.
 
     Writes per request the response time, code, paused flag, queue wait and whether a response was
     sent by the horizon (``out_at``...``responded``); returns the meters (requests, scheduling timeouts,
@@ -345,7 +348,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                     _dispatch_secondary(ist, fs, gq, fifo, rf, ri, hard, mtpq, now)
             if code != 0:
                 meters[3] += 1
-                _respond(i, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
+                _respond(i, now, code, rf, gs, ge, ph, out_at, out_code, out_paused, out_wait, responded)
                 continue
             ri[i, RI_HELD] = 1
             due_action[0], due_ref[0], due_kind[0] = _DISPATCH_RUNNERS, 0, 0
@@ -368,7 +371,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                                 meters[1] += 1
                                 _scheduler_finished(ist, kind, ri, req)
                                 ri[req, RI_HELD] = 0
-                                _respond(req, now, code, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait,
+                                _respond(req, now, code, rf, gs, ge, ph, out_at, out_code, out_paused, out_wait,
                                          responded)
                             else:
                                 st_kind[sp] = _DISPATCH_RUNNERS
@@ -467,7 +470,7 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                     ist[I_RUNNERS_BUSY] -= 1
                     _scheduler_finished(ist, kind, ri, x)
                     ri[x, RI_HELD] = 0
-                    _respond(x, now, y, rf, ps, pe, ph, out_at, out_code, out_paused, out_wait, responded)
+                    _respond(x, now, y, rf, gs, ge, ph, out_at, out_code, out_paused, out_wait, responded)
                     a, chain = _DISPATCH_RUNNERS, True
                 if not chain:
                     if sp == 0:

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from workbench.sim.decisions import slow_scale
 from workbench.sim.fast.jit import kernel
 from workbench.sim.fast.pauses import HINTS, release
 from workbench.sim.fast.server_kernel import set_request, simulate_server, workspace
@@ -31,21 +32,23 @@ _BLOCK = 4096
 
 
 def by_entry(delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...], templates: tuple[np.ndarray, ...],
-             work: np.ndarray, cpu_scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Segment work by delivery entry (CSR offsets and work, stretched by each server's CPU scale), and the
-    entry of every request (the inverse of the delivery order).
+             work: np.ndarray, cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Segment work by delivery entry (CSR offsets and work, stretched by each server's CPU scale and slow
+    windows), and the entry of every request (the inverse of the delivery order).
 
     ``delivery``: offsets by server, then per entry its request, query and delivery time. ``queries``: per
     query its timeout, group-by and secondary flags, ``maxExecutionThreads``, kept-segment offsets into
     ``work`` (CSR), template and request offsets (CSR). ``templates``: request offsets by template (CSR),
-    then per template request its segment offsets (CSR) into the segment positions.
+    then per template request its segment offsets (CSR) into the segment positions. ``slow``: each
+    server's slow windows (:class:`~workbench.sim.failures.SlowWindows`: offsets, starts, ends, factors).
     """
     offsets, request = delivery[0], delivery[1]
     seg_offsets = np.empty(int(offsets[-1]) + 1, dtype=np.int64)
     _segment_offsets(delivery, queries, templates, seg_offsets)
     seg_work = np.empty(int(seg_offsets[-1]))
     entry_of = np.empty(len(request), dtype=np.int64)
-    _fill_by_entry(delivery, queries, templates, work, cpu_scale, seg_offsets, seg_work, entry_of, _BLOCK)
+    _fill_by_entry(delivery, queries, templates, work, cpu_scale, slow, seg_offsets, seg_work, entry_of, _BLOCK)
     return seg_offsets, seg_work, entry_of
 
 
@@ -65,10 +68,12 @@ def _segment_offsets(delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray
 @kernel
 def _fill_by_entry(delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
                    templates: tuple[np.ndarray, ...], work: np.ndarray, cpu_scale: np.ndarray,
-                   seg_offsets: np.ndarray, seg_work: np.ndarray, entry_of: np.ndarray, block: int) -> None:
+                   slow: tuple[np.ndarray, ...], seg_offsets: np.ndarray, seg_work: np.ndarray, entry_of: np.ndarray,
+                   block: int) -> None:
     """Block by block of queries, each server's entries of those queries (entries are nearly in query
     order; one that is not waits for a later block, and every entry is filled once, in order)."""
-    offsets, request, query, _ = delivery
+    offsets, request, query, delivered = delivery
+    slow_offsets, slow_start, slow_end, slow_factor = slow
     query_segments, template, query_requests = queries[4], queries[5], queries[6]
     template_requests, template_segments, position = templates
     servers = len(offsets) - 1
@@ -79,9 +84,11 @@ def _fill_by_entry(delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, 
         until += block
         left = False
         for s in range(servers):
-            k, end, scale = cursor[s], offsets[s + 1], cpu_scale[s]
+            k, end, base_scale = cursor[s], offsets[s + 1], cpu_scale[s]
+            w0, w1 = slow_offsets[s], slow_offsets[s + 1]
             while k < end and query[k] < until:
                 q, r = query[k], request[k]
+                scale = slow_scale(base_scale, delivered[k], slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
                 entry_of[r] = k
                 j = template_requests[template[q]] + r - query_requests[q]
                 c, base = seg_offsets[k], query_segments[q]
@@ -105,14 +112,17 @@ def _groups(servers: np.ndarray, load: np.ndarray, parts: int) -> list[np.ndarra
 
 
 def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
-                segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, prepare_ms: float,
-                merge_each: float, pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...],
-                cfg: ServerSettings, horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
+                segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
+                prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...],
+                gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
+                horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
     """Run each of ``servers``; write every entry's response and each server's meters.
 
     ``delivery`` and ``queries`` as for :func:`by_entry`; ``segments``: its segment offsets and work by
-    entry. ``pauses``: offsets by server, starts, ends, run time at each start, paused time before it,
-    and each server's total; ``crashes``: offsets, starts, ends. ``out``: per entry its response time,
+    entry; ``slow``: as for :func:`by_entry`. ``pauses``: each server's stops (GC pauses and wedges: what it
+    runs on), offsets by server, starts, ends, run time at each start, paused time before it, and each
+    server's total; ``gc_pauses``: offsets, starts and ends of the GC pauses alone (a response's paused
+    flag); ``crashes``: offsets, starts, ends. ``out``: per entry its response time,
     code, whether it was sent, paused flag and queue wait; per server its meters (rows of 5) and core time.
     ``cfg``: the servers' settings (every server of a run is configured alike).
 
@@ -122,7 +132,8 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
     offsets, seg_offsets = delivery[0], segments[0]
     load = np.diff(offsets)
     groups = _groups(servers, load, parallel)
-    args = (delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, horizon, out)
+    args = (delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, pauses, gc_pauses, crashes, cfg,
+            horizon, out)
     if len(groups) == 1:
         _run_group(groups[0], load, np.diff(seg_offsets[offsets]), *args)
         return
@@ -134,24 +145,28 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
 
 def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, delivery: tuple[np.ndarray, ...],
                queries: tuple[np.ndarray, ...], segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray,
-               prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...],
-               cfg: ServerSettings, horizon: float, out: tuple[np.ndarray, ...]) -> None:
+               slow: tuple[np.ndarray, ...], prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...],
+               gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
+               horizon: float, out: tuple[np.ndarray, ...]) -> None:
     """:func:`run_servers` for one group, with its own working memory (sized for its largest server)."""
     m = int(load[servers].max())
     tasks = int((load[servers] + segments_of[servers]).max())
-    _run(servers, delivery, queries, segments, cpu_scale, prepare_ms, merge_each, pauses, crashes, cfg, horizon,
-         workspace(m, tasks), out)
+    _run(servers, delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, pauses, gc_pauses, crashes,
+         cfg, horizon, workspace(m, tasks), out)
 
 
 @kernel
 def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
-         segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, prepare_ms: float, merge_each: float,
-         pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings, horizon: float,
-         ws: tuple[np.ndarray, ...], out: tuple[np.ndarray, ...]) -> None:
+         segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
+         prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
+         crashes: tuple[np.ndarray, ...], cfg: ServerSettings, horizon: float, ws: tuple[np.ndarray, ...],
+         out: tuple[np.ndarray, ...]) -> None:
     offsets, _, query, delivered = delivery
     timeout_ms, group_by, secondary, exec_threads = queries[0], queries[1], queries[2], queries[3]
     seg_offsets, seg_work = segments
     pause_offsets, pause_start, pause_end, pause_run, pause_before, pause_total = pauses
+    gc_offsets, gc_start, gc_end = gc_pauses
+    slow_offsets, slow_start, slow_end, slow_factor = slow
     crash_offsets, crash_start, crash_end = crashes
     rf, ri, ti, t_queued, queues = ws
     resp_at, code, responded, paused, wait, meters, busy = out
@@ -161,15 +176,19 @@ def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[n
         lo, hi = offsets[s], offsets[s + 1]
         p0, p1 = pause_offsets[s], pause_offsets[s + 1]
         ps, pe, pr, pp = pause_start[p0:p1], pause_end[p0:p1], pause_run[p0:p1], pause_before[p0:p1]
-        scale = cpu_scale[s]
+        g0, g1 = gc_offsets[s], gc_offsets[s + 1]
+        w0, w1 = slow_offsets[s], slow_offsets[s + 1]
+        base_scale = cpu_scale[s]
         for i in range(hi - lo):
             q, d = query[lo + i], delivered[lo + i]
+            scale = slow_scale(base_scale, d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
             first, count = seg_offsets[lo + i], seg_offsets[lo + i + 1] - seg_offsets[lo + i]
             merge = (0.0 if group_by[q] else merge_each * count) * scale
             set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms * scale, merge, first, count,
                         exec_threads[q], group_by[q], secondary[q])
         c0, c1 = crash_offsets[s], crash_offsets[s + 1]
         counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, ps, pe, pr, pp, pause_total[s],
+                                       gc_start[g0:g1], gc_end[g0:g1],
                                        crash_start[c0:c1], crash_end[c0:c1], horizon, ti, t_queued, queues,
                                        resp_at[lo:hi], code[lo:hi], paused[lo:hi], wait[lo:hi], responded[lo:hi])
         meters[s, :] = counts
