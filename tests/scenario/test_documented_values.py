@@ -256,22 +256,32 @@ def test_time_and_size_keys_are_found() -> None:
 @pytest.mark.parametrize("key", _time_keys())
 @pytest.mark.parametrize("form", DURATION_FORMS)
 def test_every_time_key_takes_every_duration_form(key: str, form: str) -> None:
-    sc = scenario_with(Documented(key, [form] if key in _LISTS else form, "the page's duration forms"))
-    for k, v in FORM_CONTEXT.get(key, {}).items():
-        _set(sc, k, v)
-    _set(sc, key, [form] if key in _LISTS else form)
+    parent, _, leaf = key.rpartition(".")
+    if parent in _ITEMS:  # a key of a list's items (a degraded server's window): one item that sets it
+        sc = copy.deepcopy(BASE)
+        _set(sc, parent, [{**_ITEMS[parent], leaf: form}])
+    else:
+        sc = scenario_with(Documented(key, [form] if key in _LISTS else form, "the page's duration forms"))
+        for k, v in FORM_CONTEXT.get(key, {}).items():
+            _set(sc, k, v)
+        _set(sc, key, [form] if key in _LISTS else form)
     expected = _seconds(form) * (1000.0 if key.endswith("_ms") else 1.0)
     if expected < MINIMUM_S.get(key, 0.0):  # below the key's own bound: the error names the key and the bound
         with pytest.raises(ScenarioError, match=rf"^{re.escape(key)}: must be at least"):
             check_scenario(sc)
         return
-    value = _get(check_scenario(sc), key)
+    checked = check_scenario(sc)
+    value = getattr(_get(checked, parent)[0], leaf) if parent in _ITEMS else _get(checked, key)
     value = value[0] if isinstance(value, tuple) else getattr(value, "mean", value)
     assert value == pytest.approx(expected), f"{key}: {form} read as {value}, not {expected}"
 
 
 #: Time keys with a lower bound of their own (s): the event-time span is at least a second.
 MINIMUM_S = {"workload.generate.span_s": 1.0}
+#: Lists of items whose keys the page documents in the list's row, with what one item needs besides the
+#: key under test (a window of a degraded server on the base scenario's second server).
+_ITEMS: dict[str, dict[str, Any]] = {"cluster.failures.slow": {"server": "Server_1", "factor": 2},
+                                     "cluster.failures.wedged": {"server": "Server_1"}}
 #: Keys whose value is a list of times.
 _LISTS = ("service.values_ms", "workload.generate.queries.refresh_s", "workload.generate.queries.lookbacks_s")
 #: What a time key's every form needs around it: a horizon long enough for an hour of warm-up, and one

@@ -49,8 +49,12 @@ def _window_ms(from_s: float, until_s: float | None, horizon_ms: float) -> tuple
 
 
 def wedge_schedule(windows: Sequence[tuple[float, float | None]], horizon_ms: float) -> PauseSchedule:
-    """One server's wedges (``(from_s, until_s)`` pairs, disjoint: the scenario checks) as stop intervals (ms)."""
-    intervals = sorted(_window_ms(a, b, horizon_ms) for a, b in windows)
+    """One server's wedges (``(from_s, until_s)`` pairs, disjoint: the scenario checks) as stop intervals (ms).
+
+    A wedge that starts at or after the horizon stops nothing the run sees and is left out: a window open
+    to the end of the run would otherwise end (at the horizon) before it starts. A wedge that starts
+    before the horizon keeps its own end, so queries sent just before the horizon still wait for it."""
+    intervals = sorted(w for w in (_window_ms(a, b, horizon_ms) for a, b in windows) if w[0] < horizon_ms)
     return PauseSchedule.from_intervals(intervals, [WEDGED] * len(intervals))
 
 
