@@ -33,8 +33,14 @@ from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_o
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
-from workbench.calibrate.work import MIN_MEASURED_SHARE, Delay, fit_work, measured_share, server_work_ms, \
-    with_model_docs
+from workbench.calibrate.work import (
+    MIN_MEASURED_SHARE,
+    Delay,
+    fit_work,
+    measured_share,
+    server_work_ms,
+    with_model_docs,
+)
 from workbench.calibrate.workload_dir import write_workload
 from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
@@ -161,11 +167,12 @@ def _network(options: CalibrateOptions, delay: Delay | None) -> Entry:
     key = "cluster.network.latency_ms"
     if delay is not None:
         return Entry(key, {"dist": "empirical", "values": delay.one_way()},
-                     f"fitted: half of each query's delay (timeMs less the broker's work and the server's measured "
-                     f"work; mean {delay.values_ms.mean():.3g} ms over {len(delay.values_ms):,} queries): time that "
-                     "takes no server capacity, drawn each way")
+                     f"fitted: two draws (one each way) sum as each query's delay (timeMs less the broker's "
+                     f"work and its servers' measured work; mean {delay.values_ms.mean():.3g} ms over "
+                     f"{len(delay.values_ms):,} queries): time that takes no server capacity")
     if options.network_ms is not None:
-        return Entry(key, round(options.network_ms, 6), "given (network_ms: measured, e.g. from the servers' query logs)")
+        return Entry(key, round(options.network_ms, 6),
+                     "given (network_ms: measured, e.g. from the servers' query logs)")
     return Entry(key, D.NETWORK_LATENCY_MS, "DEFAULT (workbench/defaults.py): the log cannot tell it from "
                                             "service.per_request_ms; measure RTT/2")
 

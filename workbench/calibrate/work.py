@@ -33,7 +33,6 @@ spread the per-segment factor can make is read as variability.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -139,8 +138,8 @@ class Delay:
         return {"queries": len(v), "mean_ms": float(v.mean()) if len(v) else 0.0,
                 **{f"p{q:g}_ms": float(np.percentile(v, q)) if len(v) else 0.0 for q in (50, 90, 99, 99.9)},
                 "broker_overhead_ms": self.broker_ms, "broker_overhead_source": self.broker_source,
-                "in_scenario": "cluster.network.latency_ms: empirical, half of each delay per message (a request "
-                               "draws one each way)"}
+                "in_scenario": "cluster.network.latency_ms: empirical, one-way values whose two draws (a request "
+                               "draws one each way) sum as the delays do"}
 
 
 def _work_design(f: LogFeatures) -> np.ndarray:
@@ -194,7 +193,8 @@ def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], so
         if k != "cluster.broker.overhead_ms":
             values[k], sources[k] = b, "fitted to the broker's share of timeMs (timeMs minus the slowest server's " \
                                        "ResponseDelayMs)"
-    reduce = values["cluster.broker.reduce_ms_per_server"] * f.responded + values["cluster.broker.reduce_ms_per_row"] * f.rows
+    reduce = (values["cluster.broker.reduce_ms_per_server"] * f.responded
+              + values["cluster.broker.reduce_ms_per_row"] * f.rows)
     values["cluster.broker.overhead_ms"] = max(0.0, float(np.quantile(share - reduce[use], BROKER_QUANTILE)))
     sources["cluster.broker.overhead_ms"] = (
         f"estimated from the log's serverStats: the {BROKER_QUANTILE:.0%} quantile of timeMs minus the slowest "
@@ -241,7 +241,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     fitted = base = x_all @ np.array([values[k] for k in _KEYS])
     extra_note, extra = None, 0.0
     if process_ms is not None:
-        extra = (process_ms * len(w) - float(fitted[use].sum())) / float(x[:, _KEYS.index("service.per_request_ms")].sum())
+        requests = float(x[:, _KEYS.index("service.per_request_ms")].sum())
+        extra = (process_ms * len(w) - float(fitted[use].sum())) / requests
         if extra > 0:
             values["service.per_request_ms"] += extra
             extra_note = (f"service.per_request_ms: includes {extra:.3g} ms per server request of process CPU outside "
