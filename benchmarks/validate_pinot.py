@@ -11,10 +11,12 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    (the query's own execution) is printed beside it: it is the smaller part.
 3. The ladder: ``workbench measure`` at about 10%, 30%, 55% and 80% of that capacity (a fresh cluster per rate).
 4. ``workbench calibrate`` from **one** rate's files only (default the lowest: its broker query log, the server's
-   GC log, ZK segment metadata, table config and schema; ``--server-cores 1``).
-   Twice: from the broker log alone (as a user with only that log would), and with the broker-server transport
-   delay measured from the server's query log (``CalibrateOptions.network_ms``), which the broker log cannot tell
-   from the server's per-request work.
+   GC log, ZK segment metadata, table config and schema; ``--server-cores 1``), four ways. Before: fitted to
+   ``timeMs`` alone (``server_work=False``, as a log without CPU times is), and with the broker-server transport
+   from the server's query log (``network_ms``). After: fitted to the servers' measured work (the broker log's
+   ``offlineThreadCpuTimeNs`` total), the rest of ``timeMs`` as non-capacity delay; and the same with the server
+   JVM's whole CPU per query at that rate given (``server_cpu_ms``, from ``measure``'s schedstat), which the
+   broker log does not carry.
 5. Predict every rate with each calibrated scenario (``run_scenario`` replaying that rate's logged arrivals and SQL,
    from the broker log as ``calibrate`` reads it) and print the error of p50/p90/p99/p99.9 of the model's latency
    against the broker's ``timeMs``, per rate and as MAPE over the rates not calibrated on; also the client's
