@@ -11,10 +11,12 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    (the query's own execution) is printed beside it: it is the smaller part.
 3. The ladder: ``workbench measure`` at about 10%, 30%, 55% and 80% of that capacity (a fresh cluster per rate).
 4. ``workbench calibrate`` from **one** rate's files only (default the lowest: its broker query log, the server's
-   GC log, ZK segment metadata, table config and schema; ``--server-cores 1``).
-   Twice: from the broker log alone (as a user with only that log would), and with the broker-server transport
-   delay measured from the server's query log (``CalibrateOptions.network_ms``), which the broker log cannot tell
-   from the server's per-request work.
+   GC log, ZK segment metadata, table config and schema; ``--server-cores 1``), four ways. Before: fitted to
+   ``timeMs`` alone (``server_work=False``, as a log without CPU times is), and with the broker-server transport
+   from the server's query log (``network_ms``). After: fitted to the servers' measured work (the broker log's
+   ``offlineThreadCpuTimeNs`` total), the rest of ``timeMs`` as non-capacity delay; and the same with the server
+   JVM's whole CPU per query at that rate given (``server_cpu_ms``, from ``measure``'s schedstat), which the
+   broker log does not carry.
 5. Predict every rate with each calibrated scenario (``run_scenario`` replaying that rate's logged arrivals and SQL,
    from the broker log as ``calibrate`` reads it) and print the error of p50/p90/p99/p99.9 of the model's latency
    against the broker's ``timeMs``, per rate and as MAPE over the rates not calibrated on; also the client's
@@ -148,19 +150,28 @@ def main() -> None:
     network = _network_ms(source)
     print(f"calibrating at {at:g}/s; the servers' query log puts the broker-server transport at {network:.3f} ms "
           "each way (median of ResponseDelayMs - totalTimeMs, halved)", flush=True)
-    variants: dict[str, tuple[float | None, float | None]] = {
-        "broker log alone": (None, None), "network from the server query log": (network, None),
-        **{f"network from the server query log, variability overridden to {v:g}": (network, v)
+    process = measured["rates"][rate_dir_name(at)]["server_cpu"]
+    process_ms = sum(c["cpu_ms_per_query"] for c in process.values())
+    # name: (directory, fit to the servers' measured work, network_ms, process CPU per query, variability override)
+    variants: dict[str, tuple[str, bool, float | None, float | None, float | None]] = {
+        "timeMs alone (before)": ("calibrated-timems", False, None, None, None),
+        "timeMs, network from the server query log (before)": ("calibrated-timems-network", False, network, None,
+                                                               None),
+        "servers' measured work, rest of timeMs as delay (after)": ("calibrated-work", True, None, None, None),
+        f"servers' measured work, process CPU {process_ms:.2f} ms/query given (after)": (
+            "calibrated-work-process", True, None, process_ms, None),
+        **{f"servers' measured work, variability overridden to {v:g}": ("calibrated-work", True, None, None, v)
            for v in args.variability}}
     results: dict[str, Any] = {}
-    for name, (network_ms, variability) in variants.items():
-        calibrated = root / ("calibrated" if network_ms is None else "calibrated-network")
+    for name, (directory, server_work, network_ms, cpu_ms_given, variability) in variants.items():
+        calibrated = root / directory
         if variability is None:
             run_calibrate(root / "measured" / "table_config.json", root / "measured" / "schema.json",
                           root / "measured" / "segments.json", source / "broker-querylog.log", calibrated,
                           gc_logs=gc_logs, overwrite=True,
                           options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0,
-                                                   network_ms=network_ms))
+                                                   network_ms=network_ms, server_work=server_work,
+                                                   server_cpu_ms=cpu_ms_given))
         rows = [_row(calibrated, root, measured, rate, capacity, at, name, variability) for rate in rates]
         others = [r for r in rows if not r["calibrated_here"]]
         mape = {k: float(np.mean([abs(r[f"err {k}"]) for r in others]) * 100) for k in PERCENTILES}
@@ -184,9 +195,9 @@ def main() -> None:
         print("| MAPE (other rates) | | | | | " + " / ".join(f"{mape[k]:.0f}%" for k in PERCENTILES) + " |")
         params = [line.strip() for line in result["scenario"].splitlines()
                   if line.strip().startswith(("per_request_ms", "per_segment_ms", "ns_per_doc", "variability",
-                                              "overhead_ms", "latency_ms"))]
-        print("\n" + "\n".join(f"    {p}" for p in params))
-    rows = results["broker log alone"]["rows"]
+                                              "overhead_ms", "reduce_ms", "latency_ms"))]
+        print("\n" + "\n".join(f"    {p[:150]}" for p in params))
+    rows = results["timeMs alone (before)"]["rows"]
     print("\n| rate /s | client p50 / p90 / p99 / p99.9 (ms) | broker timeMs p50 / p99 | server schedulerWaitMs p99 "
           "| server totalExecMs p50 / p99 | server CPU ms/query | server run-queue wait ms/query "
           "| broker submitDelayMs p99 | server GC total / max pause (ms) |")

@@ -29,7 +29,8 @@ def _parameters(result: CalibrationResult) -> list[str]:
 
 
 def _quality(q: Mapping[str, Any]) -> str:
-    return (f"fit: explains {100 * q['r2']:.1f}% of the variance of timeMs; median |error| "
+    what = "the servers' measured work per query" if "fitted_to" in q else "timeMs"
+    return (f"fit: explains {100 * q['r2']:.1f}% of the variance of {what}; median |error| "
             f"{q['median_abs_error_ms']:.2f} ms; {100 * q['within_10pct']:.0f}% of queries within 10% (or 1 ms)")
 
 

@@ -33,11 +33,20 @@ from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_o
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
+from workbench.calibrate.work import (
+    MIN_MEASURED_SHARE,
+    Delay,
+    fit_work,
+    measured_share,
+    server_work_ms,
+    with_model_docs,
+)
 from workbench.calibrate.workload_dir import write_workload
 from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
 from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.scenario import load_scenario
+from workbench.sim.planner import Planner, default_schema, segment_metadata
 from workbench.workload.importers import calibrate_gc
 
 __all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
@@ -54,11 +63,18 @@ class CalibrateOptions:
     between broker and server when it was measured (a server's query log gives it: the broker's
     ``ResponseDelayMs`` minus the server's ``totalTimeMs``, halved); the broker log alone cannot tell it from
     the servers' per-request work, which then absorbs it and the model's servers saturate too early.
+    ``server_work``: fit the service costs to the servers' measured work when the log carries it
+    (``offlineThreadCpuTimeNs``/``realtimeThreadCpuTimeNs``, :mod:`~workbench.calibrate.work`) and keep the rest
+    of ``timeMs`` as delay; ``False`` fits ``timeMs`` alone, as for a log without it. ``server_cpu_ms`` is the
+    servers' process CPU per query when measured (summed over servers): the log's CPU time covers only the
+    query's own threads, and the rest of the process's CPU (Netty, deserialisation, GC) loads the same cores.
     """
 
     servers: int | None = None
     server_cores: int | None = None
     network_ms: float | None = None
+    server_work: bool = True
+    server_cpu_ms: float | None = None
     lenient: bool = False
     backtest_queries: int = 20_000
     replications: int = D.REPLICATIONS
@@ -145,8 +161,24 @@ def _fmt(p: Any) -> str:
     return p.source if not p.fitted else f"fitted: ± {p.se:.3g} (1 s.e.)" if p.se is not None else "fitted"
 
 
+def _network(options: CalibrateOptions, delay: Delay | None) -> Entry:
+    """The one-way network delay: each query's measured delay halved (when the servers measured their work),
+    the given ``network_ms``, or the default."""
+    key = "cluster.network.latency_ms"
+    if delay is not None:
+        return Entry(key, {"dist": "empirical", "values": delay.one_way()},
+                     f"fitted: two draws (one each way) sum as each query's delay (timeMs less the broker's "
+                     f"work and its servers' measured work; mean {delay.values_ms.mean():.3g} ms over "
+                     f"{len(delay.values_ms):,} queries): time that takes no server capacity")
+    if options.network_ms is not None:
+        return Entry(key, round(options.network_ms, 6),
+                     "given (network_ms: measured, e.g. from the servers' query logs)")
+    return Entry(key, D.NETWORK_LATENCY_MS, "DEFAULT (workbench/defaults.py): the log cannot tell it from "
+                                            "service.per_request_ms; measure RTT/2")
+
+
 def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc: dict[str, Any] | None,
-             options: CalibrateOptions, span: float, tail: float) -> list[Entry]:
+             options: CalibrateOptions, span: float, tail: float, delay: Delay | None) -> list[Entry]:
     t = inputs.table
     var = fit.variability
     var_note = (f"fitted from the residuals: ± {var.se:.3g} (1 s.e.)" if var.se is not None else var.note) or "fitted"
@@ -160,10 +192,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("cluster.server.cores", options.cores,
               "from --server-cores" if options.server_cores is not None else
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
-        Entry("cluster.network.latency_ms", D.NETWORK_LATENCY_MS, "DEFAULT (workbench/defaults.py): the log "
-              "cannot tell it from service.per_request_ms; measure RTT/2") if options.network_ms is None else
-        Entry("cluster.network.latency_ms", round(options.network_ms, 6),
-              "given (network_ms: measured, e.g. from the servers' query logs)"),
+        _network(options, delay),
     ]
     entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
     for p in fit.parameters:
@@ -191,6 +220,21 @@ def _header(inputs: CalibrationInputs) -> list[str]:
             "Each value says where it came from: read from your files, fitted from the broker query log",
             "(with one standard error), or a DEFAULT that no input gives. Set the DEFAULTs you know before",
             "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
+
+
+def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs) -> np.ndarray:
+    """The documents the model's planner charges each logged query (its time-range share of each segment it
+    keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
+    planner = Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
+                      inputs.table, inputs.schema or default_schema(inputs.table), segment_metadata(segments))
+    logged = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    out = np.empty(len(rows))
+    for i, sql in enumerate(rows["sql"].astype(str)):
+        try:
+            out[i] = float(sum(planner.plan(sql).docs_scanned or ()))
+        except (InputError, ValueError):
+            out[i] = logged[i]
+    return out
 
 
 def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlShape], np.ndarray, dict[str, int]]:
@@ -236,19 +280,34 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     fit_rows = replay[mask].reset_index(drop=True)
     config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
-    fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
-                                           network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
-                                           else opts.network_ms))
-    refined = _overhead(fit, features, fit_rows["slowest_response_ms"].to_numpy(dtype=float))
-    if refined is not None:
-        fit = refit_overhead(fit, *refined)
-    shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     segs, seg_note = _consuming_docs(inputs.segments)
+    slowest = fit_rows["slowest_response_ms"].to_numpy(dtype=float)
+    work = server_work_ms(fit_rows)
+    delay: Delay | None = None
+    work_note = None
+    if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
+        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs))
+        fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
+                              process_ms=opts.server_cpu_ms)
+        if opts.network_ms is not None:
+            work_note = ("network_ms was given but not used: the servers measured their work, so each query's "
+                         "delay is measured (cluster.network.latency_ms)")
+    else:
+        if opts.server_work and np.isfinite(work).any():
+            work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
+                         f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
+        fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
+                                               network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
+                                               else opts.network_ms))
+        refined = _overhead(fit, features, slowest)
+        if refined is not None:
+            fit = refit_overhead(fit, *refined)
+    shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (*fit.notes, seg_note) if n)
-    entries = _entries(inputs, fit, shape, gc, opts, span, tail)
+    notes = tuple(n for n in (*fit.notes, seg_note, work_note) if n)
+    entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay)
     text = render_scenario(_header(inputs), entries)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         write_workload(tmp / "workload", segs, replay, inputs.table.table_name, inputs.table.table_type,
@@ -260,6 +319,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         if gc_docs:
             write_json_atomic(tmp / "gc_calibration.json", gc_docs)
         calibration = {"table": inputs.table.table_name_with_type, "queries": len(replay), "fit": fit.to_dict(),
+                       "fitted_to": "servers' measured work" if delay is not None else "timeMs",
+                       "delay": delay.to_dict() if delay is not None else None,
                        "shape": vars(shape), "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / "calibration.json", calibration)

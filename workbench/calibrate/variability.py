@@ -24,7 +24,7 @@ from scipy.optimize import brentq
 
 from workbench.calibrate.critical_path import Shape, draws
 
-__all__ = ["MAX_VARIABILITY", "VariabilityFit", "fit_variability", "iqr", "spread_gap"]
+__all__ = ["MAX_VARIABILITY", "VariabilityFit", "fit_variability", "iqr", "spread_gap", "widest"]
 
 #: The scenario's upper bound on ``service.variability`` (``workbench/scenario/schema.py``).
 MAX_VARIABILITY = 3.0
@@ -62,7 +62,8 @@ class VariabilityFit:
 class _Simulator:
     """Simulated residuals of a fixed set of queries at any sigma (common random numbers)."""
 
-    def __init__(self, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], seed: int) -> None:
+    def __init__(self, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], seed: int,
+                 clock: bool = True) -> None:
         rng = np.random.default_rng(seed)
         self.repeats = int(max(1, min(_MAX_REPEATS, _SIMULATED // max(1, len(mu)))))
         if len(mu) * self.repeats > _SIMULATED:  # a random subset keeps the search fast on long logs
@@ -75,6 +76,8 @@ class _Simulator:
         self.groups = list(zip(ids.tolist(), np.split(order, starts[1:]), strict=True))
         self.pick = rng.integers(0, _SAMPLES, len(mu))
         self.clock = rng.random(len(mu)) - rng.random(len(mu))
+        if not clock:  # a nanosecond measurement (the servers' CPU time) has no millisecond clock error
+            self.clock = np.zeros(len(mu))
 
     def residuals(self, sigma: float) -> np.ndarray:
         factor = np.zeros(len(self.mu))
@@ -88,17 +91,34 @@ class _Simulator:
         return iqr(self.residuals(sigma))
 
 
-def _solve(sim: _Simulator, target: float) -> float:
+def widest(sim: _Simulator) -> tuple[float, float]:
+    """The ``sigma`` in ``[0, MAX_VARIABILITY]`` whose simulated residuals are widest, and that spread.
+
+    The spread is not increasing in ``sigma`` all the way: a mean-1 lognormal factor's median is
+    ``exp(-sigma^2 / 2)``, so past about 1.5 most runs take a small fraction of their mean (and a rare few
+    take hundreds of times it) and the interquartile range *shrinks*. Only ``[0, widest]`` is searched: a
+    larger ``sigma`` with the same spread would put the mass of the work in rare, enormous runs.
+    """
+    grid = np.linspace(0.0, MAX_VARIABILITY, 31)
+    spreads = np.array([sim.spread(s) for s in grid])
+    best = int(np.argmax(spreads))
+    return float(grid[best]), float(spreads[best])
+
+
+def _solve(sim: _Simulator, target: float) -> tuple[float, bool]:
+    """The fitted ``sigma`` and whether it is at the limit of what a per-segment factor can explain."""
     low = sim.spread(0.0)
     if target <= low:
-        return 0.0
-    if sim.spread(MAX_VARIABILITY) <= target:
-        return MAX_VARIABILITY
-    return float(brentq(lambda s: sim.spread(s) - target, 0.0, MAX_VARIABILITY, xtol=1e-3))
+        return 0.0, False
+    top, spread = widest(sim)
+    if spread <= target:
+        return top, True
+    return float(brentq(lambda s: sim.spread(s) - target, 0.0, top, xtol=1e-3)), False
 
 
 def fit_variability(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], *,
-                    blocks: Sequence[np.ndarray], seed: int = 0, bootstrap: int = 100) -> VariabilityFit:
+                    blocks: Sequence[np.ndarray], seed: int = 0, bootstrap: int = 100,
+                    clock: bool = True) -> VariabilityFit:
     """The ``sigma`` whose simulated residual spread matches the observed one, with a standard error.
 
     Parameters
@@ -119,15 +139,22 @@ def fit_variability(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray,
         spread's own Monte Carlo error added, divided by the slope of the simulated spread in ``sigma``,
         is the standard error (given the mean costs; :func:`workbench.calibrate.fit.fit_service` adds
         how the costs and ``sigma`` move together).
+    clock
+        Whether the residuals carry the broker's millisecond clock error (``timeMs``); ``False`` for the
+        servers' own CPU time, measured in nanoseconds (:mod:`workbench.calibrate.work`).
     """
-    sim = _Simulator(mu, shape_id, shapes, seed)
+    sim = _Simulator(mu, shape_id, shapes, seed, clock)
     target = iqr(residuals)
-    sigma = _solve(sim, target)
-    clock = sim.spread(0.0)
-    if sigma in (0.0, MAX_VARIABILITY):
-        note = ("the residuals are no wider than the log's millisecond clock explains: variability 0"
-                if sigma == 0.0 else f"the residuals are wider than variability {MAX_VARIABILITY:g} explains")
-        return VariabilityFit(sigma, None, target, clock, note)
+    sigma, at_limit = _solve(sim, target)
+    floor = sim.spread(0.0)
+    if sigma == 0.0 or at_limit:
+        note = (("the residuals are no wider than the log's millisecond clock explains: variability 0" if clock else
+                 "the residuals have no spread a per-segment factor explains: variability 0")
+                if not at_limit else f"AT ITS LIMIT: the residuals (interquartile range {target:.3g} ms) are wider "
+                                     f"than any per-segment spread makes them (at most {widest(sim)[1]:.3g} ms, at "
+                                     f"variability {sigma:.2g}); what widens them is not per-segment work (queueing, "
+                                     "GC, waits, or query shapes the cost model charges alike)")
+        return VariabilityFit(sigma, None, target, floor, note)
     rng = np.random.default_rng([seed, 1])
     spreads = []
     for _ in range(bootstrap):
@@ -139,7 +166,7 @@ def fit_variability(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray,
     # the simulated spread has Monte Carlo error too: that of len(mu) observations over the simulated count
     simulated = observed * np.sqrt(len(residuals) / len(sim.mu))
     se = float(np.hypot(observed, simulated) / slope) if slope > 0 and bootstrap > 1 else None
-    return VariabilityFit(sigma, se, target, clock, slope=float(slope))
+    return VariabilityFit(sigma, se, target, floor, slope=float(slope))
 
 
 def spread_gap(residuals: np.ndarray, mu: np.ndarray, shape_id: np.ndarray, shapes: Sequence[Shape], sigma: float,

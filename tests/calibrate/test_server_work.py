@@ -1,0 +1,170 @@
+"""Calibration from a broker log that carries the servers' measured work (``offlineThreadCpuTimeNs``).
+
+Pinot 1.5.1 measured against the model (``docs/validation.md``) showed a broker log's ``timeMs`` is server work
+*and* waiting, which the old fit read all as work. When servers measure their threads' time, every log line says
+how much of the query was work; the fit must charge the servers exactly that and keep the rest as delay that
+takes no server capacity. The logs here are written by hand and every expected value is computed by hand from
+them (the workbench's cost model did not produce them):
+
+* two query shapes on one server: one hourly segment of 200,000 documents (``A``) and four (``B``, 800,000),
+  each logged with the same CPU time every time (1.4 ms and 4.0 ms), so the fitted work of each shape must be
+  that time and the per-segment variability 0 (nothing is left for it to explain);
+* the broker's share of every query (``timeMs`` minus ``ResponseDelayMs``) is 1 ms, so the broker's work is
+  1 ms (overhead plus the default reduce, which the log cannot tell apart: one server, one row);
+* so each query's delay is ``ResponseDelayMs`` minus its CPU time, by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import synthetic_cluster as cluster
+import yaml
+from scipy.optimize import brentq
+
+from workbench.calibrate import CalibrateOptions, calibrate
+from workbench.calibrate.variability import _Simulator as Simulator
+from workbench.calibrate.variability import fit_variability, widest
+
+HOUR = cluster.HOUR_MS
+T0 = cluster.T0_MS
+SQL = {"A": f"SELECT COUNT(*) FROM events WHERE ts >= {T0} AND ts < {T0 + HOUR}",
+       "B": f"SELECT COUNT(*) FROM events WHERE ts >= {T0 + 2 * HOUR} AND ts < {T0 + 6 * HOUR}"}
+SEGMENTS = {"A": 1, "B": 4}
+CPU_MS = {"A": 1.4, "B": 4.0}
+QUERIES = 40
+
+
+def _line(rid: int, kind: str, arrival_ms: int, response_ms: int, cpu_ns: int) -> str:
+    time_ms = response_ms + 1  # the broker's own share: 1 ms
+    docs = 200_000 * SEGMENTS[kind]
+    s = SEGMENTS[kind]
+    stamp = cluster._stamp(arrival_ms + time_ms)
+    return (f"{stamp} INFO [QueryLogger] [jersey-server-managed-async-executor-1] requestId={rid},table=events_OFFLINE,"
+            f"queryHash=,timeMs={time_ms},docs={docs}/{docs},entries=0/{docs},segments(queried/processed/matched/"
+            f"consumingQueried/consumingProcessed/consumingMatched/unavailable):{s}/{s}/{s}/0/0/0/0,"
+            f"consumingFreshnessTimeMs=0,servers=1/1,groupsTrimmed=false,groupLimitReached=false,"
+            f"groupWarningLimitReached=false,brokerReduceTimeMs=0,exceptions=0,serverStats=(Server=SubmitDelayMs,"
+            f"ResponseDelayMs,ResponseSize,DeserializationTimeMs,RequestSentDelayMs);pinot-server-0_O=0,{response_ms},"
+            f"385,0,0,offlineThreadCpuTimeNs(total/thread/sysActivity/resSer):{cpu_ns}/{cpu_ns // 2}/"
+            f"{cpu_ns - cpu_ns // 2}/0,realtimeThreadCpuTimeNs(total/thread/sysActivity/resSer):0/0/0/0,"
+            f"clientIp=unknown,queryEngine=singleStage,offlineMemAllocatedBytes(total/thread/resSer):0/0/0,"
+            f"realtimeMemAllocatedBytes(total/thread/resSer):0/0/0,pools=[],rlsFiltersApplied=false,query={SQL[kind]}")
+
+
+def _log(measured: bool) -> tuple[list[str], list[float]]:
+    """The log's lines (queries 100 ms apart, A and B in turn) and each query's delay by hand (ms)."""
+    lines, delays = [], []
+    for i in range(QUERIES):
+        kind = "AB"[i % 2]
+        response = 4 + i % 7 + (3 if kind == "B" else 0)
+        cpu = CPU_MS[kind] if measured else 0.0
+        lines.append(_line(i + 1, kind, T0 + 24 * HOUR + 100 * i, response, round(cpu * 1e6)))
+        delays.append(response - cpu)
+    return lines, delays
+
+
+def _files(root: Path, measured: bool) -> tuple[dict[str, Path], list[float]]:
+    root.mkdir(parents=True, exist_ok=True)
+    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
+             "segments": root / "segments.json", "query_log": root / "querylog.log"}
+    paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
+    paths["schema"].write_text(json.dumps(cluster.SCHEMA))
+    paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
+    lines, delays = _log(measured)
+    paths["query_log"].write_text("\n".join(lines) + "\n")
+    return paths, delays
+
+
+def _calibrate(paths: dict[str, Path], out: Path, **options: object) -> dict[str, object]:
+    calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], out,
+              options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0, bootstrap=20, seed=1,
+                                       **options))  # type: ignore[arg-type]
+    doc: dict[str, object] = json.loads((out / "calibration.json").read_text())
+    return doc
+
+
+def _work(values: dict[str, float], segments: int, docs: int) -> float:
+    """The model's work for one query on one server, from the fitted costs (docs/model.md's cost model)."""
+    return (values["service.per_request_ms"] + segments * (values["service.per_segment_ms"]
+            + values["service.merge_ms_per_segment"]) + values["service.ns_per_doc"] * 1e-6 * docs)
+
+
+def _values(doc: dict[str, object]) -> dict[str, float]:
+    params = doc["fit"]["parameters"]  # type: ignore[index]
+    return {k: float(v["value"]) for k, v in params.items()}
+
+
+def test_the_fitted_work_of_each_query_shape_is_its_measured_cpu_time_and_the_rest_is_delay(tmp_path: Path) -> None:
+    paths, delays = _files(tmp_path / "in", measured=True)
+    doc = _calibrate(paths, tmp_path / "out")
+    assert doc["fitted_to"] == "servers' measured work"
+    values = _values(doc)
+    assert _work(values, 1, 200_000) == pytest.approx(CPU_MS["A"], abs=1e-6)
+    assert _work(values, 4, 800_000) == pytest.approx(CPU_MS["B"], abs=1e-6)
+    # every query of a shape took the same time: no spread is left for a per-segment factor
+    assert doc["fit"]["variability"]["value"] == 0.0  # type: ignore[index]
+    # the broker's 1 ms share: overhead + reduce for one server and one row
+    broker = (values["cluster.broker.overhead_ms"] + values["cluster.broker.reduce_ms_per_server"]
+              + values["cluster.broker.reduce_ms_per_row"])
+    assert broker == pytest.approx(1.0, abs=1e-9)
+    delay = doc["delay"]
+    assert delay["queries"] == QUERIES  # type: ignore[index]
+    assert delay["mean_ms"] == pytest.approx(float(np.mean(delays)), abs=1e-9)  # type: ignore[index]
+    assert delay["p90_ms"] == pytest.approx(float(np.percentile(delays, 90)), abs=1e-9)  # type: ignore[index]
+    # the scenario's one-way delay: two draws of it (one each way) carry the delay's mean
+    scenario = yaml.safe_load((tmp_path / "out" / "scenario.yaml").read_text())
+    one_way = scenario["cluster"]["network"]["latency_ms"]
+    assert one_way["dist"] == "empirical"
+    assert 2 * float(np.mean(one_way["values"])) == pytest.approx(float(np.mean(delays)), rel=0.05)
+
+
+def test_a_given_process_cpu_per_query_moves_the_difference_from_delay_to_per_request_work(tmp_path: Path) -> None:
+    paths, delays = _files(tmp_path / "in", measured=True)
+    base = _values(_calibrate(paths, tmp_path / "base"))
+    doc = _calibrate(paths, tmp_path / "process", server_cpu_ms=3.0)
+    values = _values(doc)
+    # the log's mean work is (1.4 + 4.0) / 2 = 2.7 ms per query, one server request each: 0.3 ms more per request
+    assert values["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"] + 0.3, abs=1e-6)
+    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)) - 0.3, abs=1e-6)  # type: ignore[index]
+
+
+def test_a_log_whose_servers_did_not_measure_cpu_is_fitted_to_time_ms_as_before(tmp_path: Path) -> None:
+    paths, _ = _files(tmp_path / "in", measured=False)   # Pinot logs 0/0/0/0 when servers do not measure
+    doc = _calibrate(paths, tmp_path / "out")
+    assert doc["fitted_to"] == "timeMs" and doc["delay"] is None
+    scenario = yaml.safe_load((tmp_path / "out" / "scenario.yaml").read_text())
+    assert scenario["cluster"]["network"]["latency_ms"] == 0.25
+    measured, _ = _files(tmp_path / "measured", measured=True)
+    assert _calibrate(measured, tmp_path / "off", server_work=False)["fitted_to"] == "timeMs"
+
+
+def _iqr(sigma: float) -> float:
+    """Interquartile range of a mean-1 lognormal factor of log-sigma ``sigma`` (closed form)."""
+    z = 0.6744897501960817
+    return float(np.exp(-sigma**2 / 2) * (np.exp(z * sigma) - np.exp(-z * sigma)))
+
+
+def test_the_variability_is_searched_where_its_spread_rises_and_a_wider_spread_is_reported_at_the_limit() -> None:
+    # One segment per query, mean work 1 ms, no clock: the residual's spread is the factor's IQR, which rises to a
+    # maximum and then falls (the median exp(-sigma^2/2) goes to 0). Its peak, by calculus: d/ds log IQR = 0.
+    z = 0.6744897501960817
+    peak = brentq(lambda s: -s + z / np.tanh(z * s), 0.1, 3.0)
+    n = 4000
+    mu, ids, shapes = np.ones(n), np.zeros(n, dtype=np.int64), (((1, 1, 1),),)
+    sim = Simulator(mu, ids, shapes, 0, clock=False)
+    top, spread = widest(sim)
+    # the simulator's 1,024 draws per shape put its quartiles within about 10% of the closed form's
+    assert abs(top - peak) <= 0.15 and spread == pytest.approx(_iqr(peak), rel=0.10)
+    blocks = np.array_split(np.arange(n), 10)
+    rng = np.random.default_rng(5)
+    # residuals drawn with sigma 0.5: the fit finds 0.5, not the second sigma past the peak with the same spread
+    draws = np.exp(0.5 * rng.standard_normal(n) - 0.125) - 1.0
+    fit = fit_variability(draws, mu, ids, shapes, blocks=blocks, seed=0, bootstrap=20, clock=False)
+    assert fit.sigma == pytest.approx(0.5, abs=0.06) and not fit.note
+    wide = rng.normal(0.0, 2.0 * _iqr(peak), n)   # wider than any factor makes: at the limit, and said so
+    fit = fit_variability(wide, mu, ids, shapes, blocks=blocks, seed=0, bootstrap=20, clock=False)
+    assert fit.sigma == pytest.approx(top) and fit.se is None and fit.note.startswith("AT ITS LIMIT")

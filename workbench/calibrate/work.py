@@ -1,0 +1,307 @@
+"""Fit the servers' work to the time they measured holding the query, and keep the rest of ``timeMs`` as delay.
+
+Why. A broker log's ``timeMs`` is the broker's own share plus the round trip to the slowest server, and the round
+trip is work *and* waiting: the request and response crossing Netty on both sides, the query waiting for the
+server's runner, its threads waiting for a core. Fitted to ``timeMs`` alone, the model reads all of it as server
+work. Against Apache Pinot 1.5.1 (``docs/validation.md``: one server pinned to a core, 13.6 queries/s) the broker
+log's mean ``timeMs`` was 9.1 ms, the broker waited 5.8 ms for the server, the server's own execution
+(``totalExecMs``) took 2.5 ms, and the fitted model's server was busy about 9 ms per query: it saturated at half
+Pinot's rate, and the fitted per-segment spread went to its bound to explain waits that were not work.
+
+When servers measure it (``pinot.server.instance.enableThreadCpuTimeMeasurement``), every broker log line carries
+``offlineThreadCpuTimeNs(total/thread/sysActivity/resSer)`` (and the ``realtime`` twin), summed over the servers
+that answered. ``total`` is ``thread`` (the runner's and worker threads' CPU in the query's execution) plus
+``sysActivity`` (Pinot's ``InstanceResponseOperator.calSystemActivitiesCpuTimeNs``: the execution's wall clock
+less the runner's CPU and one worker's share, i.e. the time the execution held its threads without running:
+GC, paging, waiting for a core) plus ``resSer`` (serialising the response). That is the time the query held the
+server's query threads: on one runner thread, exactly what the next query waits behind. It is the server work
+fitted here (least squares of each query's ``total`` on the work the model charges it: per server request, per
+segment, per document the model's planner charges the query's SQL; with the constraint that the fitted work sums
+to the measured work, so the model's server load at the log's rate is the measured one).
+
+Everything else of ``timeMs`` (less the broker's own share and the server's critical path, scaled to the query's
+own measured work) is **delay**: it takes no server capacity. The model's non-capacity term per request is the
+network delay, drawn once each way (``cluster.network.latency_ms``), so the calibrated scenario carries the
+delays, halved, as an empirical distribution. The broker's own work is the lower decile of its share
+(``timeMs`` minus the slowest server's ``ResponseDelayMs``): what a query that met no wait took; the rest of the
+share is waiting, and joins the delay.
+
+``service.variability`` is fitted to the spread of the measured work around the fitted mean (no millisecond
+clock: the CPU times are nanoseconds), each query's work being the sum of its segments' runs, so only the
+spread the per-segment factor can make is read as variability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import lsq_linear
+
+from workbench.calibrate.critical_path import Shape, factor_moments
+from workbench.calibrate.features import LogFeatures
+from workbench.calibrate.fit import (
+    _KEYS,
+    FIT_PARAMETERS,
+    VARIABILITY_KEY,
+    FitOptions,
+    Parameter,
+    ServiceFit,
+    _blocks,
+    _bootstrap,
+    _identifiable,
+    _mu,
+    _quality,
+    predict,
+)
+from workbench.calibrate.variability import fit_variability
+
+__all__ = ["BROKER_QUANTILE", "CPU_COLUMNS", "MIN_MEASURED_SHARE", "Delay", "fit_work", "measured_share",
+           "server_work_ms", "with_model_docs"]
+
+#: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
+CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
+#: The share of fitted queries that must carry a measured CPU time for the fit to use it.
+MIN_MEASURED_SHARE = 0.5
+#: The broker's own work per query: this quantile of its share of ``timeMs`` (a query that met no wait).
+BROKER_QUANTILE = 0.10
+#: Server keys fitted to the measured work, and the broker keys that are not.
+_SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_per_doc",
+                "service.merge_ms_per_segment")
+#: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
+_CONSTRAINT_WEIGHT = 1e6
+#: One-way delay values written to the scenario, and rounds of quantile matching that find them.
+_DELAY_POINTS = 200
+_MATCH_ROUNDS = 30
+
+
+def server_work_ms(frame: pd.DataFrame) -> np.ndarray:
+    """Per logged query, the servers' measured work in ms (OFFLINE plus REALTIME ``...ThreadCpuTimeNs`` total).
+
+    NaN where it was not measured: no CPU entry, or 0 (Pinot logs ``0/0/0/0`` when the servers do not measure).
+
+    >>> server_work_ms(pd.DataFrame({"offline_thread_cpu_time_ns_total": [2_500_000, 0, None],
+    ...                              "realtime_thread_cpu_time_ns_total": [500_000, 0, None]})).tolist()
+    [3.0, nan, nan]
+    """
+    total = np.zeros(len(frame))
+    for column in CPU_COLUMNS:
+        if column in frame:
+            total += frame[column].astype("Float64").fillna(0).to_numpy(dtype=float)
+    out: np.ndarray = np.where(total > 0, total / 1e6, np.nan)
+    return out
+
+
+def measured_share(work_ms: np.ndarray, servers: np.ndarray) -> float:
+    """The share of queries that reached servers whose work was measured (0 when none reached servers)."""
+    reached = servers > 0
+    return float(np.isfinite(work_ms[reached]).mean()) if reached.any() else 0.0
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Each query's time that took no capacity (ms, at least 0) and how it was split off."""
+
+    values_ms: np.ndarray
+    broker_ms: float
+    broker_source: str
+
+    def one_way(self, points: int = _DELAY_POINTS, seed: int = 0) -> list[float]:
+        """One-way network delay values for the scenario, whose sum of two independent draws (the model draws
+        one each way) is distributed as the measured delays.
+
+        Halving each delay would keep the mean but not the spread (the sum of two independent halves has half
+        the variance: on Pinot's measured log the p99 fell from 23 to 17 ms); so the values are found by
+        quantile matching: start from the halves and move each quantile of the one-way values by half the gap
+        between the measured delays' quantile and the simulated sum's, a few dozen times (seeded, so the same
+        log gives the same values). With a single delay, half of it.
+        """
+        target = np.sort(self.values_ms)
+        if len(target) == 0:
+            return [0.0]
+        u = (np.arange(min(points, len(target))) + 0.5) / min(points, len(target))
+        wanted = np.quantile(target, u)
+        one = np.quantile(target / 2.0, u)
+        if len(target) > 1 and target[-1] > target[0]:
+            rng = np.random.default_rng(seed)
+            draws = 200_000
+            first, second = rng.integers(0, len(u), draws), rng.integers(0, len(u), draws)
+            for _ in range(_MATCH_ROUNDS):
+                total = np.sort(one)[first] + np.sort(one)[second]
+                one = np.sort(np.maximum(0.0, one + 0.5 * (wanted - np.quantile(total, u))))
+        return [round(float(v), 4) for v in one]
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.values_ms
+        return {"queries": len(v), "mean_ms": float(v.mean()) if len(v) else 0.0,
+                **{f"p{q:g}_ms": float(np.percentile(v, q)) if len(v) else 0.0 for q in (50, 90, 99, 99.9)},
+                "broker_overhead_ms": self.broker_ms, "broker_overhead_source": self.broker_source,
+                "in_scenario": "cluster.network.latency_ms: empirical, one-way values whose two draws (a request "
+                               "draws one each way) sum as the delays do"}
+
+
+def _work_design(f: LogFeatures) -> np.ndarray:
+    """Columns of a query's total server work in :data:`FIT_PARAMETERS` order (broker columns zero): per server
+    request, per segment, per document (x 1e-6, ns to ms), per segment merged."""
+    zeros = np.zeros(len(f))
+    servers = f.servers.astype(float)
+    segments = np.where(servers > 0, f.segments.astype(float), 0.0)
+    docs = np.where(servers > 0, f.docs, 0.0) * 1e-6
+    return np.column_stack([zeros, servers, segments, docs, segments, zeros, zeros])
+
+
+def _sum_shapes(segments: np.ndarray) -> tuple[np.ndarray, tuple[Shape, ...]]:
+    """Per query the shape whose draws are the *sum* of its segments' factors (one task, one server)."""
+    index: dict[Shape, int] = {}
+    ids = np.array([index.setdefault(((int(s), 1, 1),) if s > 0 else (), len(index)) for s in segments.tolist()],
+                   dtype=np.int64)
+    return ids, tuple(index)
+
+
+def _solve(x: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Least squares, no cost below zero, with the fitted sum equal to the measured sum (a heavy constraint row)."""
+    root = np.sqrt(_CONSTRAINT_WEIGHT * len(target))
+    a = np.vstack([x, root * x.mean(axis=0)])
+    b = np.append(target, root * target.mean())
+    scale = np.where((x * x).sum(axis=0) > 0, np.sqrt((x * x).sum(axis=0)), 1.0)
+    beta: np.ndarray = lsq_linear(a / scale, b, bounds=(0.0, np.inf), method="bvls").x / scale
+    return beta
+
+
+def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], sources: dict[str, str]) -> None:
+    """The broker's costs from its share of each query (``timeMs`` minus the slowest server's round trip): the
+    reduce costs by least squares (none below zero), then the overhead as the lower decile of the share less the
+    reduce, what a query that met no wait took. Defaults when ``serverStats`` gives no round trips."""
+    use = (f.servers > 0) & np.isfinite(slowest_ms)
+    keys = ("cluster.broker.overhead_ms", "cluster.broker.reduce_ms_per_server", "cluster.broker.reduce_ms_per_row")
+    if use.sum() < 10:
+        for k in keys:
+            sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
+        return
+    share = (f.time_ms - slowest_ms)[use]
+    x = np.zeros((int(use.sum()), len(_KEYS)))
+    x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[use], f.rows[use]
+    free, held = _identifiable(x, list(keys))
+    for k in held:
+        sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
+    target = share - sum((values[k] * x[:, _KEYS.index(k)] for k in held), np.zeros(len(share)))
+    cols = [_KEYS.index(k) for k in free]
+    beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
+    for k, b in zip(free, beta.tolist(), strict=True):
+        if k != "cluster.broker.overhead_ms":
+            values[k], sources[k] = b, "fitted to the broker's share of timeMs (timeMs minus the slowest server's " \
+                                       "ResponseDelayMs)"
+    reduce = (values["cluster.broker.reduce_ms_per_server"] * f.responded
+              + values["cluster.broker.reduce_ms_per_row"] * f.rows)
+    values["cluster.broker.overhead_ms"] = max(0.0, float(np.quantile(share - reduce[use], BROKER_QUANTILE)))
+    sources["cluster.broker.overhead_ms"] = (
+        f"estimated from the log's serverStats: the {BROKER_QUANTILE:.0%} quantile of timeMs minus the slowest "
+        f"server's ResponseDelayMs less the reduce ({int(use.sum()):,} queries; the rest of that share is waiting, "
+        "in the delay)")
+
+
+def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
+             options: FitOptions | None = None, process_ms: float | None = None) -> tuple[ServiceFit, Delay]:
+    """The server costs fitted to the measured work, the broker's share, and each query's non-capacity delay.
+
+    ``features`` must charge each query the documents the model will charge it (the planner's, not the log's:
+    a lookup scans few documents in Pinot but the model charges its segments' time-range share), so the fitted
+    mean work is the model's. ``work_ms`` is :func:`server_work_ms` (NaN: not measured; such a query is left out
+    of the cost fit and its delay uses its fitted work). ``slowest_ms`` is each query's slowest server round trip
+    from ``serverStats`` (NaN: not logged).
+
+    ``process_ms`` is the servers' *process* CPU per query when it was measured (summed over servers; e.g. the
+    server JVMs' CPU seconds over the log's period divided by its queries). The log's CPU time covers the query's
+    own threads only; Netty, request deserialisation, GC and JIT threads use the same cores (on Pinot 1.5.1 with
+    one server on one core: 2.2 ms logged, 4.4-5.5 ms for the whole JVM). The difference, spread over the
+    server requests, is added to ``service.per_request_ms`` (and so leaves the delay), so the model's servers
+    are as loaded as the measured ones.
+
+    Raises
+    ------
+    ValueError
+        When no query that reached servers has a measured work.
+    """
+    opts = options or FitOptions()
+    f = features
+    use = np.isfinite(work_ms) & (f.servers > 0)
+    if not use.any():
+        raise ValueError("no query that reached servers has a measured CPU time")
+    x_all = _work_design(f)
+    x, w = x_all[use], work_ms[use]
+    free, held = _identifiable(x, list(_SERVER_KEYS))
+    values = {k: default for k, _, default in FIT_PARAMETERS}
+    sources = {k: "fitted" if k in free else "held at default (workbench/defaults.py): the servers' measured work "
+               "cannot tell it from the other costs" for k in _KEYS}
+    target = w - sum((values[k] * x[:, _KEYS.index(k)] for k in held), np.zeros(len(w)))
+    cols = [_KEYS.index(k) for k in free]
+    values.update(zip(free, _solve(x[:, cols], target).tolist(), strict=True))
+    fitted = base = x_all @ np.array([values[k] for k in _KEYS])
+    extra_note, extra = None, 0.0
+    if process_ms is not None:
+        requests = float(x[:, _KEYS.index("service.per_request_ms")].sum())
+        extra = (process_ms * len(w) - float(fitted[use].sum())) / requests
+        if extra > 0:
+            values["service.per_request_ms"] += extra
+            extra_note = (f"service.per_request_ms: includes {extra:.3g} ms per server request of process CPU outside "
+                          f"the query's threads (the given {process_ms:.3g} ms per query less the log's "
+                          f"{float(w.mean()):.3g} ms: Netty, deserialisation, GC, JIT)")
+            fitted = x_all @ np.array([values[k] for k in _KEYS])
+        else:
+            extra = 0.0
+            extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
+                          f"({float(w.mean()):.3g} ms per query): not used")
+    _broker(f, slowest_ms, values, sources)
+
+    blocks = _blocks(int(use.sum()))
+    shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
+    residuals = w - base[use]
+    var = fit_variability(residuals, _mu(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
+                          seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
+    cov = _bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
+                     np.random.default_rng([opts.seed, 2]))
+    keys = list(free)
+    if var.se is not None:
+        keys.append(VARIABILITY_KEY)
+        grown = np.zeros((len(keys), len(keys)))
+        grown[:-1, :-1] = cov
+        grown[-1, -1] = var.se**2
+        cov = grown
+    se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
+    params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
+
+    # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
+    g = factor_moments(f.shapes, var.sigma, opts.samples, opts.seed)[0][f.shape_id] if f.shapes else np.zeros(len(f))
+    server_only = {k: (values[k] if k in _SERVER_KEYS else 0.0) for k in _KEYS}
+    critical = predict(f, server_only, g, 0.0)
+    # a query's own work relative to its fitted mean; the process CPU outside its threads is taken as fixed
+    ratio = np.where(use & (base > 0), np.nan_to_num(work_ms / np.where(base > 0, base, 1.0)), 1.0)
+    broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in _KEYS}, np.zeros(len(f)), 0.0)
+    reached = f.servers > 0
+    outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
+                                     - extra}, g, 0.0)
+    delay = np.clip(f.time_ms - broker - (critical - outside) * ratio - outside, 0.0, None)[reached]
+
+    notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
+             f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
+             f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.latency_ms"]
+    notes += [f"{k}: {sources[k]}" for k in held]
+    notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative)" for k in free if values[k] == 0.0]
+    if var.note:
+        notes.append(f"service.variability: {var.note}")
+    if extra_note:
+        notes.append(extra_note)
+    quality = _quality(w, base[use], f.kind[use])
+    quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
+    quality["measured_work_ms_total"] = float(w.sum())
+    quality["fitted_work_ms_total"] = float(base[use].sum())
+    quality["model_work_ms_per_query"] = float(fitted[use].mean())
+    fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
+    return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"])
+
+
+def with_model_docs(features: LogFeatures, docs: np.ndarray) -> LogFeatures:
+    """``features`` charging each query ``docs`` documents (the model's planner's) instead of the log's."""
+    return replace(features, docs=np.asarray(docs, dtype=float))
