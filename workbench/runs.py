@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputError, check_seed
+from workbench.errors import check_seed
 from workbench.io import check_output
 from workbench.io.run_dir import SUMMARY_FILE, RunDir, RunRecord
 from workbench.io.summary import Summary
