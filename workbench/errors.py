@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InputError", "ScenarioError", "TableConfigError", "WorkbenchError"]
+__all__ = ["InputError", "ScenarioError", "TableConfigError", "WorkbenchError", "check_seed"]
 
 
 class WorkbenchError(Exception):
@@ -56,3 +56,20 @@ class ScenarioError(InputError):
 
 class TableConfigError(InputError):
     """A Pinot table config is invalid the way Pinot's own validation would reject it."""
+
+
+def check_seed(seed: int | None) -> None:
+    """Reject a seed numpy's ``SeedSequence`` would not take, naming the argument, before any work starts.
+
+    It lives here, below every layer, so that the engine's own entry point
+    (:func:`workbench.sim.run.simulate`) and the run verb (:mod:`workbench.runs`, which re-exports it)
+    apply one check: ``SeedSequence(-1)`` would otherwise fail deep inside with numpy's bare
+    "expected non-negative integer", which names neither the argument nor the fix.
+
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    workbench.errors.InputError: seed: must be a non-negative integer (it seeds numpy's SeedSequence), got -1
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InputError("seed", f"must be a non-negative integer (it seeds numpy's SeedSequence), got {seed!r}")

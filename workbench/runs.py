@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputError
+from workbench.errors import check_seed
 from workbench.io import check_output
 from workbench.io.run_dir import SUMMARY_FILE, RunDir, RunRecord
 from workbench.io.summary import Summary
@@ -102,12 +102,6 @@ def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str,
     if out is None:
         return _record(result, summary)
     return write_run(result, out, overwrite=overwrite, summary=summary)
-
-
-def check_seed(seed: int | None) -> None:
-    """Reject a seed numpy's ``SeedSequence`` would not take, naming it (before any work starts)."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InputError("seed", f"must be a non-negative integer (it seeds numpy's SeedSequence), got {seed!r}")
 
 
 def resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None,

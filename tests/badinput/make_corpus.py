@@ -273,7 +273,7 @@ table("tier-configs-object", {"tierConfigs": {"name": "cold"}}, ["tierConfigs", 
 table("dim-table-text", {"isDimTable": "no"}, ["isDimTable", "true or false"])
 scenario("table-file-missing", {"table": "no-such-table.json"}, ["table", "table config file not found"])
 scenario("table-file-bad-json", {"table": "../table-config/trailing-comma.json"},
-         ["trailing-comma.json:4", "not valid JSON"])
+         ["trailing-comma.json:4", "not valid JSON", "trailing comma (line 3)"])
 scenario("table-not-object", {"table": 42}, ["table", "must be a Pinot table config object"])
 # -- embedded schemas (never validated before) -----------------------------------------------------
 scenario("schema-name-missing", {"schema": {"dimensionFieldSpecs": []}}, ["schema.schemaName", "is required"])
@@ -303,6 +303,27 @@ scenario("schema-single-value", {"schema": merged(SCHEMA, {"dimensionFieldSpecs"
     {"name": "k", "dataType": "STRING", "singleValueField": "no"}]})},
          ["schema.dimensionFieldSpecs[0].singleValueField", "true or false"])
 scenario("schema-file-missing", {"schema": "no-such-schema.json"}, ["schema", "schema file not found"])
+GEN = {"workload": {"generate": {"events": 1000, "partitions": 4}, "arrival": {"process": "replay"}},
+       "table/tableType": "REALTIME", "table/segmentsConfig": {"timeColumnName": "event_time_ms"}}
+GEN_SCHEMA = {"schemaName": "t", "dimensionFieldSpecs": [{"name": n, "dataType": "STRING"} for n in ("key", "category")],
+              "metricFieldSpecs": [{"name": "value", "dataType": "DOUBLE"}, {"name": "ingest_time_ms", "dataType": "LONG"},
+                                   {"name": "is_delete", "dataType": "INT"}],
+              "dateTimeFieldSpecs": [{"name": "event_time_ms", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH",
+                                      "granularity": "1:MILLISECONDS"}]}
+scenario("schema-generator-column", {**GEN, "schema": merged(GEN_SCHEMA, {"dimensionFieldSpecs": [
+    {"name": "key", "dataType": "STRING"}, {"name": "segment_name", "dataType": "STRING"}]})},
+         ["schema.dimensionFieldSpecs[1].name", "your column 'segment_name'", "generator's own column", "rename"])
+scenario("table-partition-generator-column", {**GEN, f"table/{PART.split('/')[0]}": {"segmentPartitionConfig": {
+    "columnPartitionMap": {"event_id": {"functionName": "Murmur", "numPartitions": 4}}}}},
+         ["table.tableIndexConfig.segmentPartitionConfig.columnPartitionMap.event_id", "cannot partition by 'event_id'"])
+scenario("schema-template-column", {**GEN, "schema": merged(GEN_SCHEMA, {"metricFieldSpecs": [
+    {"name": "ingest_time_ms", "dataType": "LONG"}, {"name": "is_delete", "dataType": "INT"}]})},
+         ["schema: has no column 'value'", "query template 2"])
+scenario("schema-partition-column", {"schema": SCHEMA, f"table/{PART.split('/')[0]}": {"segmentPartitionConfig": {
+    "columnPartitionMap": {"trip_id": {"functionName": "Murmur", "numPartitions": 4}}}}},
+         ["columnPartitionMap.trip_id", "not a column of the schema"])
+scenario("schema-file-trailing-comma", {"schema": "../schema/trailing-comma.json"},
+         ["trailing-comma.json:4", "trailing comma (line 3)"])
 
 # -- table-config files, imported -------------------------------------------------------------------
 def tc_file(name: str, text: str, expect: list[str]) -> None:
@@ -314,7 +335,7 @@ def tc_json(changes: dict[str, Any]) -> str:
 
 
 tc_file("trailing-comma", '{\n  "tableName": "t",\n  "tableType": "OFFLINE",\n}\n',
-        ["trailing-comma.json:4", "not valid JSON"])
+        ["trailing-comma.json:4", "not valid JSON", "trailing comma (line 3)"])
 tc_file("duplicate-key", '{\n  "tableName": "t",\n  "tableType": "OFFLINE",\n  "tableName": "u"\n}\n',
         ["duplicate-key.json:4", "duplicate key 'tableName'"])
 tc_file("nan-ttl", '{"tableName": "t", "tableType": "REALTIME", "upsertConfig": {"metadataTTL": NaN}}',
@@ -360,6 +381,8 @@ schema_file("duplicate-key", '{"schemaName": "t",\n "schemaName": "u"}', ["dupli
 schema_file("truncated", '{"schemaName": "t", "dimensionFieldSpecs": [', ["truncated.json:1", "not valid JSON"])
 schema_file("time-spec-empty", merged(SCHEMA, {"timeFieldSpec": {}}), ["time-spec-empty.json:", "timeFieldSpec"])
 schema_file("list", "[]", ["list.json:1", "a schema must be a JSON object"])
+schema_file("trailing-comma", '{\n  "schemaName": "t",\n  "dimensionFieldSpecs": [],\n}\n',
+            ["trailing-comma.json:4", "trailing comma (line 3)"])
 
 # -- segment metadata, imported ----------------------------------------------------------------------
 def seg_file(name: str, records: Any, expect: list[str], lenient: bool = False) -> None:

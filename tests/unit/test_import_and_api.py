@@ -27,3 +27,16 @@ def test_public_api_matches_docs() -> None:
     assert sorted(documented) == sorted(workbench.__all__)
     for name in workbench.__all__:
         assert getattr(workbench, name) is not None
+
+
+def test_simulate_names_a_negative_seed() -> None:
+    """``workbench.simulate(sc, seed=-1)`` names the argument, as the run verb does, not numpy's bare message."""
+    import pytest
+
+    from workbench.errors import InputError
+
+    sc = workbench.load_scenario({"workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 10}},
+                                  "simulation": {"duration_s": 1, "warmup_s": 0.1, "replications": 1}})
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InputError, match=r"^seed: must be a non-negative integer .*got " + re.escape(repr(bad))):
+            workbench.simulate(sc, seed=bad)  # type: ignore[arg-type]

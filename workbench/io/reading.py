@@ -25,6 +25,10 @@ workbench.errors.InputError: s.yaml:2: duplicate key 'a' (first at line 1); keep
 Traceback (most recent call last):
 ...
 workbench.errors.InputError: t.json:1: not valid JSON: NaN is not a JSON number
+>>> load_json('{"a": 1,\\n "b": [2, 3,],\\n}', "t.json")
+Traceback (most recent call last):
+...
+workbench.errors.InputError: t.json:2: not valid JSON: a trailing comma (line 2) before ']'; remove it (JSON has none)
 """
 
 from __future__ import annotations
@@ -243,6 +247,19 @@ def _json_depth_ok(text: str, limit: int) -> int | None:
     return None
 
 
+def _trailing_comma(text: str, pos: int) -> int | None:
+    """The line of a comma that stands right before a closing ``}`` or ``]`` at ``pos``, or None.
+
+    Python's parser stops at the bracket ("Expecting property name enclosed in double quotes"), which
+    does not say what is wrong; a trailing comma is the commonest slip in a hand-edited table config
+    or schema (JavaScript and Python allow it; JSON and Pinot's Jackson do not).
+    """
+    if pos >= len(text) or text[pos] not in "}]":
+        return None
+    before = text[:pos].rstrip()
+    return before.count("\n") + 1 if before.endswith(",") else None
+
+
 def load_json(text: str, source: str, error: ErrorType = InputError, *, top_level_duplicates: bool = False) -> Any:
     """Parse JSON strictly: duplicate keys, NaN/Infinity and nesting past the limit are errors.
 
@@ -266,6 +283,9 @@ def load_json(text: str, source: str, error: ErrorType = InputError, *, top_leve
         raise error(f"{source}:{_line_of_second(text, exc.key)}",
                     f"duplicate key {exc.key!r}; keep one of them (Pinot would silently use the last)") from None
     except json.JSONDecodeError as exc:
+        if (comma := _trailing_comma(text, exc.pos)) is not None:
+            raise error(f"{source}:{exc.lineno}", f"not valid JSON: a trailing comma (line {comma}) before "
+                                                  f"{text[exc.pos]!r}; remove it (JSON has none)") from None
         raise error(f"{source}:{exc.lineno}", f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     except ValueError as exc:
         raise error(f"{source}:1", f"not valid JSON: {exc}") from None

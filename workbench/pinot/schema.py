@@ -23,7 +23,8 @@ from typing import Any
 from workbench.errors import InputError
 from workbench.pinot.pruning.timeformat import DateTimeFormat
 
-__all__ = ["DATA_TYPES", "SCHEMA_COLUMNS", "SECTIONS", "KeyPath", "SchemaProblem", "dotted", "schema_rows"]
+__all__ = ["DATA_TYPES", "SCHEMA_COLUMNS", "SECTIONS", "KeyPath", "SchemaProblem", "column_places", "dotted",
+           "schema_rows"]
 
 #: Pinot ``FieldSpec.DataType`` names a schema may use.
 DATA_TYPES = frozenset({
@@ -177,3 +178,17 @@ def schema_rows(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
 def dotted(keys: KeyPath) -> str:
     """A key path as the docs write it: ``dimensionFieldSpecs[2].dataType``."""
     return ".".join(f"[{k}]" if isinstance(k, int) else str(k) for k in keys).replace(".[", "[")
+
+
+def column_places(schema: Mapping[str, Any]) -> dict[str, str]:
+    """Each column of a valid schema and where its name is written (``dimensionFieldSpecs[2].name``).
+
+    An error about a column (a name that clashes, one a query needs) then points at the line to edit,
+    in the field list the user put it in.
+    """
+    places: dict[str, str] = {}
+    for where, field_type, spec in _field_specs(schema):
+        inner = _time_spec(spec, where) if field_type == "TIME" else spec
+        key = (*where, "incomingGranularitySpec", "name") if inner is not spec else (*where, "name")
+        places.setdefault(str(inner.get("name")), dotted(key))
+    return places

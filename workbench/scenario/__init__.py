@@ -24,6 +24,7 @@ from workbench.pinot.schema import SchemaProblem, schema_rows
 from workbench.pinot.schema import dotted as dotted_path
 from workbench.pinot.table_config import TableConfig, freeze_json, thaw_json
 from workbench.scenario.build import build_section
+from workbench.scenario.columns import check_columns
 from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import (
     ClusterSpec,
@@ -137,10 +138,11 @@ def _load_table(value: Any, base_dir: Path) -> TableConfig:
     raise ScenarioError("table", f"must be a Pinot table config object or a path to one, got {value!r}")
 
 
-def _load_schema(value: Any, base_dir: Path) -> Mapping[str, Any] | None:
-    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file, validated."""
+def _load_schema(value: Any, base_dir: Path) -> tuple[Mapping[str, Any] | None, str]:
+    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file, validated;
+    and how errors name it (``schema``, or ``schema (PATH)`` so a later error names the file)."""
     if value is None:
-        return None
+        return None, "schema"
     key = "schema"
     if isinstance(value, str):
         path, text = _referenced(value, base_dir, "schema", "schema")
@@ -152,24 +154,7 @@ def _load_schema(value: Any, base_dir: Path) -> Mapping[str, Any] | None:
     except SchemaProblem as exc:
         raise ScenarioError(f"{key}.{dotted_path(exc.where)}" if exc.where else key, exc.problem) from None
     frozen: Mapping[str, Any] = freeze_json(value)
-    return frozen
-
-
-def _columns(schema: Mapping[str, Any]) -> set[str]:
-    return {str(row["column_name"]) for row in schema_rows(thaw_json(schema))}
-
-
-def _check_table_against_schema(table: TableConfig, schema: Mapping[str, Any] | None) -> None:
-    """The schema rules Pinot's ``TableConfigUtils`` applies when both are given."""
-    if schema is None:
-        return
-    time_column = table.time_column_name
-    if time_column is not None and time_column not in _columns(schema):
-        raise ScenarioError("table.segmentsConfig.timeColumnName",
-                            f"names {time_column!r}, which is not a column of the schema")
-    if table.is_upsert and not schema.get("primaryKeyColumns"):
-        raise ScenarioError("schema.primaryKeyColumns", "an upsert table needs primary key columns "
-                                                        "(Pinot rejects the table without them)")
+    return frozen, key
 
 
 def _default_table() -> dict[str, Any]:
@@ -218,8 +203,8 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(key, f"must be a string, got {data[key]!r}")
     table = _load_table(data.get("table", _default_table()), base)
-    schema = _load_schema(data.get("schema"), base)
-    _check_table_against_schema(table, schema)
+    schema, schema_key = _load_schema(data.get("schema"), base)
+    check_columns(table, schema, sections["workload"], schema_key)
     check_limits(sections["cluster"], sections["workload"], sections["simulation"], sections["limits"])
     return Scenario(
         name=str(data.get("name", "scenario")),

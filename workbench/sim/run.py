@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from workbench.errors import InputError, ScenarioError
+from workbench.errors import InputError, ScenarioError, check_seed
 from workbench.gcpause import cycle_collection_paused
 from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.limits import check_work
@@ -157,6 +157,7 @@ def simulate(
         Where the table's segments live (segment -> server -> state) instead of the assignment Pinot
         builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`).
     """
+    check_seed(seed)  # one check with the run verb's: the argument named, not numpy's bare message
     with cycle_collection_paused():  # a run makes no reference cycles (workbench.gcpause)
         return _simulate(scenario, seed, data, progress, threads, ideal_state)
 

@@ -20,7 +20,8 @@ from workbench.pinot.table_config import TableConfig
 from workbench.workload.spec import GenerateSpec
 from workbench.workload.timeline import F64, RateProfile, rng_for
 
-__all__ = ["EPOCH_START_MS", "Context", "PartitionColumn", "build_context"]
+__all__ = ["EPOCH_START_MS", "NOT_PARTITIONABLE", "PARTITIONABLE", "TIME_COLUMN", "Context", "PartitionColumn",
+           "build_context", "check_partitioning"]
 
 #: Events start here (2026-01-01T00:00:00Z) so segment names and times look like production.
 EPOCH_START_MS = 1_767_225_600_000
@@ -30,6 +31,14 @@ EVENT_BLOCK = 1 << 19
 KEY_BLOCK = 1 << 17
 #: Columns a partition function may read, and how their values are formed.
 PARTITIONABLE = ("key", "key_id", "category")
+#: Generated columns no partition function may read: a table partitioned by one cannot be generated
+#: (any other name is written as a copy of ``key``). ``workbench validate`` checks this too
+#: (:mod:`workbench.scenario.columns`), so the mistake is not found after Spark has started.
+NOT_PARTITIONABLE = ("event_id", "event_time_ms", "ingest_time_ms", "partition", "offset", "segment_name",
+                     "doc_id", "is_delete", "update_seq", "value")
+#: The generated table's time column, whatever the table config's ``timeColumnName``: the queries
+#: filter on it and the segments' start and end times are its range.
+TIME_COLUMN = "event_time_ms"
 
 # Random streams (the second element of every seed sequence).
 STREAM_EVENTS, STREAM_KEYS, STREAM_OFFLINE, STREAM_QUERIES, STREAM_CALIBRATE = 1, 2, 3, 4, 5
@@ -112,9 +121,7 @@ class Context:
 def _resolve_column(name: str, where: str) -> str:
     if name in PARTITIONABLE:
         return name
-    generated = ("event_id", "event_time_ms", "ingest_time_ms", "partition", "offset", "segment_name",
-                 "doc_id", "is_delete", "update_seq", "value")
-    if name in generated:
+    if name in NOT_PARTITIONABLE:
         raise InputError(where, f"the generator cannot partition by {name!r}; use one of {', '.join(PARTITIONABLE)}")
     return "key"  # a table column the generator does not make: written as a copy of the key
 
@@ -142,6 +149,13 @@ def _stream_partitioning(spec: GenerateSpec, table: tuple[PartitionColumn, ...])
 
     get_partition_function(function, spec.partitions, config)  # fail on the driver, not in a task
     return PartitionColumn(column, source, function, spec.partitions, config)
+
+
+def check_partitioning(spec: GenerateSpec, table_config: TableConfig | None) -> None:
+    """Fail now, not inside a Spark task, when the table or the producer partitions by a column the
+    generator cannot hash, or names an unknown function: what :func:`build_context` resolves first.
+    ``workbench validate`` calls it for every scenario that generates its data."""
+    _stream_partitioning(spec, _table_partitions(table_config))
 
 
 def _bins(spec: GenerateSpec, span_ms: int) -> tuple[int, int]:
@@ -225,5 +239,5 @@ def build_context(
         n_blocks=n_blocks, block_size=block_size, window_edges_ms=windows, keys_total=keys_total, offline_files=files,
         batch_lo=-math.ceil(spec.disorder.max_lateness_s * 1000 / (spec.offline.batch_s * 1000)) - 1,
         comparison_column=comparison[0] if comparison and comparison[0] in known else "event_time_ms",
-        time_column="event_time_ms",
+        time_column=TIME_COLUMN,
     )

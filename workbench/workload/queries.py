@@ -24,6 +24,7 @@ Queries span the last ``duration_s`` of the data (capped at the span), so every 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +32,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from workbench.workload.context import STREAM_QUERIES, Context
+from workbench.workload.context import STREAM_QUERIES, TIME_COLUMN, Context
 from workbench.workload.events import category_of, scatter_keys, zipf_ranks
-from workbench.workload.schema import QUERIES_SCHEMA
+from workbench.workload.schema import EVENTS_SCHEMA, QUERIES_SCHEMA
+from workbench.workload.spec import QuerySpec
 from workbench.workload.timeline import rng_for
 
-__all__ = ["TEMPLATES", "Template", "generate_queries", "lookup_column", "query_window"]
+__all__ = ["TEMPLATES", "Template", "generate_queries", "kinds_generated", "lookup_column", "query_window",
+           "template_columns"]
 
 _RANGE = "{time} >= {t0} AND {time} < {t1}"
 
@@ -91,6 +94,27 @@ TEMPLATES: tuple[Template, ...] = tuple(
 )
 _BY_KIND: dict[str, tuple[Template, ...]] = {k: tuple(t for t in TEMPLATES if t.kind == k) for k in _SHAPES}
 _IN_TEMPLATE = _BY_KIND["lookup"][2]
+
+
+def template_columns(template: Template) -> tuple[str, ...]:
+    """The generated columns ``template`` names, the time column included, in the events' order.
+
+    ``{pcol}`` (a lookup's partition column) is left out: it is the table config's own partition
+    column, or ``key``. ``SELECT *`` names no column. A user's schema that lacks one of these columns
+    describes a table Pinot would refuse the generated query on (:mod:`workbench.scenario.columns`).
+
+    >>> template_columns(TEMPLATES[1])
+    ('event_time_ms', 'category')
+    """
+    sql = template.sql.replace("{time}", TIME_COLUMN)
+    return tuple(c for c in EVENTS_SCHEMA.names if re.search(rf"(?<![{{\w]){c}(?![}}\w])", sql))
+
+
+def kinds_generated(queries: QuerySpec) -> tuple[str, ...]:
+    """The query kinds a ``workload.generate.queries`` spec makes at all (a rate of 0 makes none)."""
+    made = {"dashboard": queries.dashboards > 0 and queries.viewers > 0, "adhoc": queries.adhoc_qps > 0,
+            "lookup": queries.lookup_qps > 0, "timerange": queries.timerange_qps > 0}
+    return tuple(kind for kind in _SHAPES if made[kind])
 
 
 def lookup_column(ctx: Context) -> str:

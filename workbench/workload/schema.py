@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["EVENTS_SCHEMA", "QUERIES_SCHEMA", "SCHEMA_VERSION", "SEGMENTS_SCHEMA", "events_schema"]
+__all__ = ["BOOKKEEPING_COLUMNS", "EVENTS_SCHEMA", "QUERIES_SCHEMA", "SCHEMA_VERSION", "SEGMENTS_SCHEMA",
+           "events_schema"]
 
 SCHEMA_VERSION = 2
 
@@ -28,6 +29,21 @@ EVENTS_SCHEMA = pa.schema([
     ("category", pa.string()),
     ("value", pa.float64()),
 ])
+
+#: Event columns that are the generator's bookkeeping, not values of the table's rows: where a row sits
+#: in the stream and in the segments. A table column of the same name would be filled with these
+#: (or refused as a partition column mid-run), so ``workload.generate`` refuses a schema naming one
+#: (:mod:`workbench.scenario.columns`). The other event columns (``key``, ``event_time_ms``, ``category``,
+#: ``value``, ``is_delete``, ``update_seq``, ``ingest_time_ms``, ...) are the generated table's data, which
+#: a schema is meant to name. ``segments.parquet`` and ``queries.parquet`` columns (``sql``, ...) live in
+#: their own files and never share a row with the table's columns.
+BOOKKEEPING_COLUMNS: dict[str, str] = {
+    "event_id": "the event's number in arrival order",
+    "partition": "the stream partition the producer sent the row to",
+    "offset": "the row's position in its stream partition",
+    "segment_name": "the segment holding the row",
+    "doc_id": "the row's position inside its segment",
+}
 
 SEGMENTS_SCHEMA = pa.schema([
     ("segment_name", pa.string()),
