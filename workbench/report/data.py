@@ -62,9 +62,9 @@ from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, load_scenario
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "layout_of", "load_keys", "load_levels",
-           "load_sizing_data", "meeting", "rank", "recommend", "recommend_per_load", "size_text", "table_bytes",
-           "workload_of"]
+__all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "binary_size", "layout_of", "load_keys",
+           "load_levels", "load_sizing_data", "meeting", "rank", "recommend", "recommend_per_load", "size_text",
+           "table_bytes", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,16 @@ def size_text(num_bytes: float) -> str:
         if num_bytes >= scale:
             return f"{num_bytes / scale:.3g}{unit}"
     return f"{num_bytes:.0f}B"
+
+
+def binary_size(num_bytes: float) -> str:
+    """A byte count with its binary unit spelled right (``size_text`` scales by 1024, so ``M`` is MiB).
+
+    >>> binary_size(100 * 2**20), binary_size(3 * 2**30), binary_size(500)
+    ('100MiB', '3GiB', '500B')
+    """
+    text = size_text(num_bytes)
+    return text if text.endswith("B") else text + "iB"
 
 
 def layout_of(sc: Scenario) -> tuple[str, int]:

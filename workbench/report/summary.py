@@ -28,7 +28,7 @@ from workbench.io.summary import (
     latency_column,
 )
 from workbench.report.cluster_cost import part_line, total
-from workbench.report.data import RANKING_RULE, SizingData, bill, size_text, table_bytes
+from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
@@ -86,7 +86,7 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     if load.segments is not None:
         parts = [f"{load.rows:,} rows in {load.segments:,} segments"]
         if load.data_bytes:  # a size of 0 is a workload that records none, not an empty table
-            parts.append(f"{size_text(float(load.data_bytes))}B of column values")
+            parts.append(f"{binary_size(float(load.data_bytes))} of column values")
         if load.partitions and load.table_type == "REALTIME":
             parts.append(f"{load.partitions} stream partitions")
         rows.append(("Data", ", ".join(parts)))
