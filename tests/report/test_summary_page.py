@@ -124,4 +124,4 @@ def test_the_data_line_of_an_offline_table_has_no_stream_partitions_and_no_zero_
     assert offline["Data"] == "300 rows in 3 segments"
     realtime = dict(load_rows(LoadFacts(10.0, "replay", segments=3, rows=300, data_bytes=2 * 1024**2, partitions=4,
                                         table_type="REALTIME")))
-    assert realtime["Data"] == "300 rows in 3 segments, 2MB of column values, 4 stream partitions"
+    assert realtime["Data"] == "300 rows in 3 segments, 2MiB of column values, 4 stream partitions"

@@ -93,15 +93,24 @@ def percentiles_by_config(combined: pd.DataFrame, label: str = "config",
     return fig
 
 
-def fanout_histogram(queries: pd.DataFrame, title: str = "Servers and segments per query") -> Figure:
-    """Distribution of servers queried and segments queried per query."""
-    fig = InlineFigure(figsize=(9, 4))
-    left, right = fig.subplots(1, 2)
-    for ax, col, color in ((left, "servers_queried", "#4C72B0"), (right, "segments_queried", "#DD8452")):
+def fanout_histogram(queries: pd.DataFrame, title: str = "Servers and segments per query") -> Figure | None:
+    """Distribution of servers and of segments queried per query, one panel for each that varies.
+
+    A count every query shares would be one solid bar: it is left to the text
+    (:func:`~workbench.analysis.readings.fanout_reading`), and ``None`` is returned when neither varies.
+    """
+    varying = [(c, colour, unit) for c, colour, unit in (("servers_queried", "#4C72B0", "servers"),
+                                                         ("segments_queried", "#DD8452", "segments"))
+               if queries[c].nunique() > 1]
+    if not varying:
+        return None
+    fig = InlineFigure(figsize=(4.5 * len(varying), 4))
+    axes = fig.subplots(1, len(varying), squeeze=False)[0]
+    for ax, (col, color, unit) in zip(axes, varying, strict=True):
         counts = queries[col].value_counts().sort_index()
         ax.bar(counts.index.to_numpy(), counts.to_numpy() / max(1, len(queries)), color=color)
-        ax.set_xlabel(col.replace("_", " "))
-        ax.set_ylabel("share of queries")
+        ax.set_xlabel(f"{unit} per query ({unit})")
+        ax.set_ylabel("share of queries (fraction, 0-1)")
         ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()

@@ -25,8 +25,18 @@ import pandas as pd
 
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, latency_column
 
-__all__ = ["Reading", "cache_reading", "compare_intervals", "heap_reading", "layout_reading", "pruning_reading",
-           "separated", "sizing_reading"]
+__all__ = [
+    "Reading",
+    "cache_reading",
+    "compare_intervals",
+    "fanout_reading",
+    "heap_reading",
+    "layout_reading",
+    "provisioning_reading",
+    "pruning_reading",
+    "separated",
+    "sizing_reading",
+]
 
 
 def _plain(value: Any) -> Any:
@@ -242,3 +252,52 @@ def sizing_reading(combined: pd.DataFrame, best: pd.Series | None, currency: str
             + (f"all {len(cheaper)} cheaper configurations fail it, or break in their failure case." if cheaper
                else "it is the cheapest simulated."))
     return Reading(text, {"best": str(best["point"]), "monthly_cost": total, "configurations": rows})
+
+
+def fanout_reading(queries: pd.DataFrame) -> Reading:
+    """How many servers and segments a query touches, naming a count that every query shares (a histogram
+    of one value is one solid bar that says nothing a sentence does not).
+
+    >>> fanout_reading(pd.DataFrame({"servers_queried": [4, 4], "segments_queried": [8, 12]})).text
+    'Every query touched exactly 4 servers; segments per query ranged from 8 to 12 (mean 10.0).'
+    """
+    parts, facts = [], {}
+    for col, noun in (("servers_queried", "servers"), ("segments_queried", "segments")):
+        values = queries[col]
+        facts[col] = sorted(int(v) for v in values.unique())
+        if values.nunique() == 1:
+            parts.append(f"every query touched exactly {int(values.iloc[0])} {noun}")
+        else:
+            parts.append(f"{noun} per query ranged from {int(values.min())} to {int(values.max())} "
+                         f"(mean {float(values.mean()):.1f})")
+    text = "; ".join(parts)
+    return Reading(text[0].upper() + text[1:] + ".", facts)
+
+
+def provisioning_reading(matrix: pd.DataFrame, hosts: int, retention_hours: float) -> Reading:
+    """Why the RealtimeProvisioningHelper's memory at ``hosts`` hosts rises and falls as numHours grows.
+
+    Pinot counts the segments a host keeps in memory as ``ceil(R / h)`` for retention ``R`` and
+    numHours ``h``: when ``R / h`` is not whole, the last, partial segment counts whole, so the completed
+    hours held, ``h x (ceil(R / h) - 1)``, jump (72 h: 68 at 4 h, 70 at 5 h, 66 at 6 h) and the memory
+    with them. The jumps are Pinot's own arithmetic, not noise.
+
+    ``matrix`` is :func:`~workbench.analysis.provisioning.provisioning_matrix`'s output.
+    """
+    col = matrix[matrix["num_hosts"] == hosts].sort_values("num_hours")
+    hours = col["num_hours"].astype(int).tolist()
+    active = (col["active_bytes"] / 1024**3).tolist()
+    held = [h * (math.ceil(retention_hours / h) - 1) for h in hours]
+    drops = [(hours[i], hours[i + 1]) for i in range(len(hours) - 1) if active[i + 1] < active[i]]
+    facts = {"hosts": hosts, "num_hours": hours, "active_gib": active, "completed_hours_held": held}
+    if not drops:
+        return Reading(f"At {hosts} hosts the active memory grows with numHours, from {active[0]:.1f} GiB to "
+                       f"{active[-1]:.1f} GiB.", facts)
+    a, b = drops[0]
+    ia, ib = hours.index(a), hours.index(b)
+    values = ", ".join(f"{v:.1f}" for v in active)
+    return Reading(f"At {hosts} hosts the active memory is not monotone in numHours ({values} "
+                   f"GiB for {', '.join(str(h) for h in hours)} h): Pinot keeps ceil({retention_hours:g} / numHours) "
+                   f"segments per partition, and a partial last segment counts whole, so the completed data a host "
+                   f"holds is {held[ia]} h at {a} h but {held[ib]} h at {b} h; memory follows it. This is Pinot's "
+                   f"own rounding, reproduced, not noise.", facts)

@@ -19,8 +19,8 @@ from matplotlib.ticker import ScalarFormatter
 from workbench.analysis.figure import InlineFigure, finish_axes
 from workbench.io.summary import P99, THROUGHPUT, latency_column
 
-__all__ = ["cost_vs_p99", "data_movement", "headroom_curve", "heap_and_pauses", "heap_over_day", "layout_comparison",
-           "natural_key", "pause_timeline", "whatif_bars"]
+__all__ = ["PAUSE_MARKS_MAX", "cost_vs_p99", "data_movement", "headroom_curve", "heap_and_pauses", "heap_over_day",
+           "layout_comparison", "natural_key", "pause_timeline", "whatif_bars"]
 
 _LAYOUT_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860")
 _SLO = "#C44E52"
@@ -150,11 +150,19 @@ def headroom_curve(runs: pd.DataFrame, slo_ms: float | None, title: str = "p99 a
     return fig
 
 
+#: Above this many pauses a mark per pause overlaps into a smear: the timeline counts them per bin instead.
+PAUSE_MARKS_MAX = 300
+
+
 def pause_timeline(pauses: pd.DataFrame, title: str = "GC pauses per server") -> Figure:
-    """Each pause as a mark at its start, one row per server, size and colour by its kind.
+    """Each pause as a mark at its start, one row per server, size and colour by its kind; above
+    :data:`PAUSE_MARKS_MAX` pauses, the count and the longest pause per server and time bin instead (hundreds
+    of marks on one row overlap and hide both how many there were and how long).
 
     ``pauses`` has ``server``, ``start_s``, ``duration_ms`` and optionally ``kind`` (young, mixed...).
     """
+    if len(pauses) > PAUSE_MARKS_MAX:
+        return _pause_bins(pauses, title)
     fig = InlineFigure(figsize=(10, 4.5))
     ax = fig.add_subplot()
     servers = sorted(pauses["server"].unique(), key=natural_key)
@@ -165,10 +173,30 @@ def pause_timeline(pauses: pd.DataFrame, title: str = "GC pauses per server") ->
         ax.scatter(sel["start_s"], [row_of[s] for s in sel["server"]], s=np.clip(sel["duration_ms"], 4, 400),
                    alpha=0.6, color=_LAYOUT_COLOURS[i % len(_LAYOUT_COLOURS)], label=str(kind))
     ax.set_yticks(range(len(servers)), [str(s) for s in servers], fontsize=7)
+    ax.set_ylabel("server")
     ax.set_xlabel("simulated time (s)")
     ax.set_title(f"{title} (mark area ~ pause length)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def _pause_bins(pauses: pd.DataFrame, title: str, bins: int = 40) -> Figure:
+    """Pauses per (server, time bin) as a coloured grid, with each server's pause-time share beside it."""
+    fig = InlineFigure(figsize=(10, 4.5))
+    ax = fig.add_subplot()
+    servers = sorted(pauses["server"].unique(), key=natural_key)
+    row = pauses["server"].map({s: i for i, s in enumerate(servers)}).to_numpy(dtype=float)
+    start = pauses["start_s"].to_numpy(dtype=float)
+    edges = np.linspace(float(start.min()), float(start.max()) + 1e-9, bins + 1)
+    counts, _, _ = np.histogram2d(start, row, bins=[edges, np.arange(len(servers) + 1) - 0.5])
+    mesh = ax.pcolormesh(edges, np.arange(len(servers) + 1) - 0.5, counts.T, cmap="Reds", shading="flat", vmin=0)
+    fig.colorbar(mesh, ax=ax, label=f"pauses per {edges[1] - edges[0]:.3g} s bin (count)")
+    ax.set_yticks(range(len(servers)), [str(s) for s in servers], fontsize=7)
+    ax.set_ylabel("server")
+    ax.set_xlabel("simulated time (s)")
+    ax.set_title(f"{title}: {len(pauses):,} pauses, counted per bin")
     fig.tight_layout()
     return fig
 

@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
 from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
+from workbench.analysis.readings import provisioning_reading
 from workbench.io.run_dir import RunDir
 from workbench.io.tables import read_json_file
 from workbench.report.data import SizingData, workload_of
@@ -115,6 +116,8 @@ def provisioning(d: SizingData, f: Findings) -> list[Figure]:
                    "'rec.' have the recommended host count. The sample segment is the workload's first sealed "
                    "segment; consuming memory is taken as its bytes per document (Pinot measures it by building a "
                    "mutable segment).", size=9)
+    if rec is not None and rec in set(matrix["num_hosts"]):
+        page.paragraph(provisioning_reading(matrix, rec, inputs.retention_hours).text, size=9)
     return [page.fig]
 
 

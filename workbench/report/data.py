@@ -27,12 +27,17 @@ Columns added (``combined``):
 ``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
 ``robust``                ``meets_slo`` and, when the point carries the calibration's model
                           interval (:data:`~workbench.io.summary.P99_MODEL_HIGH`), that too is under the SLO
-``at_load``               the point runs at the load the report sizes for: every point, unless
-                          the sweep varies ``workload.arrival.qps`` (then the highest)
+``load_level``            the load the point runs at, named by the swept ``workload`` keys
+                          (``arrival.qps=40``; empty when the sweep varies no workload key)
+``at_load``               the point runs at the highest load level (by measured queries/s): the
+                          level the detailed recommendation, its what-ifs and alternatives are for
 ========================  ====================================================================
 
-A sizing answers "which shape for *this* load"; a sweep that varies the query rate mixes loads, so
-the report sizes for the highest one it simulated and says so.
+A sizing answers "which shape for *this* load". A sweep that varies the workload (the query rate,
+``workload.arrival.qps``, or the data and its replayed log, ``workload.data``) asks that question once
+per load, so the load is a grouping and never a choice: :func:`recommend_per_load` answers each level
+on its own, and no answer is ever the cheapest row across loads (a lower load's shape would be sized
+for traffic the cluster does not have).
 """
 
 from __future__ import annotations
@@ -57,8 +62,9 @@ from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, load_scenario
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["LOAD_KEY", "RANKING_RULE", "SizingData", "bill", "layout_of", "load_sizing_data", "meeting", "rank",
-           "recommend", "size_text", "table_bytes", "workload_of"]
+__all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "binary_size", "layout_of", "load_keys",
+           "load_levels", "load_sizing_data", "meeting", "rank", "recommend", "recommend_per_load", "size_text",
+           "table_bytes", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,16 @@ def size_text(num_bytes: float) -> str:
         if num_bytes >= scale:
             return f"{num_bytes / scale:.3g}{unit}"
     return f"{num_bytes:.0f}B"
+
+
+def binary_size(num_bytes: float) -> str:
+    """A byte count with its binary unit spelled right (``size_text`` scales by 1024, so ``M`` is MiB).
+
+    >>> binary_size(100 * 2**20), binary_size(3 * 2**30), binary_size(500)
+    ('100MiB', '3GiB', '500B')
+    """
+    text = size_text(num_bytes)
+    return text if text.endswith("B") else text + "iB"
 
 
 def layout_of(sc: Scenario) -> tuple[str, int]:
@@ -202,12 +218,79 @@ def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Ser
 LOAD_KEY = "param.workload.arrival.qps"
 
 
+def load_keys(combined: pd.DataFrame) -> list[str]:
+    """The swept ``param.workload*`` columns that take more than one value: they change the question
+    (how much traffic, which data and query log), not the shape that answers it.
+
+    >>> load_keys(pd.DataFrame({"param.workload.arrival.qps": [20, 40], "param.cluster.servers": [2, 4],
+    ...                         "param.workload.data": ["wl", "wl"]}))
+    ['param.workload.arrival.qps']
+    """
+    return [str(c) for c in combined.columns
+            if (str(c) == "param.workload" or str(c).startswith("param.workload."))
+            and combined[c].astype(str).nunique() > 1]
+
+
+def load_levels(combined: pd.DataFrame) -> pd.Series:
+    """Each point's load level as a label (``arrival.qps=40``); empty when the sweep varies no workload key.
+
+    >>> load_levels(pd.DataFrame({"param.workload.arrival.qps": [20, 40, 20]})).tolist()
+    ['arrival.qps=20', 'arrival.qps=40', 'arrival.qps=20']
+    """
+    keys = load_keys(combined)
+    labels = [", ".join(f"{k.removeprefix('param.workload').lstrip('.') or 'workload'}={_short(row[k])}"
+                        for k in keys) for _, row in combined.iterrows()]
+    return pd.Series(labels, index=combined.index, dtype=object)
+
+
+def _level_order(combined: pd.DataFrame) -> list[str]:
+    """The load levels, lightest first: by the queries/s the points measured (a replayed log's load is
+    its own, so the swept value need not be a number), then by the swept rate."""
+    levels = combined["load_level"]
+    measured = pd.to_numeric(combined[S.THROUGHPUT], errors="coerce") if S.THROUGHPUT in combined else None
+    swept = pd.to_numeric(combined[LOAD_KEY], errors="coerce") if LOAD_KEY in combined else None
+    keys = pd.DataFrame({"level": levels,
+                         "measured": measured if measured is not None else 0.0,
+                         "swept": swept if swept is not None else 0.0}).groupby("level", sort=False).mean()
+    return [str(v) for v in keys.sort_values(["measured", "swept"], kind="stable").index]
+
+
 def _at_load(combined: pd.DataFrame) -> pd.Series:
-    if LOAD_KEY not in combined or combined[LOAD_KEY].nunique() < 2:
-        return pd.Series(True, index=combined.index)
-    load = pd.to_numeric(combined[LOAD_KEY], errors="coerce")
-    highest: pd.Series = load == load.max()
+    """The points at the highest load level (every point when the sweep varies no workload key)."""
+    order = _level_order(combined)
+    highest: pd.Series = combined["load_level"] == order[-1]
     return highest
+
+
+@dataclass(frozen=True)
+class LoadAnswer:
+    """The answer at one load level: its label, the queries/s its points measured (mean), the
+    recommendation there (``None``: nothing meets the SLO at this load) and the configuration with the
+    lowest p99 there (what the report quotes when nothing meets it)."""
+
+    level: str
+    qps: float
+    best: pd.Series | None
+    closest: pd.Series
+
+
+def recommend_per_load(combined: pd.DataFrame) -> list[LoadAnswer]:
+    """One :func:`recommend` per load level, lightest first: each level's points ranked only against
+    each other, so a shape is never chosen because it was cheap at a load the cluster does not have.
+
+    >>> t = pd.DataFrame({"point": list("abcd"), "cost": [2, 4, 2, 4], "servers": [2, 4, 2, 4],
+    ...                   "load_level": ["qps=1", "qps=1", "qps=2", "qps=2"], "throughput_qps": [1.0, 1, 2, 2],
+    ...                   "latency_ms.p99.value": [50.0, 40, 900, 60], "meets_slo": [True, True, False, True]})
+    >>> [(a.level, None if a.best is None else a.best["point"]) for a in recommend_per_load(t)]
+    [('qps=1', 'a'), ('qps=2', 'd')]
+    """
+    frame = combined if "load_level" in combined else combined.assign(load_level="")
+    answers = []
+    for level in _level_order(frame):
+        rows = frame[frame["load_level"] == level].assign(at_load=True)
+        qps = float(pd.to_numeric(rows[S.THROUGHPUT], errors="coerce").mean()) if S.THROUGHPUT in rows else math.nan
+        answers.append(LoadAnswer(level, qps, recommend(rows)[0], rows.sort_values(S.P99).iloc[0]))
+    return answers
 
 
 def _manifest(root: Path) -> dict[str, Any]:
@@ -249,6 +332,7 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
                                 for sc, (_, row) in zip(loaded, combined.iterrows(), strict=True)]
     slo = loaded[0].slo.p99_ms
     combined["meets_slo"], combined["robust"] = _meets(combined, slo)
+    combined["load_level"] = load_levels(combined)
     combined["at_load"] = _at_load(combined)
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
@@ -310,11 +394,12 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
     return ordered
 
 
-def meeting(combined: pd.DataFrame) -> pd.DataFrame:
+def meeting(combined: pd.DataFrame, every_load: bool = False) -> pd.DataFrame:
     """Configurations that meet the SLO with every server up (across the model interval when the points
-    carry it) at the load the report sizes for, in the report's order."""
+    carry it) at the load the report sizes for (at every load level with ``every_load``: the studies run
+    each level's candidates in their failure case, as each level has its own answer), in the report's order."""
     ok = combined[combined["robust"] if "robust" in combined else combined["meets_slo"]]
-    if "at_load" in ok:
+    if "at_load" in ok and not every_load:
         ok = ok[ok["at_load"].astype(bool)]
     return rank(ok)
 

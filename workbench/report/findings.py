@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.analysis.readings import compare_intervals
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, P99_MODEL_HIGH, THROUGHPUT
 from workbench.io.tables import read_json_file
-from workbench.report.data import SizingData, meeting, recommend, workload_of
+from workbench.report.data import LoadAnswer, SizingData, meeting, recommend, recommend_per_load, workload_of
 from workbench.report.fragility import Context, backtest_fit, warnings_for
 from workbench.report.survival import Survival, survival_frame, with_survival
 from workbench.report.whatif import (
@@ -102,6 +102,9 @@ class Findings:
     #: The first configuration in the report's order that meets the SLO with every server up, when it is
     #: not the recommendation (it breaks in its failure case).
     fragile: pd.Series | None = None
+    #: One answer per load level, lightest first, when the sweep varies the load (one entry when not):
+    #: the load is a grouping, so each level is ranked against itself only.
+    per_load: list[LoadAnswer] = field(default_factory=list)
 
 
 def _keys_per_server(row: pd.Series, sc: Any) -> int:
@@ -221,7 +224,7 @@ def _studies(d: SizingData, best: pd.Series, survival: Survival | None) -> tuple
 def _survival(d: SizingData) -> tuple[dict[str, Survival], str | None]:
     """Every configuration that meets the SLO in its failure case, or a sentence when the runs are missing."""
     try:
-        return survival_frame(d, meeting(d.combined)), None
+        return survival_frame(d, meeting(d.combined, every_load=True)), None
     except StudyMissing as missing:
         return {}, missing_sentence(d, missing)
 
@@ -259,10 +262,11 @@ def find(d: SizingData) -> Findings:
     if d.slo_p99_ms is None:
         warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
                         "recommendation is only the cheapest shape simulated.")
-    if "at_load" in d.combined and not d.combined["at_load"].all():
-        warnings.append(f"The sweep varies the query rate: the report sizes for the highest simulated, "
-                        f"{float(d.combined.loc[d.combined['at_load'], THROUGHPUT].mean()):,.0f} queries/s, "
-                        "and leaves the other loads out of the recommendation.")
+    per_load = recommend_per_load(combined)
+    if len(per_load) > 1:
+        warnings.append(f"The sweep varies the load ({len(per_load)} levels): each level has its own answer, "
+                        f"never the cheapest row across loads; the what-ifs and alternatives are those of the "
+                        f"highest, {per_load[-1].qps:,.0f} queries/s.")
     if whatifs is not None:
         failing = whatifs[~whatifs["meets_slo"].astype(bool)]
         if len(failing):
@@ -272,7 +276,7 @@ def find(d: SizingData) -> Findings:
         warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
                         "in money is unknown; give a price table with larger instances (report.prices).")
     return Findings(best, runner, _cheaper(d, best), whatifs, room, warnings, load_facts(d, best), cal,
-                    routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals))
+                    routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals), per_load)
 
 
 def warnings_for_backtest(ctx: Context) -> str | None:

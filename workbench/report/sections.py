@@ -10,6 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
+from workbench.analysis.readings import fanout_reading
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, UTILISATION_MEAN, latency_column
 from workbench.report.data import SizingData, rank, size_text
 from workbench.report.findings import Findings, layout_frame
@@ -132,11 +133,15 @@ def fanout(d: SizingData, f: Findings) -> list[Figure]:
     q = d.point_dirs[str(point)].read_table("queries")
     if q.empty:
         return []
+    reading = fanout_reading(q)
+    text = (f"{reading.text} The broker pruned {q['segments_pruned'].mean():.1f} segments per query on average; "
+            "the more servers a query waits for, the likelier it meets a GC pause or a slow server.")
     fig = plots.fanout_histogram(q, "Fan-out of the recommended configuration")
-    return [plot_page(fig, f"a query touches {q['servers_queried'].mean():.1f} servers and "
-                           f"{q['segments_queried'].mean():.1f} segments on average, after the broker pruned "
-                           f"{q['segments_pruned'].mean():.1f}; the tail of this histogram is where GC pauses and "
-                           "slow servers are met.")]
+    if fig is None:  # every query touched the same servers and segments: a sentence, not a one-bar plot
+        page = Page("Fan-out of the recommended configuration", "servers and segments per query")
+        page.paragraph(text)
+        return [page.fig]
+    return [plot_page(fig, text)]
 
 
 def _heap_columns(servers: pd.DataFrame) -> tuple[str | None, str | None]:

@@ -28,15 +28,15 @@ from workbench.io.summary import (
     latency_column,
 )
 from workbench.report.cluster_cost import part_line, total
-from workbench.report.data import RANKING_RULE, SizingData, bill, size_text, table_bytes
+from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
 
 __all__ = ["bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows", "money", "ms",
-           "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page", "sureness_sentences",
-           "whatif_frame"]
+           "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page",
+           "sureness_sentences", "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -86,7 +86,7 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     if load.segments is not None:
         parts = [f"{load.rows:,} rows in {load.segments:,} segments"]
         if load.data_bytes:  # a size of 0 is a workload that records none, not an empty table
-            parts.append(f"{size_text(float(load.data_bytes))}B of column values")
+            parts.append(f"{binary_size(float(load.data_bytes))} of column values")
         if load.partitions and load.table_type == "REALTIME":
             parts.append(f"{load.partitions} stream partitions")
         rows.append(("Data", ", ".join(parts)))
@@ -270,6 +270,30 @@ def resilience_sentence(f: Findings) -> str | None:
     return text + "."
 
 
+def per_load_sentences(d: SizingData, f: Findings) -> list[str]:
+    """One answer per load level, lightest first, when the sweep varies the load (empty when it does not).
+
+    Each level's shape was ranked against that level's points only; a level where nothing meets the SLO
+    says so with its lowest p99 rather than borrowing another level's answer.
+    """
+    if len(f.per_load) < 2:
+        return []
+    currency = d.prices.currency if d.prices is not None else ""
+    out = []
+    for a in f.per_load:
+        head = f"At {a.qps:,.0f} queries/s ({a.level}): "
+        if a.best is None:
+            c = a.closest
+            out.append(head + f"no configuration meets the SLO; the lowest p99 is {ms(c)} ({c['shape']}, servers "
+                       f"{float(c[UTILISATION_MEAN]):.0%} busy).")
+            continue
+        b = a.best
+        cost = f", {money(cost_of(b), currency)}/month" if d.prices is not None else ""
+        out.append(head + f"buy {b['shape']} ({b['instance']}){cost}: p99 {ms(b)}, servers "
+                   f"{float(b[UTILISATION_MEAN]):.0%} busy.")
+    return out
+
+
 def _title(d: SizingData) -> tuple[str, str]:
     table = d.base.get("table", {}) if isinstance(d.base.get("table"), dict) else {}
     name = f"{table.get('tableName', d.scenario_name)}_{table.get('tableType', '')}".rstrip("_")
@@ -306,14 +330,22 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
     elif f.best is None:
         at_load = d.combined[d.combined["at_load"]] if "at_load" in d.combined else d.combined
         best_p99 = at_load.sort_values(P99).iloc[0]
-        page.callout(f"No configuration in this sweep meets the SLO. The lowest p99 was {ms(best_p99)} "
+        where = (f"meets the SLO at the highest load simulated ({f.per_load[-1].qps:,.0f} queries/s, "
+                 f"{f.per_load[-1].level})" if len(f.per_load) > 1 else "in this sweep meets the SLO")
+        page.callout(f"No configuration {where}. The lowest p99 was {ms(best_p99)} "
                      f"({best_p99['shape']}); widen the sweep: more servers, more cores, or replica groups.", "bad",
                      weight="bold")
     else:
         b = f.best
-        page.callout(f"Buy {shape_sentence(b, d.prices)}\np99 {ms(b)}, p50 {ms(b, 'p50')}, "
+        level = (f"At the highest load simulated, {f.per_load[-1].qps:,.0f} queries/s ({f.per_load[-1].level}): "
+                 if len(f.per_load) > 1 else "")
+        page.callout(f"{level}Buy {shape_sentence(b, d.prices)}\np99 {ms(b)}, p50 {ms(b, 'p50')}, "
                      f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
                      f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.\n" + bill_text(d, b, currency), "good", size=9.5)
+    per_load = per_load_sentences(d, f)
+    if per_load:
+        page.heading("One answer per load")
+        page.bullets(per_load, size=9)
     page.paragraph(f"Ranking: {RANKING_RULE}.", size=9)
     resilience = resilience_sentence(f)
     if resilience is not None:

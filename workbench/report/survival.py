@@ -37,7 +37,7 @@ import pandas as pd
 from workbench import defaults as D
 from workbench.io.summary import P99, P99_HIGH
 from workbench.io.tables import read_json_file
-from workbench.report.data import SizingData, layout_of, size_text
+from workbench.report.data import SizingData, binary_size, layout_of
 from workbench.report.whatif import Fetch, StudyMissing, WhatIf, first_group, point_of, read_whatif, whatif_row
 from workbench.scenario import Scenario
 
@@ -82,15 +82,15 @@ class AfterLoss:
         """How long the state before the rebalance lasts, and why.
 
         >>> AfterLoss(6, 5, True, 12, 3 * 2**20, 2**20 * 100, 50 * 2**20).sentence()
-        'Pinot rebalances the table onto 5 servers, loading 100MB on the busiest one: about 2 s at 50MB/s'
+        'Pinot rebalances the table onto 5 servers, loading 100MiB on the busiest one: about 2 s at 50MiB/s'
         """
-        rate = f"{size_text(self.load_bytes_per_s)}B/s"
+        rate = f"{binary_size(self.load_bytes_per_s)}/s"  # 2^20 bytes: MiB, not MB
         took = f"{'' if self.seconds < 1 else 'about '}{_duration(self.seconds)} at {rate}"
         if self.rebalanced:
             return (f"Pinot rebalances the table onto {self.servers_after} servers, loading "
-                    f"{size_text(self.busiest_bytes)}B on the busiest one: {took}")
+                    f"{binary_size(self.busiest_bytes)} on the busiest one: {took}")
         return (f"Pinot cannot place the table on {self.servers_after} servers ({self.why_not}); a replacement server "
-                f"loads the lost one's {size_text(self.busiest_bytes)}B: {took}")
+                f"loads the lost one's {binary_size(self.busiest_bytes)}: {took}")
 
 
 def _duration(seconds: float) -> str:

@@ -55,7 +55,7 @@ def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = No
     """
     d = load_sizing_data(sweep_dir, options)
     started = time.perf_counter()
-    survivals = survival_frame(d, meeting(d.combined), fetch=run_failure_case, loss=plan_after_loss)
+    survivals = survival_frame(d, meeting(d.combined, every_load=True), fetch=run_failure_case, loss=plan_after_loss)
     spent = time.perf_counter() - started
     path = d.sweep_dir / WHATIF_DIR / STUDIES_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
