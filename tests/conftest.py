@@ -23,7 +23,8 @@ class UpsertTrips:
     scenarios over it. Generated once per session in-process (no Spark); ``events`` sets its size."""
 
     SCHEMA: ClassVar[dict[str, Any]] = {"schemaName": "trips", "primaryKeyColumns": ["key"],
-              "dimensionFieldSpecs": [{"name": "key", "dataType": "STRING"}],
+              # key_id: the column the table partitions by (Pinot refuses a partition column the schema lacks)
+              "dimensionFieldSpecs": [{"name": "key", "dataType": "STRING"}, {"name": "key_id", "dataType": "LONG"}],
               "dateTimeFieldSpecs": [{"name": "event_time_ms", "dataType": "LONG",
                                       "format": "1:MILLISECONDS:EPOCH", "granularity": "1:MILLISECONDS"}]}
 
