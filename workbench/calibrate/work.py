@@ -43,18 +43,18 @@ from scipy.optimize import lsq_linear
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
-    _KEYS,
+    FIT_KEYS,
     FIT_PARAMETERS,
     VARIABILITY_KEY,
     FitOptions,
     Parameter,
     ServiceFit,
-    _blocks,
-    _bootstrap,
-    _identifiable,
-    _mu,
-    _quality,
+    block_bootstrap,
+    bootstrap_blocks,
+    fit_quality,
+    identifiable,
     predict,
+    segment_mean,
 )
 from workbench.calibrate.variability import fit_variability
 
@@ -181,13 +181,13 @@ def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], so
             sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
         return
     share = (f.time_ms - slowest_ms)[use]
-    x = np.zeros((int(use.sum()), len(_KEYS)))
+    x = np.zeros((int(use.sum()), len(FIT_KEYS)))
     x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[use], f.rows[use]
-    free, held = _identifiable(x, list(keys))
+    free, held = identifiable(x, list(keys))
     for k in held:
         sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
-    target = share - sum((values[k] * x[:, _KEYS.index(k)] for k in held), np.zeros(len(share)))
-    cols = [_KEYS.index(k) for k in free]
+    target = share - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(share)))
+    cols = [FIT_KEYS.index(k) for k in free]
     beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
     for k, b in zip(free, beta.tolist(), strict=True):
         if k != "cluster.broker.overhead_ms":
@@ -231,36 +231,36 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         raise ValueError("no query that reached servers has a measured CPU time")
     x_all = _work_design(f)
     x, w = x_all[use], work_ms[use]
-    free, held = _identifiable(x, list(_SERVER_KEYS))
+    free, held = identifiable(x, list(_SERVER_KEYS))
     values = {k: default for k, _, default in FIT_PARAMETERS}
     sources = {k: "fitted" if k in free else "held at default (workbench/defaults.py): the servers' measured work "
-               "cannot tell it from the other costs" for k in _KEYS}
-    target = w - sum((values[k] * x[:, _KEYS.index(k)] for k in held), np.zeros(len(w)))
-    cols = [_KEYS.index(k) for k in free]
+               "cannot tell it from the other costs" for k in FIT_KEYS}
+    target = w - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(w)))
+    cols = [FIT_KEYS.index(k) for k in free]
     values.update(zip(free, _solve(x[:, cols], target).tolist(), strict=True))
-    fitted = base = x_all @ np.array([values[k] for k in _KEYS])
+    fitted = base = x_all @ np.array([values[k] for k in FIT_KEYS])
     extra_note, extra = None, 0.0
     if process_ms is not None:
-        requests = float(x[:, _KEYS.index("service.per_request_ms")].sum())
+        requests = float(x[:, FIT_KEYS.index("service.per_request_ms")].sum())
         extra = (process_ms * len(w) - float(fitted[use].sum())) / requests
         if extra > 0:
             values["service.per_request_ms"] += extra
             extra_note = (f"service.per_request_ms: includes {extra:.3g} ms per server request of process CPU outside "
                           f"the query's threads (the given {process_ms:.3g} ms per query less the log's "
                           f"{float(w.mean()):.3g} ms: Netty, deserialisation, GC, JIT)")
-            fitted = x_all @ np.array([values[k] for k in _KEYS])
+            fitted = x_all @ np.array([values[k] for k in FIT_KEYS])
         else:
             extra = 0.0
             extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
                           f"({float(w.mean()):.3g} ms per query): not used")
     _broker(f, slowest_ms, values, sources)
 
-    blocks = _blocks(int(use.sum()))
+    blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
     residuals = w - base[use]
-    var = fit_variability(residuals, _mu(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
+    var = fit_variability(residuals, segment_mean(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
-    cov = _bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
+    cov = block_bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
                      np.random.default_rng([opts.seed, 2]))
     keys = list(free)
     if var.se is not None:
@@ -274,11 +274,11 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
 
     # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
     g = factor_moments(f.shapes, var.sigma, opts.samples, opts.seed)[0][f.shape_id] if f.shapes else np.zeros(len(f))
-    server_only = {k: (values[k] if k in _SERVER_KEYS else 0.0) for k in _KEYS}
+    server_only = {k: (values[k] if k in _SERVER_KEYS else 0.0) for k in FIT_KEYS}
     critical = predict(f, server_only, g, 0.0)
     # a query's own work relative to its fitted mean; the process CPU outside its threads is taken as fixed
     ratio = np.where(use & (base > 0), np.nan_to_num(work_ms / np.where(base > 0, base, 1.0)), 1.0)
-    broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in _KEYS}, np.zeros(len(f)), 0.0)
+    broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in FIT_KEYS}, np.zeros(len(f)), 0.0)
     reached = f.servers > 0
     outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
                                      - extra}, g, 0.0)
@@ -293,7 +293,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         notes.append(f"service.variability: {var.note}")
     if extra_note:
         notes.append(extra_note)
-    quality = _quality(w, base[use], f.kind[use])
+    quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
     quality["fitted_work_ms_total"] = float(base[use].sum())
