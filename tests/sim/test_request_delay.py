@@ -95,3 +95,18 @@ def test_a_drawn_delay_comes_from_its_own_stream(engine: str) -> None:
     assert (extra > 0).all()
     assert extra.mean() == pytest.approx(2.0, abs=5 * 2.0 / np.sqrt(len(extra)))
     assert len(np.unique(extra.round(9))) > 0.99 * len(extra)  # one draw per request, not one for all
+
+
+def test_the_key_takes_every_distribution_form_and_refuses_a_negative_delay() -> None:
+    from workbench.distributions import Deterministic, Empirical, Exponential
+    from workbench.errors import ScenarioError
+
+    def read(value: Any) -> Any:
+        return load_scenario({"cluster": {"network": {"request_delay_ms": value}}}).cluster.network.request_delay_ms
+
+    assert read("250ms") == Deterministic(250.0) and read("1s") == Deterministic(1000.0)
+    assert read({"dist": "exponential", "mean": "2ms"}) == Exponential(2.0)
+    assert read({"dist": "empirical", "values": [1, 2]}) == Empirical((1.0, 2.0))
+    assert load_scenario({}).cluster.network.request_delay_ms == Deterministic(0.0)  # none by default
+    with pytest.raises(ScenarioError, match=r"cluster\.network\.request_delay_ms"):
+        read(-1)
