@@ -195,7 +195,7 @@ def main() -> None:
         print("| MAPE (other rates) | | | | | " + " / ".join(f"{mape[k]:.0f}%" for k in PERCENTILES) + " |")
         params = [line.strip() for line in result["scenario"].splitlines()
                   if line.strip().startswith(("per_request_ms", "per_segment_ms", "ns_per_doc", "variability",
-                                              "overhead_ms", "reduce_ms", "latency_ms"))]
+                                              "overhead_ms", "reduce_ms", "latency_ms", "request_delay_ms"))]
         print("\n" + "\n".join(f"    {p[:150]}" for p in params))
     rows = results["timeMs alone (before)"]["rows"]
     print("\n| rate /s | client p50 / p90 / p99 / p99.9 (ms) | broker timeMs p50 / p99 | server schedulerWaitMs p99 "

@@ -166,7 +166,7 @@ def calibrate(
     table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path, out: str | Path, *,
     gc_logs: Sequence[str | Path] = (), servers: int | None = None, server_cores: int | None = None,
     backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
-    lenient: bool = False, overwrite: bool = False,
+    lenient: bool = False, overwrite: bool = False, server_work: bool = True, server_cpu_ms: float | None = None,
 ) -> CalibrationResult:
     """Calibrate a scenario from a cluster's own files into ``out`` (``docs/calibrate.md``).
 
@@ -186,6 +186,12 @@ def calibrate(
         Back-test replications and the seed of every random stream (defaults from ``workbench/defaults.py``).
     lenient
         Skip malformed log lines (counted in ``calibration.json``) instead of stopping at the first.
+    server_work
+        Fit the servers' costs to the work they measured when the log carries it (``offlineThreadCpuTimeNs``),
+        the rest of ``timeMs`` becoming ``cluster.network.request_delay_ms``; ``False`` fits ``timeMs`` alone.
+    server_cpu_ms
+        The servers' process CPU per query when measured (summed over servers): the log's CPU time covers the
+        query's threads only; the difference is added to ``service.per_request_ms``.
     """
     from workbench.calibrate import CalibrateOptions
     from workbench.calibrate import calibrate as run
@@ -194,7 +200,8 @@ def calibrate(
 
     options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
-                               seed=SEED if seed is None else seed)
+                               seed=SEED if seed is None else seed, server_work=server_work,
+                               server_cpu_ms=server_cpu_ms)
     return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite,
                backtest=backtest)
 

@@ -138,7 +138,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     result = calibrate(args.table_config, args.schema, args.segments, args.query_log, args.out,
                        gc_logs=args.gc_log or (), servers=args.servers, server_cores=args.server_cores,
                        backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
-                       lenient=args.lenient, overwrite=args.overwrite)
+                       lenient=args.lenient, overwrite=args.overwrite, server_work=args.server_work,
+                       server_cpu_ms=args.server_cpu_ms)
     _say(describe_calibration(result))
     return 0
 
@@ -287,6 +288,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, metavar="N", help="seed of every random stream")
     c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")
     c.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    c.add_argument("--no-server-work", dest="server_work", action="store_false",
+                   help="fit timeMs alone even when the log carries the servers' measured CPU time")
+    c.add_argument("--server-cpu-ms", type=float, metavar="MS",
+                   help="the servers' process CPU per query (summed over servers), when measured: added to "
+                        "service.per_request_ms beyond the log's thread CPU")
     c.set_defaults(handler=_calibrate)
 
     o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",

@@ -47,6 +47,9 @@ BROKER_CORES: Final = 4
 BROKER_TIMEOUT_MS: Final = 10_000.0
 #: One-way network latency per message, ms: same-zone datacentre round trips are ~0.2-0.5 ms.
 NETWORK_LATENCY_MS: Final = 0.25
+#: Delay per server request that takes no server core, ms: none unless calibrated (``workbench calibrate``
+#: fits it to the broker's ``timeMs`` less the servers' measured work).
+NETWORK_REQUEST_DELAY_MS: Final = 0.0
 
 # -- service model ----------------------------------------------------------------------------------
 SERVICE_MODEL: Final = "cost"

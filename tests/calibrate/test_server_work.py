@@ -115,11 +115,15 @@ def test_the_fitted_work_of_each_query_shape_is_its_measured_cpu_time_and_the_re
     assert delay["queries"] == QUERIES  # type: ignore[index]
     assert delay["mean_ms"] == pytest.approx(float(np.mean(delays)), abs=1e-9)  # type: ignore[index]
     assert delay["p90_ms"] == pytest.approx(float(np.percentile(delays, 90)), abs=1e-9)  # type: ignore[index]
-    # the scenario's one-way delay: two draws of it (one each way) carry the delay's mean
+    # the scenario carries each query's delay as the per-request delay (one server: one draw per query), and no
+    # separate network latency (the delay includes the transport). Before cluster.network.request_delay_ms the
+    # delay rode on network.latency_ms as one-way values whose two draws summed as the delays (checked here by
+    # their mean): the key changed, the delays it must carry did not.
     scenario = yaml.safe_load((tmp_path / "out" / "scenario.yaml").read_text())
-    one_way = scenario["cluster"]["network"]["latency_ms"]
-    assert one_way["dist"] == "empirical"
-    assert 2 * float(np.mean(one_way["values"])) == pytest.approx(float(np.mean(delays)), rel=0.05)
+    network = scenario["cluster"]["network"]
+    assert network["latency_ms"] == 0
+    assert network["request_delay_ms"]["dist"] == "empirical"
+    assert network["request_delay_ms"]["values"] == pytest.approx(sorted(delays), abs=1e-9)
 
 
 def test_a_given_process_cpu_per_query_moves_the_difference_from_delay_to_per_request_work(tmp_path: Path) -> None:
@@ -138,6 +142,7 @@ def test_a_log_whose_servers_did_not_measure_cpu_is_fitted_to_time_ms_as_before(
     assert doc["fitted_to"] == "timeMs" and doc["delay"] is None
     scenario = yaml.safe_load((tmp_path / "out" / "scenario.yaml").read_text())
     assert scenario["cluster"]["network"]["latency_ms"] == 0.25
+    assert "request_delay_ms" not in scenario["cluster"]["network"]  # nothing measured: no delay of its own
     measured, _ = _files(tmp_path / "measured", measured=True)
     assert _calibrate(measured, tmp_path / "off", server_work=False)["fitted_to"] == "timeMs"
 
@@ -168,3 +173,21 @@ def test_the_variability_is_searched_where_its_spread_rises_and_a_wider_spread_i
     wide = rng.normal(0.0, 2.0 * _iqr(peak), n)   # wider than any factor makes: at the limit, and said so
     fit = fit_variability(wide, mu, ids, shapes, blocks=blocks, seed=0, bootstrap=20, clock=False)
     assert fit.sigma == pytest.approx(top) and fit.se is None and fit.note.startswith("AT ITS LIMIT")
+
+
+def test_the_cli_passes_server_work_and_server_cpu_ms(tmp_path: Path) -> None:
+    """``workbench calibrate --server-cpu-ms 3`` adds (3 - 2.7) ms per request as the API's ``server_cpu_ms`` does
+    (the test above, by hand), and ``--no-server-work`` fits ``timeMs`` as ``server_work=False`` does."""
+    from workbench.cli import main
+
+    paths, delays = _files(tmp_path / "in", measured=True)
+    base = _values(_calibrate(paths, tmp_path / "base"))
+    common = ["--table-config", str(paths["table_config"]), "--schema", str(paths["schema"]),
+              "--segments", str(paths["segments"]), "--query-log", str(paths["query_log"]), "--servers", "1",
+              "--server-cores", "1", "--backtest-queries", "0", "--seed", "1"]
+    assert main(["calibrate", *common, "--out", str(tmp_path / "cpu"), "--server-cpu-ms", "3.0"]) == 0
+    doc = json.loads((tmp_path / "cpu" / "calibration.json").read_text())
+    assert _values(doc)["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"] + 0.3, abs=1e-6)
+    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)) - 0.3, abs=1e-6)
+    assert main(["calibrate", *common, "--out", str(tmp_path / "off"), "--no-server-work"]) == 0
+    assert json.loads((tmp_path / "off" / "calibration.json").read_text())["fitted_to"] == "timeMs"

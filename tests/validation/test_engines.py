@@ -4,8 +4,8 @@ The SimPy engine is the reference; a difference is a bug in the compiled one. La
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
 compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
 deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
-churn, replayed and pruned queries, slow and wedged servers); a Hypothesis test draws random scenarios
-inside its coverage.
+churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a Hypothesis test draws
+random scenarios inside its coverage.
 """
 
 from __future__ import annotations
@@ -124,6 +124,13 @@ CASES: dict[str, dict[str, Any]] = {
                                                           {"server": "Server_2", "from_s": 15, "until_s": 15.1}],
                      "slow": [{"server": "Server_0", "factor": 3}]},
         "broker": {"timeout_ms": 300}}),
+    "a request delay per server request (empirical), crashes, fixed GC, a timeout it makes responses miss": scenario(
+        cluster={"servers": 4, "server": {"cores": 2},
+                 "network": {"latency_ms": {"dist": "exponential", "mean": 0.3},
+                             "request_delay_ms": {"dist": "empirical", "values": [0.5, 2.0, 6.0, 40.0]}},
+                 "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+                        "pause_ms": {"dist": "exponential", "mean": 30}},
+                 "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 60}}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},

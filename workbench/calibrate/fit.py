@@ -36,8 +36,10 @@ from workbench.calibrate.critical_path import DEFAULT_SAMPLES, factor_moments, m
 from workbench.calibrate.features import KINDS, LogFeatures
 from workbench.calibrate.variability import VariabilityFit, fit_variability, spread_gap
 
-__all__ = ["FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter", "ServiceFit", "design", "fit_service",
-           "predict", "refit_overhead"]
+#: The fit's building blocks are public because ``work.py`` (the fit to the servers' measured work) reuses them.
+__all__ = ["FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter", "ServiceFit",
+           "block_bootstrap", "bootstrap_blocks", "design", "fit_quality", "fit_service", "identifiable", "predict",
+           "refit_overhead", "segment_mean"]
 
 #: The fitted parameters: scenario key, unit, and what it multiplies; in the order of the design columns.
 FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
@@ -49,7 +51,7 @@ FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
     ("cluster.broker.reduce_ms_per_server", "ms per server answered", D.BROKER_REDUCE_MS_PER_SERVER),
     ("cluster.broker.reduce_ms_per_row", "ms per row returned", D.BROKER_REDUCE_MS_PER_ROW),
 )
-COST_KEYS = tuple(k for k, _, _ in FIT_PARAMETERS)
+FIT_KEYS = tuple(k for k, _, _ in FIT_PARAMETERS)
 #: The variability's key; it joins the covariance of the fitted costs as its last row.
 VARIABILITY_KEY = "service.variability"
 #: Which parameter is held first when columns cannot be told apart (the least important first).
@@ -180,7 +182,7 @@ def identifiable(x: np.ndarray, free: list[str]) -> tuple[list[str], list[str]]:
     combination of columns is nearly zero, the least important parameter in it is held."""
     held = []
     while free:
-        weights = _collinear(x[:, [COST_KEYS.index(k) for k in free]])
+        weights = _collinear(x[:, [FIT_KEYS.index(k) for k in free]])
         if weights is None:
             break
         involved = [k for k, w in zip(free, weights, strict=True) if abs(w) > 0.1]
@@ -200,11 +202,11 @@ class _State:
 def _solve(x: np.ndarray, y: np.ndarray, offset: np.ndarray, weights: np.ndarray, state: _State) -> np.ndarray:
     """Weighted least squares for the free parameters, none below zero (a cost is never negative), with
     the held ones at their values. Returns the target the free parameters were fitted to."""
-    held = [k for k in COST_KEYS if k not in state.free]
+    held = [k for k in FIT_KEYS if k not in state.free]
     target: np.ndarray = y - offset
     for k in held:
-        target = target - state.values[k] * x[:, COST_KEYS.index(k)]
-    cols = [COST_KEYS.index(k) for k in state.free]
+        target = target - state.values[k] * x[:, FIT_KEYS.index(k)]
+    cols = [FIT_KEYS.index(k) for k in state.free]
     if cols:
         root = np.sqrt(weights)
         beta = np.asarray(nnls(x[:, cols] * root[:, None], target * root)[0])
@@ -218,7 +220,7 @@ def bootstrap_blocks(n: int) -> list[np.ndarray]:
     return [b for b in np.array_split(np.arange(n), min(count, n)) if len(b)]
 
 
-def bootstrap_covariance(x: np.ndarray, target: np.ndarray, weights: np.ndarray, blocks: Sequence[np.ndarray],
+def block_bootstrap(x: np.ndarray, target: np.ndarray, weights: np.ndarray, blocks: Sequence[np.ndarray],
                resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Covariance of the weighted least-squares estimates over block resamples.
 
@@ -293,12 +295,12 @@ def _round(f: LogFeatures, state: _State, sigma: float, options: FitOptions) -> 
         g, v = means[f.shape_id], variances[f.shape_id]
     else:
         g = v = np.zeros(len(f))
-    weights = 1.0 / (work_per_segment(f, state.values) ** 2 * v + CLOCK_VARIANCE)
+    weights = 1.0 / (segment_mean(f, state.values) ** 2 * v + CLOCK_VARIANCE)
     x, offset = design(f, g, options.network_ms)
     return _Round(g, x, _solve(x, f.time_ms, offset, weights, state), weights)
 
 
-def work_per_segment(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
+def segment_mean(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
     """Each query's mean work per segment, ms (what the variability multiplies)."""
     per_doc = np.where(f.segments > 0, f.docs / np.maximum(f.segments, 1), 0.0)
     mu = values["service.per_segment_ms"] + values["service.ns_per_doc"] * 1e-6 * per_doc
@@ -310,9 +312,9 @@ def work_per_segment(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
 def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
     rounds = mean_factors(f.shapes, 0.0)[f.shape_id] if f.shapes else np.zeros(len(f))
     x, _ = design(f, rounds, options.network_ms)
-    free, held = identifiable(x, list(COST_KEYS))
+    free, held = identifiable(x, list(FIT_KEYS))
     values = {k: default for k, _, default in FIT_PARAMETERS}
-    sources = dict.fromkeys(COST_KEYS, "fitted")
+    sources = dict.fromkeys(FIT_KEYS, "fitted")
     notes = []
     for k in held:
         if k == "cluster.broker.overhead_ms":
@@ -342,7 +344,7 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
     sigma = _alternate(f, state, opts, blocks)
     r = _round(f, state, sigma, opts)
     predicted = predict(f, state.values, r.g, opts.network_ms)
-    var = fit_variability(f.time_ms - predicted, work_per_segment(f, state.values), f.shape_id, f.shapes, blocks=blocks,
+    var = fit_variability(f.time_ms - predicted, segment_mean(f, state.values), f.shape_id, f.shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200))
     keys, cov, gain = _covariance(f, state, r, var, opts, blocks)
     se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
@@ -360,7 +362,7 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
     if var.se is not None:
         var = replace(var, se=se_of[VARIABILITY_KEY])
     quality = fit_quality(f.time_ms, predicted, f.kind)
-    quality["entries"] = _entries_check(r, f, [COST_KEYS.index(k) for k in state.free])
+    quality["entries"] = _entries_check(r, f, [FIT_KEYS.index(k) for k in state.free])
     return ServiceFit(params, tuple(keys), cov, var, quality, len(f), tuple(notes))
 
 
@@ -370,7 +372,7 @@ def _alternate(f: LogFeatures, state: _State, options: FitOptions, blocks: Seque
     for _ in range(options.max_rounds):
         r = _round(f, state, sigma, options)
         residuals = f.time_ms - predict(f, state.values, r.g, options.network_ms)
-        fitted = fit_variability(residuals, work_per_segment(f, state.values), f.shape_id, f.shapes, blocks=blocks,
+        fitted = fit_variability(residuals, segment_mean(f, state.values), f.shape_id, f.shapes, blocks=blocks,
                                  seed=options.seed, bootstrap=0).sigma
         settled = abs(fitted - sigma) < 0.002
         sigma = fitted
@@ -383,9 +385,9 @@ def _covariance(f: LogFeatures, state: _State, r: _Round, var: VariabilityFit, o
                 blocks: Sequence[np.ndarray]) -> tuple[list[str], np.ndarray, float]:
     """The fitted keys (``sigma`` last when it has a standard error), their covariance, and the feedback
     gain between the costs and ``sigma``."""
-    cols = [COST_KEYS.index(k) for k in state.free]
+    cols = [FIT_KEYS.index(k) for k in state.free]
     rng = np.random.default_rng([options.seed, 2])
-    cov = bootstrap_covariance(r.x[:, cols], r.target, r.weights, blocks, options.bootstrap, rng)
+    cov = block_bootstrap(r.x[:, cols], r.target, r.weights, blocks, options.bootstrap, rng)
     if var.se is None:
         return list(state.free), cov, 0.0
     slopes, gradient = _slopes(f, state, var.sigma, options), _sigma_gradient(f, state, r.g, var, options)
@@ -414,8 +416,7 @@ def _sigma_gradient(f: LogFeatures, state: _State, g: np.ndarray, var: Variabili
         for sign in (1.0, -1.0):
             values = {**state.values, k: state.values[k] + sign * step}
             residuals = f.time_ms - predict(f, values, g, options.network_ms)
-            gaps.append(spread_gap(residuals, work_per_segment(f, values), f.shape_id, f.shapes, var.sigma,
-                                   options.seed))
+            gaps.append(spread_gap(residuals, segment_mean(f, values), f.shape_id, f.shapes, var.sigma, options.seed))
         out.append(-(gaps[0] - gaps[1]) / (2 * step) / var.slope)
     return np.array(out)
 
@@ -446,7 +447,7 @@ def _joint(cov: np.ndarray, slopes: np.ndarray, gradient: np.ndarray, se: float)
 def predict(f: LogFeatures, values: Mapping[str, float], g: np.ndarray, network_ms: float) -> np.ndarray:
     """Expected time of each query under ``values``, ms."""
     x, offset = design(f, g, network_ms)
-    out: np.ndarray = x @ np.array([values[k] for k in COST_KEYS]) + offset
+    out: np.ndarray = x @ np.array([values[k] for k in FIT_KEYS]) + offset
     return out
 
 

@@ -161,15 +161,23 @@ def _fmt(p: Any) -> str:
     return p.source if not p.fitted else f"fitted: ± {p.se:.3g} (1 s.e.)" if p.se is not None else "fitted"
 
 
-def _network(options: CalibrateOptions, delay: Delay | None) -> Entry:
-    """The one-way network delay: each query's measured delay halved (when the servers measured their work),
-    the given ``network_ms``, or the default."""
+def _network(options: CalibrateOptions, delay: Delay | None) -> list[Entry]:
+    """The network keys. When the servers measured their work, each query's measured delay (``timeMs`` less the
+    broker's work and its servers') is ``request_delay_ms``, drawn once per server request, and the one-way
+    latency is 0: the delay includes the transport. Otherwise the given ``network_ms``, or the default."""
     key = "cluster.network.latency_ms"
     if delay is not None:
-        return Entry(key, {"dist": "empirical", "values": delay.one_way()},
-                     f"fitted: two draws (one each way) sum as each query's delay (timeMs less the broker's "
-                     f"work and its servers' measured work; mean {delay.values_ms.mean():.3g} ms over "
-                     f"{len(delay.values_ms):,} queries): time that takes no server capacity")
+        return [Entry(key, 0.0, "in cluster.network.request_delay_ms: the measured delay includes the transport"),
+                Entry("cluster.network.request_delay_ms", {"dist": "empirical", "values": delay.values()},
+                      f"fitted: each query's delay (timeMs less the broker's work and its servers' measured work; "
+                      f"mean {delay.values_ms.mean():.3g} ms over {len(delay.values_ms):,} queries), drawn once "
+                      f"per server request: time that takes no server capacity")]
+    return [_latency(options)]
+
+
+def _latency(options: CalibrateOptions) -> Entry:
+    """The one-way latency when no delay was measured: the given ``network_ms``, or the default."""
+    key = "cluster.network.latency_ms"
     if options.network_ms is not None:
         return Entry(key, round(options.network_ms, 6),
                      "given (network_ms: measured, e.g. from the servers' query logs)")
@@ -192,7 +200,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("cluster.server.cores", options.cores,
               "from --server-cores" if options.server_cores is not None else
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
-        _network(options, delay),
+        *_network(options, delay),
     ]
     entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
     for p in fit.parameters:
@@ -291,7 +299,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                               process_ms=opts.server_cpu_ms)
         if opts.network_ms is not None:
             work_note = ("network_ms was given but not used: the servers measured their work, so each query's "
-                         "delay is measured (cluster.network.latency_ms)")
+                         "delay is measured (cluster.network.request_delay_ms)")
     else:
         if opts.server_work and np.isfinite(work).any():
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "

@@ -20,9 +20,10 @@ segment, per document the model's planner charges the query's SQL; with the cons
 to the measured work, so the model's server load at the log's rate is the measured one).
 
 Everything else of ``timeMs`` (less the broker's own share and the server's critical path, scaled to the query's
-own measured work) is **delay**: it takes no server capacity. The model's non-capacity term per request is the
-network delay, drawn once each way (``cluster.network.latency_ms``), so the calibrated scenario carries the
-delays, halved, as an empirical distribution. The broker's own work is the lower decile of its share
+own measured work) is **delay**: it takes no server capacity. The model's term for it is the per-request delay
+(``cluster.network.request_delay_ms``: drawn once per server request, after the server's work, on no core), so
+the calibrated scenario carries the measured delays as its empirical distribution, and no separate network
+latency (the delay includes the transport). The broker's own work is the lower decile of its share
 (``timeMs`` minus the slowest server's ``ResponseDelayMs``): what a query that met no wait took; the rest of the
 share is waiting, and joins the delay.
 
@@ -43,23 +44,23 @@ from scipy.optimize import lsq_linear
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
-    COST_KEYS,
+    FIT_KEYS,
     FIT_PARAMETERS,
     VARIABILITY_KEY,
     FitOptions,
     Parameter,
     ServiceFit,
+    block_bootstrap,
     bootstrap_blocks,
-    bootstrap_covariance,
     fit_quality,
     identifiable,
     predict,
-    work_per_segment,
+    segment_mean,
 )
 from workbench.calibrate.variability import fit_variability
 
-__all__ = ["BROKER_QUANTILE", "CPU_COLUMNS", "MIN_MEASURED_SHARE", "Delay", "fit_work", "measured_share",
-           "server_work_ms", "with_model_docs"]
+__all__ = ["BROKER_QUANTILE", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
+           "measured_share", "server_work_ms", "with_model_docs"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
@@ -72,9 +73,8 @@ _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_
                 "service.merge_ms_per_segment")
 #: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
 _CONSTRAINT_WEIGHT = 1e6
-#: One-way delay values written to the scenario, and rounds of quantile matching that find them.
-_DELAY_POINTS = 200
-_MATCH_ROUNDS = 30
+#: At most this many delay values are written to the scenario (a longer log's delays by evenly spaced quantiles).
+DELAY_POINTS = 1000
 
 
 def server_work_ms(frame: pd.DataFrame) -> np.ndarray:
@@ -108,38 +108,25 @@ class Delay:
     broker_ms: float
     broker_source: str
 
-    def one_way(self, points: int = _DELAY_POINTS, seed: int = 0) -> list[float]:
-        """One-way network delay values for the scenario, whose sum of two independent draws (the model draws
-        one each way) is distributed as the measured delays.
-
-        Halving each delay would keep the mean but not the spread (the sum of two independent halves has half
-        the variance: on Pinot's measured log the p99 fell from 23 to 17 ms); so the values are found by
-        quantile matching: start from the halves and move each quantile of the one-way values by half the gap
-        between the measured delays' quantile and the simulated sum's, a few dozen times (seeded, so the same
-        log gives the same values). With a single delay, half of it.
-        """
-        target = np.sort(self.values_ms)
-        if len(target) == 0:
+    def values(self, points: int = DELAY_POINTS) -> list[float]:
+        """The delays for ``cluster.network.request_delay_ms``'s empirical distribution: each query's measured
+        delay (sorted, to 0.1 us), or with more than ``points`` queries the delays' quantiles at ``(i + 0.5) /
+        points``, so a long log's scenario stays readable. One draw per server request then gives a one-server
+        query its measured delay's distribution; with no delays, 0."""
+        v = np.sort(self.values_ms)
+        if len(v) == 0:
             return [0.0]
-        u = (np.arange(min(points, len(target))) + 0.5) / min(points, len(target))
-        wanted = np.quantile(target, u)
-        one = np.quantile(target / 2.0, u)
-        if len(target) > 1 and target[-1] > target[0]:
-            rng = np.random.default_rng(seed)
-            draws = 200_000
-            first, second = rng.integers(0, len(u), draws), rng.integers(0, len(u), draws)
-            for _ in range(_MATCH_ROUNDS):
-                total = np.sort(one)[first] + np.sort(one)[second]
-                one = np.sort(np.maximum(0.0, one + 0.5 * (wanted - np.quantile(total, u))))
-        return [round(float(v), 4) for v in one]
+        if len(v) > points:
+            v = np.quantile(v, (np.arange(points) + 0.5) / points)
+        return [round(float(x), 4) for x in v]
 
     def to_dict(self) -> dict[str, Any]:
         v = self.values_ms
         return {"queries": len(v), "mean_ms": float(v.mean()) if len(v) else 0.0,
                 **{f"p{q:g}_ms": float(np.percentile(v, q)) if len(v) else 0.0 for q in (50, 90, 99, 99.9)},
                 "broker_overhead_ms": self.broker_ms, "broker_overhead_source": self.broker_source,
-                "in_scenario": "cluster.network.latency_ms: empirical, one-way values whose two draws (a request "
-                               "draws one each way) sum as the delays do"}
+                "in_scenario": "cluster.network.request_delay_ms: empirical, the measured delays (drawn once per "
+                               "server request); cluster.network.latency_ms 0 (the delays include the transport)"}
 
 
 def _work_design(f: LogFeatures) -> np.ndarray:
@@ -181,13 +168,13 @@ def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], so
             sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
         return
     share = (f.time_ms - slowest_ms)[use]
-    x = np.zeros((int(use.sum()), len(COST_KEYS)))
+    x = np.zeros((int(use.sum()), len(FIT_KEYS)))
     x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[use], f.rows[use]
     free, held = identifiable(x, list(keys))
     for k in held:
         sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
-    target = share - sum((values[k] * x[:, COST_KEYS.index(k)] for k in held), np.zeros(len(share)))
-    cols = [COST_KEYS.index(k) for k in free]
+    target = share - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(share)))
+    cols = [FIT_KEYS.index(k) for k in free]
     beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
     for k, b in zip(free, beta.tolist(), strict=True):
         if k != "cluster.broker.overhead_ms":
@@ -234,21 +221,21 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     free, held = identifiable(x, list(_SERVER_KEYS))
     values = {k: default for k, _, default in FIT_PARAMETERS}
     sources = {k: "fitted" if k in free else "held at default (workbench/defaults.py): the servers' measured work "
-               "cannot tell it from the other costs" for k in COST_KEYS}
-    target = w - sum((values[k] * x[:, COST_KEYS.index(k)] for k in held), np.zeros(len(w)))
-    cols = [COST_KEYS.index(k) for k in free]
+               "cannot tell it from the other costs" for k in FIT_KEYS}
+    target = w - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(w)))
+    cols = [FIT_KEYS.index(k) for k in free]
     values.update(zip(free, _solve(x[:, cols], target).tolist(), strict=True))
-    fitted = base = x_all @ np.array([values[k] for k in COST_KEYS])
+    fitted = base = x_all @ np.array([values[k] for k in FIT_KEYS])
     extra_note, extra = None, 0.0
     if process_ms is not None:
-        requests = float(x[:, COST_KEYS.index("service.per_request_ms")].sum())
+        requests = float(x[:, FIT_KEYS.index("service.per_request_ms")].sum())
         extra = (process_ms * len(w) - float(fitted[use].sum())) / requests
         if extra > 0:
             values["service.per_request_ms"] += extra
             extra_note = (f"service.per_request_ms: includes {extra:.3g} ms per server request of process CPU outside "
                           f"the query's threads (the given {process_ms:.3g} ms per query less the log's "
                           f"{float(w.mean()):.3g} ms: Netty, deserialisation, GC, JIT)")
-            fitted = x_all @ np.array([values[k] for k in COST_KEYS])
+            fitted = x_all @ np.array([values[k] for k in FIT_KEYS])
         else:
             extra = 0.0
             extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
@@ -258,9 +245,9 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
     residuals = w - base[use]
-    var = fit_variability(residuals, work_per_segment(f.take(np.flatnonzero(use)), values), shape_id, shapes,
-                          blocks=blocks, seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
-    cov = bootstrap_covariance(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
+    var = fit_variability(residuals, segment_mean(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
+                          seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
+    cov = block_bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
                      np.random.default_rng([opts.seed, 2]))
     keys = list(free)
     if var.se is not None:
@@ -274,11 +261,11 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
 
     # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
     g = factor_moments(f.shapes, var.sigma, opts.samples, opts.seed)[0][f.shape_id] if f.shapes else np.zeros(len(f))
-    server_only = {k: (values[k] if k in _SERVER_KEYS else 0.0) for k in COST_KEYS}
+    server_only = {k: (values[k] if k in _SERVER_KEYS else 0.0) for k in FIT_KEYS}
     critical = predict(f, server_only, g, 0.0)
     # a query's own work relative to its fitted mean; the process CPU outside its threads is taken as fixed
     ratio = np.where(use & (base > 0), np.nan_to_num(work_ms / np.where(base > 0, base, 1.0)), 1.0)
-    broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in COST_KEYS}, np.zeros(len(f)), 0.0)
+    broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in FIT_KEYS}, np.zeros(len(f)), 0.0)
     reached = f.servers > 0
     outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
                                      - extra}, g, 0.0)
@@ -286,7 +273,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
 
     notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
              f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
-             f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.latency_ms"]
+             f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.request_delay_ms"]
     notes += [f"{k}: {sources[k]}" for k in held]
     notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative)" for k in free if values[k] == 0.0]
     if var.note:

@@ -168,9 +168,17 @@ class BrokerSpec:
 
 @dataclass(frozen=True)
 class NetworkSpec:
-    """One-way latency of each message between broker and server, ms."""
+    """One-way latency of each message between broker and server, ms; and a delay per server request.
+
+    ``request_delay_ms`` is time on a request's round trip that takes no server core (Netty on both sides,
+    threads waiting for a core the model does not see): drawn once per server request and added to its way
+    back, after the server's work. Calibration fits it to the part of the broker's ``timeMs`` the servers'
+    measured work does not explain (``docs/calibrate.md``); none by default.
+    """
 
     latency_ms: Distribution = _f(lambda: Deterministic(D.NETWORK_LATENCY_MS), kind="distribution", unit="ms")
+    request_delay_ms: Distribution = _f(lambda: Deterministic(D.NETWORK_REQUEST_DELAY_MS), kind="distribution",
+                                        unit="ms")
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
     caches = [ModelSegmentCache(spec.server.segment_cache, sc.table, layout) for _ in servers]
     brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
                            streams.routing, env)
-    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms)
+    return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms,
+                   request_delay=spec.network.request_delay_ms)
 
 
 class SimPyEngine:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from workbench.distributions import Distribution
+from workbench.distributions import Deterministic, Distribution
 from workbench.pinot.cache.base import Cached
 from workbench.pinot.cache.flight import Leader, Waiter
 from workbench.sim.broker import Broker
@@ -68,6 +68,9 @@ class Cluster:
     service: ServiceModel
     network: Distribution
     query_options: Mapping[str, str] = field(default_factory=dict)
+    #: Each server request's own delay, added to its way back (``cluster.network.request_delay_ms``; read live
+    #: like ``network``; routed plans hold it in their delays already).
+    request_delay: Distribution = field(default_factory=lambda: Deterministic(0.0))
 
 
 class ClusterModel:
@@ -85,6 +88,9 @@ class ClusterModel:
         self.drivers = [ServerDriver(env, i, s, self._on_response) for i, s in enumerate(self.servers)]
         network = cluster.network
         self._latency = Buffered(lambda n: network.sample(streams.network, n))
+        delay = cluster.request_delay
+        self._request_delay = (None if isinstance(delay, Deterministic) and delay.value == 0
+                               else Buffered(lambda n: delay.sample(streams.request_delay, n)))
         self._waiting: dict[int, tuple[Gather, float]] = {}
         self._next_rid = 0
         self.records = QueryRecords()
@@ -166,6 +172,8 @@ class ClusterModel:
         for server, segs in routing:
             pos = np.array([position[s] for s in segs], dtype=np.int64)
             out_delay, back_delay = self._latency.next(), self._latency.next()
+            if self._request_delay is not None:  # as the plan's way back (plan.service_delays)
+                back_delay += self._request_delay.next()
             scale = plan.scale(server, arrival + out_delay)
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale

@@ -10,7 +10,8 @@ plan, so the same seed gives them the same numbers; what remains for them is the
 
 Order of draws: ``arrivals`` (Poisson gaps), ``service`` (per query and kept segment in query order:
 a distribution model's times, or the cost model's variability factors), ``network`` (per request in
-query and routing order: out, then back), ``churn`` (replace events, then reload events), and per
+query and routing order: out, then back), ``request_delay`` (per request in the same order, added to its way
+back; only when ``cluster.network.request_delay_ms`` draws), ``churn`` (replace events, then reload events), and per
 server ``gc`` and ``failures``. With adaptive server selection routing depends on feedback, so the plan
 holds no requests (``routed`` is False) and the SimPy engine routes live, drawing network delays as
 messages are sent.
@@ -79,7 +80,8 @@ class Plan:
     #: The routing templates (``None`` without routing in advance: adaptive selection routes live).
     routes: Routes | None
     query_requests: np.ndarray
-    #: Per request, its way out then its way back (``delays[2 r]``, ``delays[2 r + 1]``).
+    #: Per request, its way out then its way back (``delays[2 r]``, ``delays[2 r + 1]``); the way back holds the
+    #: request's own delay (``cluster.network.request_delay_ms``) besides the network's.
     delays: np.ndarray
     #: The runner's work before the fan-out, and its merge work per segment (group-by: the workers'), ms.
     prepare_ms: float
@@ -349,11 +351,11 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     else:
         cache = routing or RouteCache(layout, sc.table, sc.workload.query_options, spec.broker.config)
         routes = route_queries(cache, spec.brokers, queries.arrival_ms, pi, queries.plans, crashes)
-        plan = _with_requests(common, routes, streams.network, sc, layout.num_servers)
+        plan = _with_requests(common, routes, streams, sc, layout.num_servers)
     return _with_heaps(plan, sc, layout, streams, horizon_ms, memory or server_memory(sc, layout, None))
 
 
-def _with_requests(common: dict[str, Any], routes: Routes, rng: np.random.Generator, sc: Scenario,
+def _with_requests(common: dict[str, Any], routes: Routes, streams: Streams, sc: Scenario,
                    servers: int) -> Plan:
     """The requests of routed queries (from their templates), their network delays and delivery order."""
     query_requests = offsets(routes.request_counts[routes.template])
@@ -363,7 +365,7 @@ def _with_requests(common: dict[str, Any], routes: Routes, rng: np.random.Genera
     if merge_each > 0 and n and group_by.any():  # group-by workers upsert into one shared table: the merge is theirs
         seg_group_by = np.repeat(group_by, np.diff(common["query_segments"]))
         work = np.where(seg_group_by, work + merge_each, work)
-    delays = service_delays(sc, rng, n)
+    delays = service_delays(sc, streams.network, n, streams.request_delay)
     delivery = Delivery(*delivery_order(common["arrival_ms"], routes.template, query_requests, routes.requests,
                                         routes.server, delays, servers))
     return Plan(routed=True, routes=routes, query_requests=query_requests, delays=delays, delivery=delivery,
@@ -401,9 +403,33 @@ def _with_heaps(plan: Plan, sc: Scenario, layout: Layout, streams: Streams, hori
     return dataclasses.replace(plan, heaps=heaps, cpu_scale=scale)
 
 
-def service_delays(sc: Scenario, rng: np.random.Generator, requests: int) -> np.ndarray:
-    """``2 x requests`` network delays: for each request its way out, then its way back."""
+def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
+                   delay_rng: np.random.Generator) -> np.ndarray:
+    """``2 x requests`` delays: for each request its way out, then its way back.
+
+    Each message's network latency is drawn from ``rng``; each request's own delay
+    (``cluster.network.request_delay_ms``, drawn once per request from ``delay_rng``) is added to its way back:
+    it comes after the server's work and takes no core, and both engines read the way back from here. With no
+    request delay (the default) nothing is added or drawn, so such a scenario's delays are as before, bit for bit.
+    """
     latency = sc.cluster.network.latency_ms
     if isinstance(latency, Deterministic):  # draws nothing: one value, held once for every message
-        return np.broadcast_to(np.float64(latency.value), (2 * requests,))
-    return np.ascontiguousarray(latency.sample(rng, 2 * requests), dtype=float)
+        delays = np.broadcast_to(np.float64(latency.value), (2 * requests,))
+    else:
+        delays = np.ascontiguousarray(latency.sample(rng, 2 * requests), dtype=float)
+    extra = request_delays(sc, delay_rng, requests)
+    if extra is None:
+        return delays
+    out = np.array(delays, dtype=float)  # a writable copy (the deterministic latency is a broadcast view)
+    out[1::2] += extra
+    return out
+
+
+def request_delays(sc: Scenario, rng: np.random.Generator, requests: int) -> np.ndarray | None:
+    """Each of ``requests`` server requests' own delay (``cluster.network.request_delay_ms``), in request order,
+    from its own stream; ``None`` when it is zero (nothing drawn). Adaptive selection's live routing draws it
+    one request at a time from the same stream (:class:`~workbench.sim.model.ClusterModel`)."""
+    delay = sc.cluster.network.request_delay_ms
+    if isinstance(delay, Deterministic):
+        return None if delay.value == 0 else np.full(requests, float(delay.value))
+    return np.asarray(delay.sample(rng, requests), dtype=float)

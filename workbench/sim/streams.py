@@ -58,14 +58,19 @@ class Streams:
     failures: tuple[np.random.Generator, ...]
     #: Segment churn: when segments are replaced or reloaded, and which.
     churn: np.random.Generator
+    #: The delay of each server request that takes no core (``cluster.network.request_delay_ms``): a stream of
+    #: its own, so setting it leaves every other draw, and a scenario without it, as they were.
+    request_delay: np.random.Generator
 
     @classmethod
     def spawn(cls, seed_seq: np.random.SeedSequence, servers: int) -> Streams:
-        """Children of ``seed_seq``: arrivals, service, network, routing, per server GC and failures, churn.
+        """Children of ``seed_seq``: arrivals, service, network, routing, per server GC and failures, churn,
+        request delay.
 
-        A purpose added later is spawned after the others, so the existing streams keep their numbers.
+        A purpose added later is spawned after the others, so the existing streams keep their numbers
+        (``SeedSequence.spawn(n)``'s first children are those of a smaller ``n``).
         """
-        a, s, n, r, g, f, c = seed_seq.spawn(7)
+        a, s, n, r, g, f, c, d = seed_seq.spawn(8)
         rng = np.random.default_rng
         return cls(rng(a), rng(s), rng(n), rng(r), tuple(rng(x) for x in g.spawn(servers)),
-                   tuple(rng(x) for x in f.spawn(servers)), rng(c))
+                   tuple(rng(x) for x in f.spawn(servers)), rng(c), rng(d))
