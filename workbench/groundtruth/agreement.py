@@ -55,8 +55,9 @@ MEASURED_RULE = ("per query: the segments queried (a count: the records do not n
                  "the servers queried (the exact servers where routing follows the request id alone), and the "
                  "documents scanned and segments matched, except for a selection with LIMIT and no ORDER BY: it "
                  "stops once it has its rows, at a point that depends on which of the server's threads finish "
-                 "first and differs between two runs of Pinot itself; with each segment's ZK time range and "
-                 "partitions")
+                 "first and differs between two runs of Pinot itself (a selection with ORDER BY is compared: it "
+                 "disagrees where Pinot's server skips segments the model charges); with each segment's ZK time "
+                 "range and partitions")
 
 
 @dataclass(frozen=True)

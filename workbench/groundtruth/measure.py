@@ -222,10 +222,13 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
 
-    ``out`` gets ``measure.json`` (the placement, Pinot's version, one summary per rate), ``table_config.json``,
-    ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for ``workbench calibrate --segments``), and
-    per rate ``rate-<qps>/``: ``broker-querylog.log``, ``server-<host>-<port>-querylog.log``, ``gc-*.log``,
-    ``records.parquet``, ``summary.json``, ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
+    ``out`` gets ``measure.json`` (the placement, Pinot's version, the scenario's table type, one summary per rate),
+    ``table_config.json`` (what Pinot served), ``scenario_table_config.json`` (the scenario's own, which
+    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for
+    ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
+    ``server-<host>-<port>-querylog.log``, ``gc-*.log``, ``records.parquet``, ``summary.json``, ``agreement.json``
+    (the model against the recorded queries, :func:`~workbench.groundtruth.agreement.measured_agreement`),
+    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
     Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
     """
     if not rates:
