@@ -15,6 +15,7 @@ writes that output atomically.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,8 +164,10 @@ def import_input(kind: str, path: str | Path, out: str | Path, *, lenient: bool 
 
 
 def calibrate(
-    table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path, out: str | Path, *,
-    gc_logs: Sequence[str | Path] = (), servers: int | None = None, server_cores: int | None = None,
+    table_config: str | Path | None = None, schema: str | Path | None = None, segments: str | Path | None = None,
+    query_log: str | Path | None = None, out: str | Path | None = None, *, measured: str | Path | None = None,
+    rate: float | None = None, gc_logs: Sequence[str | Path] | None = None, servers: int | None = None,
+    server_cores: int | None = None,
     backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
     lenient: bool = False, overwrite: bool = False, server_work: bool = True, server_cpu_ms: float | None = None,
 ) -> CalibrationResult:
@@ -178,6 +181,10 @@ def calibrate(
 
     Parameters
     ----------
+    measured
+        A ``workbench measure`` directory: the table config, schema and segments come from it, the broker query
+        log and server GC logs from its ``rate`` (default: the lowest measured); files given explicitly override.
+        The result's ``measured_rate`` says which rate was read.
     servers
         Server count, when the log's ``serverStats`` should not decide it.
     server_cores
@@ -196,14 +203,35 @@ def calibrate(
     from workbench.calibrate import CalibrateOptions
     from workbench.calibrate import calibrate as run
     from workbench.defaults import REPLICATIONS, SEED
+    from workbench.groundtruth.measure import measured_files
     from workbench.studies.backtest import backtest
+
+    chosen: str | None = None
+    if measured is not None:
+        files = measured_files(measured, rate)
+        chosen = files.rate
+        table_config = table_config or files.table_config
+        schema = schema or files.schema
+        segments = segments or files.segments
+        query_log = query_log or files.query_log
+        gc_logs = files.gc_logs if gc_logs is None else gc_logs
+    elif rate is not None:
+        raise InputError("--rate", "picks a rate of a `workbench measure` directory: give --measured DIR with it")
+    for flag, value in (("--table-config", table_config), ("--schema", schema), ("--segments", segments),
+                        ("--query-log", query_log), ("--out", out)):
+        if value is None:
+            raise InputError(flag, "is required (or give --measured DIR, a `workbench measure` directory, for the "
+                                   "table config, schema, segments, query log and GC logs)")
+    assert table_config is not None and schema is not None and segments is not None and query_log is not None
+    assert out is not None
 
     options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
                                seed=SEED if seed is None else seed, server_work=server_work,
                                server_cpu_ms=server_cpu_ms)
-    return run(table_config, schema, segments, query_log, out, gc_logs=gc_logs, options=options, overwrite=overwrite,
-               backtest=backtest)
+    result = run(table_config, schema, segments, query_log, out, gc_logs=gc_logs or (), options=options,
+                 overwrite=overwrite, backtest=backtest)
+    return dataclasses.replace(result, measured_rate=chosen) if chosen is not None else result
 
 
 def scale_out(

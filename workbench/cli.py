@@ -136,7 +136,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     from workbench.calibrate import describe_calibration
 
     result = calibrate(args.table_config, args.schema, args.segments, args.query_log, args.out,
-                       gc_logs=args.gc_log or (), servers=args.servers, server_cores=args.server_cores,
+                       measured=args.measured, rate=args.rate, gc_logs=args.gc_log,
+                       servers=args.servers, server_cores=args.server_cores,
                        backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
                        lenient=args.lenient, overwrite=args.overwrite, server_work=args.server_work,
                        server_cpu_ms=args.server_cpu_ms)
@@ -273,11 +274,17 @@ def _parser() -> argparse.ArgumentParser:
                                    "logs), fit the service cost to the log, and write one directory: scenario.yaml "
                                    "(every value says where it came from), a replayable workload, calibration.json "
                                    "and backtest.json (observed against predicted percentiles). See docs/calibrate.md.")
-    c.add_argument("--table-config", required=True, metavar="F", help="table config JSON (GET /tables/{table})")
-    c.add_argument("--schema", required=True, metavar="F", help="schema JSON (GET /schemas/{schema})")
-    c.add_argument("--segments", required=True, metavar="F",
-                   help="segment metadata JSON (GET /segments/{table}/metadata)")
-    c.add_argument("--query-log", required=True, metavar="F", help="the broker's querylog.log")
+    c.add_argument("--measured", metavar="DIR",
+                   help="a `workbench measure` directory: its table config, schema, segments and one rate's broker "
+                        "log and server GC logs (the flags below override)")
+    c.add_argument("--rate", type=_rate, metavar="QPS",
+                   help="with --measured: the measured rate to calibrate from (default: the lowest)")
+    c.add_argument("--table-config", metavar="F", help="table config JSON (GET /tables/{table}); required without "
+                                                       "--measured")
+    c.add_argument("--schema", metavar="F", help="schema JSON (GET /schemas/{schema}); required without --measured")
+    c.add_argument("--segments", metavar="F",
+                   help="segment metadata JSON (GET /segments/{table}/metadata); required without --measured")
+    c.add_argument("--query-log", metavar="F", help="the broker's querylog.log; required without --measured")
     c.add_argument("--gc-log", action="append", metavar="F", help="a server's GC log (-Xlog:gc*); repeat per server")
     c.add_argument("--out", required=True, metavar="DIR", help="output directory (written atomically)")
     c.add_argument("--servers", type=int, metavar="N", help="server count (default: the servers the log names)")
@@ -387,6 +394,10 @@ def _measure(args: argparse.Namespace) -> int:
         _say(f"measure: {rate:g}/s: {warn}{s['queries_recorded']} queries, client p50/p90/p99/p99.9 "
              f"{client['p50']}/{client['p90']}/{client['p99']}/{client['p99.9']} ms, broker timeMs "
              f"{broker['p50']}/{broker['p90']}/{broker['p99']}/{broker['p99.9']} ms")
+        if "agreement" in s:
+            a = s["agreement"]
+            _say(f"measure: {rate:g}/s: the model agreed with Pinot on {a['agreed']} of {a['queries']} queries "
+                 f"(agreed {a['agreed']} of {a['queries']}; {args.out}/rate-{rate:g}/{a['file']})")
 
     document = measure(args.scenario, args.out, rates=args.rate or (10.0,), data=args.data, queries=args.queries,
                        warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said)

@@ -61,7 +61,9 @@ def describe_calibration(result: CalibrationResult) -> str:
     """A few lines: the table, the shape, the fitted costs, the fit's quality, the back-test, the notes."""
     s = result.shape
     dropped = "; ".join(f"{n:,} {why}" for why, n in result.dropped.items() if n) or "none"
-    lines = [f"calibrated {result.table} from {result.queries:,} logged queries "
+    measured = (f" of the measured rate {result.measured_rate.removeprefix('rate-')}/s ({result.measured_rate}/)"
+                if result.measured_rate else "")
+    lines = [f"calibrated {result.table} from {result.queries:,} logged queries{measured} "
              f"({result.fit.queries:,} fitted; left out: {dropped})",
              f"cluster: {s.servers} servers ({s.servers_source}); {s.replication} "
              f"replica{'s' if s.replication != 1 else ''}",

@@ -99,6 +99,8 @@ class CalibrationResult:
     dropped: Mapping[str, int]
     queries: int
     notes: tuple[str, ...] = field(default=())
+    #: The ``rate-<qps>`` directory read when calibrating from a ``workbench measure`` directory.
+    measured_rate: str | None = None
 
     @property
     def scenario_path(self) -> Path:

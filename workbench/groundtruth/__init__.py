@@ -5,9 +5,15 @@ pruners and instance selectors, the servers' query execution and the broker's re
 rows and queries, and :func:`agreement` compares the two query by query. See ``docs/validation.md``.
 """
 
-from workbench.groundtruth.agreement import Agreement, Disagreement, agreement, model_segment_metadata
+from workbench.groundtruth.agreement import (
+                                            Agreement,
+                                            Disagreement,
+                                            agreement,
+                                            measured_agreement,
+                                            model_segment_metadata,
+)
 from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
 from workbench.groundtruth.harness import PinotAnswer, PinotRun, PinotTable, run_pinot
 
 __all__ = ["Agreement", "Disagreement", "GroundTruthError", "PinotAnswer", "PinotJars", "PinotRun", "PinotTable",
-           "agreement", "ensure_built", "model_segment_metadata", "run_pinot"]
+           "agreement", "ensure_built", "measured_agreement", "model_segment_metadata", "run_pinot"]

@@ -23,6 +23,7 @@ Not compared, because the model has no such part: ``numSegmentsProcessed`` / ``n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +42,22 @@ from workbench.sim.layout import Layout
 from workbench.sim.planner import Planner, QueryPlan
 from workbench.sim.router import Router, own_routing_options
 
-__all__ = ["FIELDS", "Agreement", "Disagreement", "agreement", "model_segment_metadata"]
+__all__ = ["FIELDS", "MEASURED_FIELDS", "MEASURED_RULE", "Agreement", "Disagreement", "agreement", "early_stop",
+           "measured_agreement", "model_segment_metadata"]
 
 FIELDS = ("segments", "numSegmentsPrunedByBroker", "numServersQueried", "servers", "numDocsScanned",
           "numSegmentsMatched", "segmentMetadata")
+#: What :func:`measured_agreement` compares: a measured run's records carry counts, not the segments' names.
+MEASURED_FIELDS = ("numSegmentsQueried", "numSegmentsPrunedByBroker", "numServersQueried", "servers",
+                   "numDocsScanned", "numSegmentsMatched", "segmentMetadata")
+#: Said in each measured ``agreement.json``: where Pinot's own runs vary, what is not compared.
+MEASURED_RULE = ("per query: the segments queried (a count: the records do not name them) and pruned by the broker, "
+                 "the servers queried (the exact servers where routing follows the request id alone), and the "
+                 "documents scanned and segments matched, except for a selection with LIMIT and no ORDER BY: it "
+                 "stops once it has its rows, at a point that depends on which of the server's threads finish "
+                 "first and differs between two runs of Pinot itself (a selection with ORDER BY is compared: it "
+                 "disagrees where Pinot's server skips segments the model charges); with each segment's ZK time "
+                 "range and partitions")
 
 
 @dataclass(frozen=True)
@@ -123,10 +136,23 @@ def _is_aggregation(sql: str) -> bool:
     return bool(query.group_by) or query.is_aggregation
 
 
-def _compare_segments(table: TableConfig, pinot: PinotRun, model: Mapping[str, SegmentMetadata]
-                      ) -> list[Disagreement]:
+def early_stop(sql: str) -> bool:
+    """Whether Pinot may stop scanning ``sql`` early at a point its own runs do not repeat: a selection with no
+    ``ORDER BY`` (its ``LIMIT``, Pinot's 10 when none is written, stops it once it has its rows).
+
+    >>> early_stop("SELECT a FROM t LIMIT 5"), early_stop("SELECT a FROM t ORDER BY a LIMIT 5")
+    (True, False)
+    >>> early_stop("SELECT COUNT(*) FROM t"), early_stop("SELECT a, COUNT(*) FROM t GROUP BY a")
+    (False, False)
+    """
+    query = parse_query(sql)
+    return not query.group_by and not query.is_aggregation and not query.order_by
+
+
+def _compare_segments(table: TableConfig, zk_metadata: Mapping[str, Mapping[str, str]],
+                      model: Mapping[str, SegmentMetadata]) -> list[Disagreement]:
     out = []
-    for name, zk in pinot.zk_metadata.items():
+    for name, zk in zk_metadata.items():
         theirs = SegmentMetadata.from_zk_metadata(name, zk)
         ours = model[name]
         if theirs.time_range != ours.time_range:
@@ -203,10 +229,64 @@ def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segmen
     planner = Planner(names, docs, table, schema, model)
     layout = _layout(names, docs, tuple(servers), ideal_state, model)
     router = Router(layout, table)
-    found = _compare_segments(table, pinot, model)
+    found = _compare_segments(table, pinot.zk_metadata, model)
     agreed = 0
     for answer in pinot.answers:
         differences = _compare_query(table, planner, router, layout, segments, answer)
         agreed += not differences
         found.extend(differences)
     return Agreement(pinot.pinot_version, len(pinot.answers), agreed, FIELDS, tuple(found)), pinot
+
+
+def measured_agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any],
+                       segments: Mapping[str, pd.DataFrame], ideal_state: Mapping[str, Mapping[str, str]],
+                       zk_metadata: Mapping[str, Mapping[str, str]], records: pd.DataFrame,
+                       pinot_version: str) -> Agreement:
+    """The model against one measured run of Pinot's processes (``workbench measure``'s ``records.parquet``).
+
+    Each record (``requestId``, ``sql``, ``exceptions``, ``numSegmentsQueried``, ``numSegmentsPrunedByBroker``,
+    ``numServersQueried``, ``numDocsScanned``, ``numSegmentsMatched``, ``servers``: per server its ``instance``)
+    is planned by the model with the same request id through the same :class:`~workbench.sim.router.Router`,
+    on the run's ideal state; :data:`MEASURED_RULE` says what is compared.
+    """
+    table = TableConfig.from_json(dict(table_config))
+    names = tuple(segments)
+    model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
+    docs = np.array([len(segments[n]) for n in names], float)
+    planner = Planner(names, docs, table, schema, model)
+    servers = tuple(sorted({s for states in ideal_state.values() for s in states}))
+    layout = _layout(names, docs, servers, ideal_state, model)
+    router = Router(layout, table)
+    found = _compare_segments(table, zk_metadata, model)
+    agreed = 0
+    for rec in records.sort_values("requestId").to_dict("records"):
+        sql = str(rec["sql"])
+        out: list[Disagreement] = []
+
+        def check(field: str, pinot_value: Any, model_value: Any, sql: str = sql, out: list[Disagreement] = out
+                  ) -> None:
+            if pinot_value != model_value:
+                out.append(Disagreement(sql, field, pinot_value, model_value))
+
+        if str(rec["exceptions"] or ""):
+            out.append(Disagreement(sql, "exceptions", str(rec["exceptions"]), ""))
+        else:
+            plan = planner.plan(sql)
+            query = plan.query
+            assert query is not None, "a plan made from SQL carries its query"
+            kept = plan.names or ()
+            own = own_routing_options(query)
+            chosen = _route(router, layout, plan, int(rec["requestId"]), own) if kept else {}
+            check("numSegmentsQueried", int(rec["numSegmentsQueried"]), len(kept))
+            check("numSegmentsPrunedByBroker", int(rec["numSegmentsPrunedByBroker"]), plan.pruned)
+            check("numServersQueried", int(rec["numServersQueried"]), len(set(chosen.values())))
+            if _deterministic(table, dict(own)):
+                queried = sorted(str(s["instance"]) for s in json.loads(str(rec["servers"])))
+                check("servers", queried, sorted(set(chosen.values())))
+            if not early_stop(sql):
+                matched = [int(evaluate_filter(query.filter, segments[name]).sum()) for name in kept]
+                check("numDocsScanned", int(rec["numDocsScanned"]), sum(matched))
+                check("numSegmentsMatched", int(rec["numSegmentsMatched"]), sum(1 for m in matched if m > 0))
+        agreed += not out
+        found.extend(out)
+    return Agreement(pinot_version, len(records), agreed, MEASURED_FIELDS, tuple(found))

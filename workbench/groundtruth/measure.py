@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
+from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
@@ -40,9 +41,11 @@ from workbench.sim.layout import assign_layout
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
-__all__ = ["DEFAULT_QUERIES", "DEFAULT_WARMUP", "MAX_SHARED_SERVERS", "PERCENTILES", "Placement", "measure",
-           "placement", "rate_dir_name"]
+__all__ = ["CALIBRATE_TABLE_CONFIG", "DEFAULT_QUERIES", "DEFAULT_WARMUP", "MAX_SHARED_SERVERS", "PERCENTILES",
+           "MeasuredFiles", "Placement", "measure", "measured_files", "placement", "rate_dir_name"]
 
+#: The table config ``calibrate --measured`` reads (the scenario's own, of the type its segments' names say).
+CALIBRATE_TABLE_CONFIG = "scenario_table_config.json"
 #: Queries sent per rate by default (each rate's run lasts about this many over the rate, in seconds).
 DEFAULT_QUERIES = 1000
 #: Queries run one at a time before each rate's measured run (JIT, connections); neither recorded nor logged.
@@ -187,7 +190,7 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
 
 
 def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
-              timeout_ms: int, directory: Path) -> dict[str, Any]:
+              timeout_ms: int, directory: Path, pinot_version: str) -> dict[str, Any]:
     servers = allocate_servers(where.servers)
     names = tuple(instance_name(s) for s in servers)
     segment_names = tuple(st.segments)
@@ -201,8 +204,14 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
                       LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms,
                                warmup_queries=warmup),
                       ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus)
-    _flat(run.records).to_parquet(directory / "records.parquet", index=False)
+    flat = _flat(run.records)
+    flat.to_parquet(directory / "records.parquet", index=False)
     summary = _summary(run, rate, queries, warmup, directory, where, cpus)
+    zk = json.loads((directory / "zk_metadata.json").read_text())
+    agreed = measured_agreement(st.config, st.schema, st.segments, ideal, zk, flat, pinot_version)
+    write_json_atomic(directory / "agreement.json", {**agreed.to_json(), "compared": MEASURED_RULE,
+                                                     "checked_as": st.checked_as})
+    summary["agreement"] = {"queries": agreed.queries, "agreed": agreed.agreed, "file": "agreement.json"}
     write_json_atomic(directory / "summary.json", summary)
     return summary
 
@@ -213,10 +222,13 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
 
-    ``out`` gets ``measure.json`` (the placement, Pinot's version, one summary per rate), ``table_config.json``,
-    ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for ``workbench calibrate --segments``), and
-    per rate ``rate-<qps>/``: ``broker-querylog.log``, ``server-<host>-<port>-querylog.log``, ``gc-*.log``,
-    ``records.parquet``, ``summary.json``, ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
+    ``out`` gets ``measure.json`` (the placement, Pinot's version, the scenario's table type, one summary per rate),
+    ``table_config.json`` (what Pinot served), ``scenario_table_config.json`` (the scenario's own, which
+    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for
+    ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
+    ``server-<host>-<port>-querylog.log``, ``gc-*.log``, ``records.parquet``, ``summary.json``, ``agreement.json``
+    (the model against the recorded queries, :func:`~workbench.groundtruth.agreement.measured_agreement`),
+    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
     Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
     """
     if not rates:
@@ -249,18 +261,92 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         zk: dict[str, Any] = {}
         for rate in rates:
             directory = tmp / rate_dir_name(rate)
-            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory)
+            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory, jars.version)
             summaries[rate_dir_name(rate)] = summary
             zk = json.loads((directory / "zk_metadata.json").read_text())
             if progress is not None:
                 progress(float(rate), summary)
         document = {"pinot_version": jars.version, "table": st.config["tableName"], "checked_as": st.checked_as,
+                    "table_type": sc.table.table_type, "calibrate_table_config": CALIBRATE_TABLE_CONFIG,
                     "segments": len(st.segments), "queries_in_rotation": len(st.sql),
                     "servers_requested": where.requested, "servers_started": where.servers,
                     "placement": where.shares, "latency_is_validation": where.dedicated,
                     "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout, "rates": summaries}
         write_json_atomic(tmp / "measure.json", document)
         write_json_atomic(tmp / "table_config.json", st.config)
+        # The scenario's own config: a REALTIME table's segments keep their LLC names, which the segment importer
+        # reads as REALTIME, so calibrating them needs the REALTIME config (the OFFLINE twin is what Pinot served).
+        write_json_atomic(tmp / CALIBRATE_TABLE_CONFIG, sc.table.to_json())
         write_json_atomic(tmp / "schema.json", st.schema)
         write_json_atomic(tmp / "segments.json", zk)
     return document
+
+
+@dataclass(frozen=True)
+class MeasuredFiles:
+    """What ``workbench calibrate --measured DIR`` reads of a ``measure`` directory: one rate's broker log and
+    server GC logs, and the table's files (the table config of the type the segments' names say)."""
+
+    directory: Path
+    rate: str
+    table_config: Path
+    schema: Path
+    segments: Path
+    query_log: Path
+    gc_logs: tuple[Path, ...]
+
+
+def _rates(directory: Path, document: Mapping[str, Any]) -> dict[str, float]:
+    names = [str(k) for k in document.get("rates", {})] or [p.name for p in directory.glob("rate-*") if p.is_dir()]
+    out = {}
+    for name in names:
+        try:
+            out[name] = float(name.removeprefix("rate-"))
+        except ValueError:
+            continue
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
+
+
+def measured_files(directory: str | Path, rate: float | None = None) -> MeasuredFiles:
+    """The files of ``directory`` (``workbench measure``'s output) that calibrate one rate (the lowest by default).
+
+    Raises
+    ------
+    InputError
+        Naming the directory and the missing file when it is not a ``measure`` directory, or the rates it holds
+        when ``rate`` is none of them.
+    """
+    root = Path(directory)
+    what = "is not a `workbench measure` directory: it has no {}; give --measured the --out of `workbench measure`"
+    if not (root / "measure.json").is_file():
+        raise InputError(f"--measured {root}", what.format("measure.json"))
+    try:
+        document = json.loads((root / "measure.json").read_text())
+    except (OSError, ValueError) as e:
+        raise InputError(f"--measured {root}", f"its measure.json cannot be read ({e}): measure again") from None
+    rates = _rates(root, document)
+    if not rates:
+        raise InputError(f"--measured {root}", what.format("rate-<qps>/ directory"))
+    if rate is None:
+        chosen = next(iter(rates))
+    else:
+        chosen = rate_dir_name(rate)
+        if chosen not in rates:
+            raise InputError("--rate", f"{rate:g} is not a rate measured in {root}: it has "
+                                       f"{', '.join(f'{v:g}' for v in rates.values())}")
+    config_name = str(document.get("calibrate_table_config", ""))
+    if not config_name:
+        if str(document.get("checked_as", "OFFLINE")) != "OFFLINE":
+            raise InputError(f"--measured {root}", f"was measured as the OFFLINE twin of a {document.get('checked_as')}"
+                                                   " by an older workbench and has no scenario table config: its "
+                                                   "segments' LLC names need the REALTIME config; give it with "
+                                                   "--table-config, or measure again")
+        config_name = "table_config.json"
+    rate_dir = root / chosen
+    files = {"table config": root / config_name, "schema": root / "schema.json", "segments": root / "segments.json",
+             "broker query log": rate_dir / "broker-querylog.log"}
+    for label, path in files.items():
+        if not path.is_file():
+            raise InputError(f"--measured {root}", f"{what.format(path.relative_to(root))} (the {label})")
+    return MeasuredFiles(root, chosen, files["table config"], files["schema"], files["segments"],
+                         files["broker query log"], tuple(sorted(rate_dir.glob("gc-server-*.log"))))
