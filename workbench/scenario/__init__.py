@@ -36,7 +36,7 @@ from workbench.scenario.schema import (
     WorkloadSpec,
 )
 
-__all__ = ["SECTIONS", "Scenario", "apply_overrides", "build_section", "load_scenario"]
+__all__ = ["SECTIONS", "Scenario", "apply_overrides", "build_section", "load_scenario", "recorded_scenario"]
 
 #: Each top-level section of a scenario file and the dataclass it is built into.
 SECTIONS: Mapping[str, type] = {
@@ -216,3 +216,26 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         **sections,
     )
 
+
+def recorded_scenario(data: Mapping[str, Any], *, base_dir: Path) -> Scenario:
+    """The scenario a run recorded (``summary.json``, ``sweep.json``), typed again without the load checks.
+
+    The run validated this scenario before it ran and recorded it as :meth:`Scenario.to_dict` gives it
+    (table config and schema inlined), so a reader of the run's files (the report) needs its typed
+    values, not a second validation: the column checks, the limits and the table config's Pinot rules
+    are not run again, and a scenario that would no longer load (a limit tightened since) still
+    reports. Sections are built by the same converter, so values read exactly as the run read them.
+    """
+    sections: dict[str, Any] = {name: build_section(cls, data.get(name), name, check=False)
+                                for name, cls in SECTIONS.items()}
+    table = data.get("table", _default_table())
+    schema = data.get("schema")
+    return Scenario(
+        name=str(data.get("name", "scenario")),
+        description=str(data.get("description", "")),
+        table=TableConfig(raw=freeze_json(table)),
+        raw=freeze_json(dict(data)),
+        schema=Schema.from_json(schema) if isinstance(schema, Mapping) else None,
+        base_dir=base_dir,
+        **sections,
+    )
