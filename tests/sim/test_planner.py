@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from workbench.errors import InputError
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.fast.plan_kernels import segment_sums
 from workbench.sim.layout import Layout
@@ -69,7 +70,7 @@ def test_docs_scanned_on_a_day_column_counts_whole_days() -> None:
           "segment.total.docs": "1000"}
     seg = pd.DataFrame({"segment_name": ["d0"], "start_time_ms": [19001 * day_ms], "end_time_ms": [19002 * day_ms],
                         "total_docs": [1000], "zk_metadata": [json.dumps(zk)]})
-    days = Planner(("d0",), np.array([1000.0]), table, schema, segment_metadata(seg))
+    days = Planner(("d0",), np.array([1000.0]), table, Schema.from_json(schema), segment_metadata(seg))
     assert days.plan("SELECT COUNT(*) FROM t WHERE day = 19002").docs_scanned == pytest.approx((500.0,))
     assert days.plan("SELECT COUNT(*) FROM t WHERE day >= 19000").docs_scanned == pytest.approx((1000.0,))
     assert days.plan("SELECT COUNT(*) FROM t WHERE day BETWEEN 19001 AND 19001").docs_scanned == pytest.approx((500.0,))

@@ -45,6 +45,7 @@ from workbench.calibrate.workload_dir import write_workload
 from workbench.errors import InputError
 from workbench.io import atomic_dir, write_json_atomic
 from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.pinot.schema import Schema
 from workbench.scenario import load_scenario
 from workbench.sim.planner import Planner, default_schema, segment_metadata
 from workbench.workload.importers import calibrate_gc
@@ -236,7 +237,8 @@ def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationI
     """The documents the model's planner charges each logged query (its time-range share of each segment it
     keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
     planner = Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
-                      inputs.table, inputs.schema or default_schema(inputs.table), segment_metadata(segments))
+                      inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
+                      segment_metadata(segments))
     logged = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):

@@ -34,6 +34,7 @@ import pandas as pd
 from workbench.groundtruth.harness import PinotAnswer, PinotRun, PinotTable, run_pinot
 from workbench.pinot.partition import get_partition_function
 from workbench.pinot.pruning.timeformat import DateTimeFormat
+from workbench.pinot.schema import Schema
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.evaluate import evaluate_filter
@@ -226,7 +227,7 @@ def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segmen
     names = tuple(segments)
     model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
     docs = np.array([len(segments[n]) for n in names], float)
-    planner = Planner(names, docs, table, schema, model)
+    planner = Planner(names, docs, table, Schema.from_json(schema), model)
     layout = _layout(names, docs, tuple(servers), ideal_state, model)
     router = Router(layout, table)
     found = _compare_segments(table, pinot.zk_metadata, model)

@@ -107,7 +107,7 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     by_segment = {name: rows.drop(columns=[c for c in _WORKLOAD_ONLY if c in rows]).reset_index(drop=True)
                   for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
-    schema = dict(sc.schema) if sc.schema else derived_schema(table, events)
+    schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
     sql = list(read_replay_queries(data)["sql"].head(queries))
     checked_as = ("OFFLINE" if sc.table.table_type == "OFFLINE"
                   else f"OFFLINE twin of the {sc.table.table_type} table (completed segments; no stream here)")

@@ -39,6 +39,7 @@ __all__ = [
     "BrokerQueryConfig",
     "ServerQueryConfig",
     "query_timeout_ms",
+    "task_count",
 ]
 
 SCHEDULER_PREFIX: Final = "pinot.query.scheduler."
@@ -176,17 +177,47 @@ class ServerQueryConfig:
         return self.max_execution_threads
 
     def tasks(self, segments: int, group_by: bool, option: int | None = None) -> int:
-        """Worker tasks a query's ``segments`` are spread over on this server.
+        """Worker tasks a query's ``segments`` are spread over on this server (:func:`task_count`, no
+        bounded-scheduler cap): the rule the simulator's server kernel compiles, so calibration and the
+        model cannot drift apart.
 
         One segment (or none) is still one task; group-by combines without a set
         ``maxExecutionThreads`` use min(segments, 2c), the others max(1, min(10, c/2)).
         """
-        if segments <= 1:
-            return 1
-        threads = self.execution_threads(option)
+        return task_count(segments, group_by, option or 0, self.max_execution_threads,
+                          self.default_execution_threads, self.cores, 0)
+
+
+def task_count(segments: int, group_by: bool, option: int, max_exec: int, default_exec: int, cores: int,
+               reserved: int) -> int:
+    """Worker tasks a request's ``segments`` are spread over (PE §2.1), stated once.
+
+    ``option`` is the query's ``maxExecutionThreads`` (<= 0: none), capped by the server's ``max_exec``
+    when that is set; else the server's ``default_exec``, else ``max_exec``; <= 0 means the built-in rule:
+    ``2c`` for a group-by, ``max(1, min(10, c/2))`` otherwise. One segment (or none) is one task. A
+    bounded scheduler's ``reserved`` permits (> 0) cap the count.
+
+    Plain integer arithmetic on purpose: :mod:`workbench.sim.decisions` compiles this very function
+    with numba for the server kernel (``pinot`` may not import ``sim``, so the rule lives here).
+
+    >>> task_count(12, False, 0, -1, -1, 8, 0), task_count(12, True, 0, -1, -1, 8, 0)
+    (4, 12)
+    """
+    if segments <= 1:
+        tasks = 1
+    else:
+        if option > 0:
+            threads = min(option, max_exec) if max_exec > 0 else option
+        elif default_exec > 0:
+            threads = default_exec
+        else:
+            threads = max_exec
         if threads <= 0:
-            threads = 2 * self.cores if group_by else max(1, min(MAX_NUM_THREADS_PER_QUERY_CAP, self.cores // 2))
-        return min(segments, threads)
+            threads = 2 * cores if group_by else max(1, min(MAX_NUM_THREADS_PER_QUERY_CAP, cores // 2))
+        tasks = min(segments, threads)
+    if reserved > 0:
+        tasks = min(tasks, reserved)
+    return tasks
 
 
 @dataclass(frozen=True)

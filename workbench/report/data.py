@@ -59,7 +59,7 @@ from workbench.pinot.assignment import instance_assignment_config
 from workbench.report.cluster_cost import Part, cluster_parts, total
 from workbench.report.options import ReportOptions, parse_report_options
 from workbench.report.prices import PriceTable, load_prices
-from workbench.scenario import Scenario, load_scenario
+from workbench.scenario import Scenario, recorded_scenario
 from workbench.workload.directory import WorkloadDir
 
 __all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "binary_size", "layout_of", "load_keys",
@@ -322,11 +322,11 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     opts = options or parse_report_options(manifest.get("report"), str(root / "sweep.json"))
     dirs = {str(p): RunDir(root / str(p)) for p in combined["point"]}
     raw = [dirs[str(p)].record().scenario for p in combined["point"]]
-    loaded = [_point_scenario(s, dirs[str(p)], base_dir) for s, p in zip(raw, combined["point"], strict=True)]
+    loaded = [recorded_scenario(s, base_dir=base_dir) for s in raw]
     prices = load_prices(opts.prices)
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
     combined = _shape_columns(combined, loaded, prices, opts)
-    base_scenario = load_scenario(base_file) if base_file and Path(base_file).is_file() else None
+    base_scenario = _base_scenario(manifest, base_dir) if base_file else None
     data_bytes = table_bytes(base_scenario)
     combined["cluster_cost"] = [total(bill(prices, sc, row, data_bytes))
                                 for sc, (_, row) in zip(loaded, combined.iterrows(), strict=True)]
@@ -361,12 +361,12 @@ def workload_of(sc: Scenario | None) -> WorkloadDir | None:
     return WorkloadDir(path) if path is not None and path.is_dir() else None
 
 
-def _point_scenario(scenario: Mapping[str, Any], point: RunDir, base_dir: Path) -> Scenario:
-    """The scenario a point recorded in its ``summary.json``, revalidated (it names the point when bad)."""
-    try:
-        return load_scenario(scenario, base_dir=base_dir)
-    except InputError as exc:
-        raise InputError(str(point.summary_path), f"records a scenario that no longer validates: {exc}") from None
+def _base_scenario(manifest: Mapping[str, Any], base_dir: Path) -> Scenario | None:
+    """The sweep's base scenario as ``sweep.json`` recorded it (resolved: table config and schema inlined),
+    typed without validating it again; relative paths (the workload directory) resolve beside the base
+    file. ``None`` for a sweep that recorded none."""
+    resolved = manifest.get("base_resolved")
+    return recorded_scenario(resolved, base_dir=base_dir) if isinstance(resolved, Mapping) else None
 
 
 #: The report's ranking rule, stated once on page 1 (:func:`rank`).

@@ -20,7 +20,7 @@ from typing import Any
 
 from workbench.errors import InputError, ScenarioError, TableConfigError
 from workbench.io.reading import load_json, read_document, read_text
-from workbench.pinot.schema import SchemaProblem, schema_rows
+from workbench.pinot.schema import Schema, SchemaProblem
 from workbench.pinot.schema import dotted as dotted_path
 from workbench.pinot.table_config import TableConfig, freeze_json, thaw_json
 from workbench.scenario.build import build_section
@@ -36,7 +36,7 @@ from workbench.scenario.schema import (
     WorkloadSpec,
 )
 
-__all__ = ["SECTIONS", "Scenario", "apply_overrides", "build_section", "load_scenario"]
+__all__ = ["SECTIONS", "Scenario", "apply_overrides", "build_section", "load_scenario", "recorded_scenario"]
 
 #: Each top-level section of a scenario file and the dataclass it is built into.
 SECTIONS: Mapping[str, type] = {
@@ -67,8 +67,9 @@ class Scenario:
     raw: Mapping[str, Any] = field(repr=False, compare=False)
     #: How much work the scenario may ask for (``limits:``), checked when it is loaded.
     limits: LimitsSpec = field(default_factory=LimitsSpec, repr=False)
-    #: The table's Pinot schema JSON (``schema:``, embedded or a path), used by the time pruner.
-    schema: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: The table's Pinot schema (``schema:``, embedded or a path), parsed once at load; its JSON as the user
+    #: wrote it is ``schema.raw`` (``raw["schema"]`` keeps the path when the scenario gave one).
+    schema: Schema | None = field(default=None, repr=False, compare=False)
     base_dir: Path = field(default=Path("."), repr=False, compare=False)
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
@@ -138,9 +139,10 @@ def _load_table(value: Any, base_dir: Path) -> TableConfig:
     raise ScenarioError("table", f"must be a Pinot table config object or a path to one, got {value!r}")
 
 
-def _load_schema(value: Any, base_dir: Path) -> tuple[Mapping[str, Any] | None, str]:
-    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file, validated;
-    and how errors name it (``schema``, or ``schema (PATH)`` so a later error names the file)."""
+def _load_schema(value: Any, base_dir: Path) -> tuple[Schema | None, str]:
+    """The ``schema`` key: the table's Pinot schema JSON, embedded or as a path to its file, parsed once
+    into a typed :class:`~workbench.pinot.schema.Schema`; and how errors name it (``schema``, or
+    ``schema (PATH)`` so a later error names the file)."""
     if value is None:
         return None, "schema"
     key = "schema"
@@ -150,11 +152,9 @@ def _load_schema(value: Any, base_dir: Path) -> tuple[Mapping[str, Any] | None, 
     if not isinstance(value, Mapping):
         raise ScenarioError("schema", f"must be a Pinot schema object or a path to one, got {value!r}")
     try:
-        schema_rows(thaw_json(value))
+        return Schema.from_json(thaw_json(value)), key
     except SchemaProblem as exc:
         raise ScenarioError(f"{key}.{dotted_path(exc.where)}" if exc.where else key, exc.problem) from None
-    frozen: Mapping[str, Any] = freeze_json(value)
-    return frozen, key
 
 
 def _default_table() -> dict[str, Any]:
@@ -213,5 +213,29 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         raw=freeze_json(dict(data)),
         schema=schema,
         base_dir=base,
+        **sections,
+    )
+
+
+def recorded_scenario(data: Mapping[str, Any], *, base_dir: Path) -> Scenario:
+    """The scenario a run recorded (``summary.json``, ``sweep.json``), typed again without the load checks.
+
+    The run validated this scenario before it ran and recorded it as :meth:`Scenario.to_dict` gives it
+    (table config and schema inlined), so a reader of the run's files (the report) needs its typed
+    values, not a second validation: the column checks, the limits and the table config's Pinot rules
+    are not run again, and a scenario that would no longer load (a limit tightened since) still
+    reports. Sections are built by the same converter, so values read exactly as the run read them.
+    """
+    sections: dict[str, Any] = {name: build_section(cls, data.get(name), name, check=False)
+                                for name, cls in SECTIONS.items()}
+    table = data.get("table", _default_table())
+    schema = data.get("schema")
+    return Scenario(
+        name=str(data.get("name", "scenario")),
+        description=str(data.get("description", "")),
+        table=TableConfig(raw=freeze_json(table)),
+        raw=freeze_json(dict(data)),
+        schema=Schema.from_json(schema) if isinstance(schema, Mapping) else None,
+        base_dir=base_dir,
         **sections,
     )

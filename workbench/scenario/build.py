@@ -199,13 +199,14 @@ _SCALARS: dict[Any, Callable[[Any, str, Mapping[str, Any]], Any]] = {
 }
 
 
-def build_section(cls: type[T], data: Any, path: str) -> T:
+def build_section(cls: type[T], data: Any, path: str, *, check: bool = True) -> T:
     """Build dataclass ``cls`` from mapping ``data``; unknown keys, bad types and bounds raise.
 
     Construction runs the dataclass's ``__post_init__``, which builds derived settings (a broker's
     adaptive-selection and cache configs from its Pinot properties) and names bad keys relative to the
     section; they are reported under ``path``. After construction, a ``check(path)`` method (when
-    present) runs the rules that involve several fields, so that those errors also carry the key path.
+    present) runs the rules that involve several fields, so that those errors also carry the key path;
+    ``check=False`` skips it for a section a run already validated (its recorded scenario).
     """
     if data is None:
         data = {}
@@ -230,7 +231,7 @@ def build_section(cls: type[T], data: Any, path: str) -> T:
         obj = cls(**kwargs)
     except ScenarioError as exc:  # a section's own derivation names keys relative to the section
         raise ScenarioError(join(path, exc.where), exc.problem) from None
-    check = getattr(obj, "check", None)
-    if callable(check):
-        check(path)
+    rules = getattr(obj, "check", None) if check else None
+    if callable(rules):
+        rules(path)
     return obj

@@ -18,11 +18,9 @@ config or schema came from one, both columns where two collide, and the fix.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from workbench.errors import InputError, ScenarioError
-from workbench.frozen import thaw_json
-from workbench.pinot.schema import column_places
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario.schema import WorkloadSpec
 from workbench.workload.context import check_partitioning
@@ -39,7 +37,7 @@ def table_key(table: TableConfig) -> str:
     return "table" if table.source == "<table config>" else f"table ({table.source})"
 
 
-def check_columns(table: TableConfig, schema: Mapping[str, Any] | None, workload: WorkloadSpec,
+def check_columns(table: TableConfig, schema: Schema | None, workload: WorkloadSpec,
                   schema_key: str = "schema") -> None:
     """Every column-name check of the module docstring; ``schema_key`` names the schema (and its file).
 
@@ -48,9 +46,9 @@ def check_columns(table: TableConfig, schema: Mapping[str, Any] | None, workload
     ScenarioError
         The first problem, at its key.
     """
-    places = column_places(thaw_json(schema)) if schema is not None else None
-    if places is not None:
-        _table_against_schema(table, schema or {}, set(places), schema_key)
+    places = schema.places if schema is not None else None
+    if schema is not None and places is not None:
+        _table_against_schema(table, schema, set(places), schema_key)
     if workload.generate is None:
         return
     if places is not None:
@@ -68,7 +66,7 @@ def _in_schema(schema_key: str) -> str:
     return "the schema" + (schema_key.removeprefix("schema") if schema_key != "schema" else "")
 
 
-def _table_against_schema(table: TableConfig, schema: Mapping[str, Any], columns: set[str], schema_key: str) -> None:
+def _table_against_schema(table: TableConfig, schema: Schema, columns: set[str], schema_key: str) -> None:
     """The rules Pinot's ``TableConfigUtils`` applies to a table config and its schema together."""
     tkey, in_schema = table_key(table), _in_schema(schema_key)
     time_column = table.time_column_name
@@ -82,7 +80,7 @@ def _table_against_schema(table: TableConfig, schema: Mapping[str, Any], columns
                                 f"partitions by {column!r}, which is not a column of the schema ({in_schema}); "
                                 "add it to the schema or partition by one of its columns (Pinot refuses the table: "
                                 f"'Failed to find partition column: {column} in schema')")
-    if table.is_upsert and not schema.get("primaryKeyColumns"):
+    if table.is_upsert and not schema.primary_key_columns:
         raise ScenarioError(f"{schema_key}.primaryKeyColumns", "an upsert table needs primary key columns "
                                                                "(Pinot rejects the table without them)")
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.pinot.execution_config import MAX_NUM_THREADS_PER_QUERY_CAP
+from workbench.pinot import execution_config
 from workbench.sim.fast.jit import helper
 
 __all__ = [
@@ -99,31 +99,10 @@ def reservation(max_threads_per_query: int, segments: int, hard_limit: int, rese
     return max(1, min(want, hard_limit - reserved))
 
 
-@helper
-def task_count(segments: int, group_by: bool, option: int, max_exec: int, default_exec: int, cores: int,
-               reserved: int) -> int:
-    """Worker tasks a request's ``segments`` are spread over (PE §2.1; ``ServerQueryConfig.tasks``).
-
-    ``option`` is the query's ``maxExecutionThreads`` (<= 0: none), capped by the server's ``max_exec``
-    when that is set; else the server's ``default_exec``, else ``max_exec``; <= 0 means the built-in rule:
-    ``2c`` for a group-by, ``max(1, min(10, c/2))`` otherwise. One segment (or none) is one task. A
-    bounded scheduler's ``reserved`` permits (> 0) cap the count.
-    """
-    if segments <= 1:
-        tasks = 1
-    else:
-        if option > 0:
-            threads = min(option, max_exec) if max_exec > 0 else option
-        elif default_exec > 0:
-            threads = default_exec
-        else:
-            threads = max_exec
-        if threads <= 0:
-            threads = 2 * cores if group_by else max(1, min(MAX_NUM_THREADS_PER_QUERY_CAP, cores // 2))
-        tasks = min(segments, threads)
-    if reserved > 0:
-        tasks = min(tasks, reserved)
-    return tasks
+#: Worker tasks a request's segments are spread over (PE §2.1; ``ServerQueryConfig.tasks``): Pinot's
+#: rule is stated once, in :func:`workbench.pinot.execution_config.task_count` (calibration reads it
+#: there), and compiled here for the server kernel, so the two cannot drift apart.
+task_count = helper(execution_config.task_count)
 
 
 # -- deadlines ----------------------------------------------------------------------------------------

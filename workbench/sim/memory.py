@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from workbench.errors import InputError, ScenarioError
 from workbench.jvm import LiveHeap
-from workbench.pinot.heap import UpsertHeapModel, entry_layout, schema_types, upsert_bytes_per_key
+from workbench.pinot.heap import UpsertHeapModel, entry_layout, upsert_bytes_per_key
 from workbench.pinot.table_config import TableConfig
 from workbench.pinot.upsert import (
     HashFunction,
@@ -91,23 +91,23 @@ class _Partition:
     update_rate: np.ndarray
 
 
-def _key_columns(sc: Scenario, from_data: bool) -> tuple[list[str], dict[str, str], dict[str, Any]]:
-    """Primary-key columns, their types and field specs. Without a schema: the generator's ``key`` (a
-    STRING) for keys replayed from data, one LONG column for a key count given by hand."""
-    schema = sc.schema or {}
-    types = schema_types(schema)
-    columns = [str(c) for c in schema.get("primaryKeyColumns") or ()]
-    specs = {str(f.get("name")): f for key in ("dimensionFieldSpecs", "metricFieldSpecs", "dateTimeFieldSpecs")
-             for f in schema.get(key) or ()}
+def _key_columns(sc: Scenario, from_data: bool) -> tuple[list[str], dict[str, str], dict[str, int | None]]:
+    """Primary-key columns, their types and stated ``maxLength`` (``None`` when the schema states none).
+    Without a schema: the generator's ``key`` (a STRING) for keys replayed from data, one LONG column for a
+    key count given by hand."""
+    types = sc.schema.data_types if sc.schema is not None else {}
+    columns = list(sc.schema.primary_key_columns) if sc.schema is not None else []
+    bounds = {f.name: f.max_length for f in sc.schema.fields
+              if f.field_type in ("DIMENSION", "METRIC", "DATE_TIME")} if sc.schema is not None else {}
     if not columns:
         return (["key"], {"key": "STRING"}, {}) if from_data else (["key"], {"key": "LONG"}, {})
-    return columns, {c: types.get(c, "STRING") for c in columns}, specs
+    return columns, {c: types.get(c, "STRING") for c in columns}, bounds
 
 
 def _comparison_type(sc: Scenario) -> str | list[str]:
     upsert = sc.table.upsert or UpsertConfig()
     names = upsert.comparison_columns or (sc.table.time_column_name or "",)
-    types = schema_types(sc.schema or {})
+    types = sc.schema.data_types if sc.schema is not None else {}
     found = [types.get(str(c), "LONG") for c in names]
     return found[0] if len(found) == 1 else found
 
@@ -192,7 +192,7 @@ def _avg_key_length(data: Path) -> tuple[float, bool]:
 
 def _layout_args(sc: Scenario, data: Path | None) -> dict[str, Any]:
     """:func:`entry_layout`'s arguments for the table: key types, hash, comparison type, key length."""
-    columns, types, specs = _key_columns(sc, data is not None)
+    columns, types, max_lengths = _key_columns(sc, data is not None)
     hash_function = _hash_function(sc.table)
     args: dict[str, Any] = {"primary_key_types": [types[c] for c in columns], "hash_function": hash_function,
                             "comparison_type": _comparison_type(sc)}
@@ -202,7 +202,7 @@ def _layout_args(sc: Scenario, data: Path | None) -> dict[str, Any]:
     if data is not None:
         args["avg_string_length"], args["latin1"] = _avg_key_length(data)
         return args
-    bounds = [specs.get(c, {}).get("maxLength") for c in variable]
+    bounds = [max_lengths.get(c) for c in variable]
     if any(b is None for b in bounds):
         raise ScenarioError("cluster.gc.upsert_keys", f"the primary-key column(s) {variable} are "
                             f"{'/'.join(types[c] for c in variable)} kept unhashed (hashFunction NONE): their "

@@ -15,7 +15,6 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +22,7 @@ import pandas as pd
 from workbench import defaults as D
 from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
 from workbench.pinot.routing.options import parse_routing_options, routing_options_set
+from workbench.pinot.schema import Schema
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import Query
@@ -93,7 +93,7 @@ def result_rows(query: Query | None, docs_scanned: float) -> int:
     return min(docs, query.effective_limit + (query.offset or 0))
 
 
-def default_schema(table: TableConfig) -> dict[str, Any] | None:
+def default_schema(table: TableConfig) -> Schema | None:
     """A Pinot schema for generated data: its time column holds epoch milliseconds.
 
     Pinot's broker needs the schema's DateTimeFieldSpec to build the time pruner; scenarios that
@@ -102,8 +102,8 @@ def default_schema(table: TableConfig) -> dict[str, Any] | None:
     column = table.time_column_name
     if column is None:
         return None
-    return {"schemaName": table.table_name, "dateTimeFieldSpecs": [
-        {"name": column, "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH", "granularity": "1:MILLISECONDS"}]}
+    return Schema.from_json({"schemaName": table.table_name, "dateTimeFieldSpecs": [
+        {"name": column, "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH", "granularity": "1:MILLISECONDS"}]})
 
 
 def segment_metadata(segments: pd.DataFrame) -> dict[str, SegmentMetadata]:
@@ -142,11 +142,12 @@ class Planner:
     """Plans queries for one layout; build once per replication (plans are deterministic)."""
 
     def __init__(self, names: tuple[str, ...], docs: np.ndarray, table: TableConfig,
-                 schema: Mapping[str, Any] | None, metadata: Mapping[str, SegmentMetadata] | None) -> None:
+                 schema: Schema | None, metadata: Mapping[str, SegmentMetadata] | None) -> None:
+        # The pruner factory ports Pinot's broker SegmentPrunerFactory, which reads the schema JSON itself.
         self.names = names
         self.docs = docs
         self.metadata = dict(metadata or {})
-        self.pruners = build_segment_pruners(table, dict(schema) if schema else None) if metadata else []
+        self.pruners = build_segment_pruners(table, schema.to_json() if schema else None) if metadata else []
         if self.pruners:
             init_pruners(self.pruners, self.metadata, names)
         self._time = next((p for p in self.pruners if isinstance(p, TimeSegmentPruner)), None)

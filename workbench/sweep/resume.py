@@ -21,7 +21,6 @@ from typing import Any
 
 from workbench.errors import InputError
 from workbench.io import clean_staging, redact
-from workbench.pinot.table_config import thaw_json
 from workbench.scenario import Scenario
 
 __all__ = ["MANIFEST_FILE", "changes", "fingerprint", "prepare_output", "resolved_base"]
@@ -37,7 +36,7 @@ def resolved_base(base: Scenario) -> dict[str, Any]:
     """The base scenario as every point sees it: table config and schema inlined, credentials redacted."""
     data = base.to_dict()
     if base.schema is not None:
-        data["schema"] = thaw_json(base.schema)
+        data["schema"] = base.schema.to_json()
     resolved: dict[str, Any] = json.loads(json.dumps(redact(data), sort_keys=True, default=str))
     return resolved
 
