@@ -254,7 +254,7 @@ def measured_agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any
     names = tuple(segments)
     model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
     docs = np.array([len(segments[n]) for n in names], float)
-    planner = Planner(names, docs, table, schema, model)
+    planner = Planner(names, docs, table, Schema.from_json(schema), model)
     servers = tuple(sorted({s for states in ideal_state.values() for s in states}))
     layout = _layout(names, docs, servers, ideal_state, model)
     router = Router(layout, table)
