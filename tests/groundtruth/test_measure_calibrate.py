@@ -24,6 +24,7 @@ from workbench.errors import InputError
 from workbench.groundtruth.agreement import model_segment_metadata
 from workbench.groundtruth.measure import measured_files
 from workbench.groundtruth.scenario import scenario_table
+from workbench.pinot.schema import Schema
 from workbench.pinot.sql.evaluate import evaluate_filter
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import load_scenario
@@ -63,7 +64,7 @@ def _model_agreed(scenario: Path, rate: Path) -> int:
     index = {s: i for i, s in enumerate(servers)}
     layout = Layout(servers, names, docs, np.zeros(len(names), bool), ideal,
                     tuple(tuple(index[s] for s in ideal[n]) for n in names), metadata, np.zeros(len(names), int))
-    planner, router = Planner(names, docs, table, st.schema, metadata), Router(layout, table)
+    planner, router = Planner(names, docs, table, Schema.from_json(dict(st.schema)), metadata), Router(layout, table)
     agreed = 0
     for rec in pd.read_parquet(rate / "records.parquet").to_dict("records"):
         sql = rec["sql"]
