@@ -15,3 +15,11 @@ def proc_stats() -> Iterator[tuple[int, str, int, int]]:
             except OSError:
                 continue
             yield int(entry.name), fields[0], int(fields[1]), int(fields[2])
+
+
+def cmdline(pid: int) -> bytes:
+    """The command line ``pid`` was started with (NUL-separated), or nothing once it has gone."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""

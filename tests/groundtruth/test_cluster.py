@@ -14,7 +14,7 @@ from types import FrameType
 import pandas as pd
 import pytest
 import tables
-from procs import proc_stats
+from procs import cmdline, proc_stats
 
 from workbench.groundtruth import GroundTruthError
 from workbench.groundtruth.cluster import LoadSpec, run_cluster
@@ -90,16 +90,8 @@ def test_a_server_that_cannot_bind_is_named_with_its_log_and_nothing_is_left_run
             run_cluster(CONFIG, tables.schema("ts", day=False), segments, QUERIES[:1],
                         LoadSpec(rate_per_s=1.0, num_queries=1), assignment={"clicks_0": f"127.0.0.2:{port}"})
     started = [pid for pid, state, parent, _ in proc_stats() if pid not in before and state != "Z"
-               and b"workbench.cluster" in _cmdline(pid)]
+               and b"workbench.cluster" in cmdline(pid)]
     assert started == []
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
 
 
 def test_ctrl_c_during_a_run_leaves_no_pinot_process() -> None:
@@ -119,5 +111,5 @@ def test_ctrl_c_during_a_run_leaves_no_pinot_process() -> None:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     started = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
-               and b"workbench.cluster" in _cmdline(pid)]
+               and b"workbench.cluster" in cmdline(pid)]
     assert started == []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from procs import proc_stats
+from procs import cmdline, proc_stats
 from scipy import stats
 
 from workbench.api import load_generate_spec, measure
@@ -32,14 +32,6 @@ from workbench.workload.pure import generate_local
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE, QUERIES, WARMUP = 20.0, 80, 10
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +149,7 @@ def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tu
         return False
 
     left = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
-            and b"workbench.cluster" in _cmdline(pid) and mine(pid)]
+            and b"workbench.cluster" in cmdline(pid) and mine(pid)]
     assert left == []
 
 
