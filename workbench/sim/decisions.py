@@ -17,6 +17,14 @@ loop over a server's requests). What the server *decides* at each event is the s
 - **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 
+And the broker's one decision that depends on time, adaptive server selection's per-server stats
+(:mod:`workbench.pinot.routing.adaptive`, whose classes the SimPy engine's brokers use and which call these):
+
+- **the moving averages** (:func:`ema_decay`, :func:`ema_feed`): Pinot's ``ExponentialMovingAverage``
+  with its auto-decay timer applied lazily, and a new value fed in;
+- **the scores** (:func:`hybrid_score`): ``(floor + inFlight + EMA(inFlight))^N x EMA(latency)``
+  (the other two scores are the in-flight count and the latency average themselves).
+
 Each is a small pure function compiled by :func:`~workbench.sim.fast.jit.helper`, so the kernel calls
 it at native speed; the SimPy engine calls the very same function object's Python body
 (:func:`~workbench.sim.fast.jit.python`), which costs a plain call instead of numba's dispatch (so no
@@ -32,6 +40,8 @@ that call it are recompiled only when their files change too (or their ``__pycac
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from workbench.pinot import execution_config
@@ -46,7 +56,10 @@ __all__ = [
     "STEP_TIMED_OUT",
     "admission_code",
     "checkpoint",
+    "ema_decay",
+    "ema_feed",
     "group_can_start",
+    "hybrid_score",
     "is_due",
     "queue_expired",
     "reservation",
@@ -176,3 +189,53 @@ def is_due(key: float, value: float) -> bool:
     """Whether an item keyed ``key`` has finished when the clock reads ``value``: a rounding allowance
     of a few ulps of ``value``, since the finish time was computed from the key and back."""
     return key <= value + 4e-12 * max(1.0, abs(value))
+
+
+# -- adaptive server selection (the broker) -------------------------------------------------------------
+@helper
+def ema_decay(average: float, last_update: float, next_tick: int, created: float, window: float, warmup: float,
+              alpha: float, now: float) -> tuple[float, float, int]:
+    """Pinot's ``ExponentialMovingAverage`` auto-decay, applied lazily up to ``now``: ``(average, last update,
+    next tick)`` after it.
+
+    Pinot's timer ticks at ``created + k x window``; a tick feeds 0.0 when the last update (a decay counts)
+    is more than ``window`` old, so after a decay the next one is exactly one window later (every other
+    tick fires). Ticks inside the warm-up only move the last update. ``last_update`` is NaN before the
+    first update (nothing decays then); ``window <= 0`` disables decay. Applying the due ticks whenever the
+    average is read gives the timer's values, so an idle server costs nothing.
+    """
+    if window <= 0 or last_update != last_update:
+        return average, last_update, next_tick
+    k_now = math.floor((now - created) / window)
+    first_due = math.floor((last_update + window - created) / window) + 1
+    first = max(next_tick, first_due)
+    next_tick = max(next_tick, k_now + 1)
+    if k_now < first:
+        return average, last_update, next_tick
+    fired = (k_now - first) // 2 + 1  # ticks first, first + 2, ... up to k_now
+    last_update = created + (first + 2 * (fired - 1)) * window
+    stop = min(k_now + 1, math.ceil(warmup / window))
+    times = fired - (0 if stop <= first else (stop - first + 1) // 2)
+    for _ in range(min(times, 64)):  # stepwise while it matters for rounding, then in closed form
+        average = 0.0 * alpha + average * (1 - alpha)
+    if times > 64:
+        average = average * (1 - alpha) ** (times - 64)
+    return average, last_update, next_tick
+
+
+@helper
+def ema_feed(average: float, created: float, warmup: float, alpha: float, value: float, now: float) -> float:
+    """The average after ``value`` is fed at ``now`` (decay applied first, :func:`ema_decay`): ``alpha x value
+    + (1 - alpha) x average``, unchanged during the warm-up (Pinot only moves the last update then)."""
+    if created + warmup <= now:
+        return value * alpha + average * (1 - alpha)
+    return average
+
+
+@helper
+def hybrid_score(floor: int, in_flight: int, in_flight_ema: float, latency_ema: float, exponent: int) -> float:
+    """HYBRID score ``(floor + inFlight + EMA(inFlight))^exponent x EMA(latency)`` (lower is better); the
+    floor is Pinot 1.5's ``hybrid.score.queue.size.floor`` (#18288), 0 by default."""
+    queue = float(floor + in_flight)
+    queue += in_flight_ema
+    return math.pow(queue, exponent) * latency_ema

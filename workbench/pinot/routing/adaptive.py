@@ -32,12 +32,19 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import InputError
+from workbench.sim import decisions
+from workbench.sim.fast.jit import python
 
 __all__ = [
     "ADAPTIVE_SCORERS", "AdaptiveConfig", "AdaptiveSelectorType", "AdaptiveServerSelector",
     "ExponentialMovingAverage", "ServerRoutingStats", "ServerRoutingStatsManager", "adaptive_server_selector",
     "rank_in_pools", "select_in_pools",
 ]
+
+#: The moving averages and the hybrid score are the engines' shared decisions (:mod:`workbench.sim.decisions`):
+#: the compiled engine's live router calls the same functions, compiled.
+_ema_decay, _ema_feed, _hybrid_score = (python(decisions.ema_decay), python(decisions.ema_feed),
+                                        python(decisions.hybrid_score))
 
 #: Prefix of the broker config keys (``CommonConstants.Broker.AdaptiveServerSelector``).
 CONFIG_PREFIX = "pinot.broker.adaptive.server.selector"
@@ -164,7 +171,7 @@ class ExponentialMovingAverage:
         self.warmup_ms = warmup_ms
         self.created_ms = created_ms
         self._average = initial
-        self._last_update_ms: float | None = None
+        self._last_update_ms = math.nan  # no update yet
         self._next_tick = 0
 
     def average(self, now_ms: float | None = None) -> float:
@@ -177,31 +184,13 @@ class ExponentialMovingAverage:
         """Feed ``value`` at ``now_ms`` (ignored during warm-up) and return the new average."""
         self._decay_until(now_ms)
         self._last_update_ms = now_ms
-        if self.created_ms + self.warmup_ms <= now_ms:
-            self._average = value * self.alpha + self._average * (1 - self.alpha)
+        self._average = _ema_feed(self._average, self.created_ms, self.warmup_ms, self.alpha, value, now_ms)
         return self._average
 
     def _decay_until(self, now_ms: float) -> None:
-        window = self.autodecay_window_ms
-        if window <= 0 or self._last_update_ms is None:
-            return
-        k_now = math.floor((now_ms - self.created_ms) / window)
-        first_due = math.floor((self._last_update_ms + window - self.created_ms) / window) + 1
-        first = max(self._next_tick, first_due)
-        self._next_tick = max(self._next_tick, k_now + 1)
-        if k_now < first:
-            return
-        fired = range(first, k_now + 1, 2)  # after a decay the next tick is exactly one window later
-        self._last_update_ms = self.created_ms + fired[-1] * window
-        in_warmup = range(first, min(k_now + 1, math.ceil(self.warmup_ms / window)), 2)
-        self._average = _decayed(self._average, self.alpha, len(fired) - len(in_warmup))
-
-
-def _decayed(average: float, alpha: float, times: int) -> float:
-    """Feed 0.0 ``times`` times; stepwise while it matters for rounding, then in closed form."""
-    for _ in range(min(times, 64)):
-        average = 0.0 * alpha + average * (1 - alpha)
-    return average * (1 - alpha) ** (times - 64) if times > 64 else average
+        self._average, self._last_update_ms, self._next_tick = _ema_decay(
+            self._average, self._last_update_ms, self._next_tick, self.created_ms, self.autodecay_window_ms,
+            self.warmup_ms, self.alpha, now_ms)
 
 
 @dataclass(slots=True)
@@ -287,9 +276,9 @@ class ServerRoutingStatsManager:
         if entry is None:
             return None
         c = self.config
-        queue: float = c.hybrid_score_queue_size_floor + entry.num_in_flight
-        queue += entry.in_flight_ema.average(self.now_ms)
-        return float(math.pow(queue, c.hybrid_score_exponent) * entry.latency_ema.average(self.now_ms))
+        in_flight_ema = entry.in_flight_ema.average(self.now_ms)
+        return float(_hybrid_score(c.hybrid_score_queue_size_floor, entry.num_in_flight, in_flight_ema,
+                                   entry.latency_ema.average(self.now_ms), c.hybrid_score_exponent))
 
 
 Scorer = Callable[[ServerRoutingStatsManager, str], float | None]
