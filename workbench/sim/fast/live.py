@@ -1,0 +1,674 @@
+"""Adaptive server selection in the compiled engine: every query routed live, from its broker's stats.
+
+With adaptive selection (``pinot.broker.adaptive.server.selector.type``) a query's route depends on the
+responses that reached its broker before it arrived, so the requests a server will receive are not known
+from the plan. This runs the servers and the brokers together, in time order, exactly as the SimPy engine
+orders them: before routing a query that arrives at ``t``, every server is advanced over its events
+before ``t`` (:func:`~workbench.sim.fast.server_kernel.advance_server`, the same resumable state machine
+the plan-driven path runs in one go), every response those events sent is queued at its broker for its
+arrival time, and the broker applies, in time order, every response and every closed gather (a deadline,
+a failed channel, the last response) due before ``t`` to its stats. Then the query is routed: each
+segment's candidates scored (:func:`~workbench.sim.decisions.hybrid_score` and the moving averages of
+:mod:`workbench.sim.decisions`, the very functions the SimPy brokers' stats call), the first best
+taken, or a random candidate while one of them has no stats yet. Nothing is approximated: a server's
+events before ``t`` do not depend on requests that reach it at ``t`` or later, and a response sent before
+``t`` reaches the broker no earlier than it was sent.
+
+Random draws come from the same streams in the same order as the SimPy engine's: network delays (and a
+request's own delay) are handed out in blocks of :data:`~workbench.sim.streams.Buffered`'s size, and the
+random picks of servers without stats (the first queries of a run) are drawn from the routing stream by
+Python: the kernel stops before a query that needs them, says how many and over how many candidates,
+and resumes once they are drawn.
+
+Inside :func:`~workbench.sim.fast.engine.coverage`: the ``balanced`` selector (replica-group selectors
+rank with a random shuffle per query), without the segment cache. The records then come from the same
+gather and reduce as the plan-driven path (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`),
+each query being its own routing template.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.distributions import Deterministic
+from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
+from workbench.pinot.routing.hashorder import hash_set_order
+from workbench.pinot.routing.options import parse_routing_options
+from workbench.scenario import Scenario
+from workbench.sim.decisions import ema_decay, ema_feed, hybrid_score, slow_scale
+from workbench.sim.fast.jit import kernel
+from workbench.sim.fast.pauses import HINTS, release
+from workbench.sim.fast.server_kernel import (
+    I_TASKS,
+    advance_server,
+    finish_server,
+    server_state,
+    set_request,
+)
+from workbench.sim.fast.server_settings import ServerSettings
+from workbench.sim.layout import Layout
+from workbench.sim.plan import Plan
+from workbench.sim.planner import result_rows
+from workbench.sim.router import Router, own_routing_options
+from workbench.sim.routes import Routes
+from workbench.sim.server import ExecutionModel
+from workbench.sim.streams import _BLOCK, Streams
+
+__all__ = ["LiveRoutes", "route_live"]
+
+_INF = math.inf
+#: The scores (``AdaptiveSelectorType``), as the kernel numbers them.
+_SCORE = {AdaptiveSelectorType.NUM_INFLIGHT_REQ: 0, AdaptiveSelectorType.LATENCY: 1, AdaptiveSelectorType.HYBRID: 2}
+#: What the kernel returns: all queries routed, or stopped before a query that needs random draws.
+_DONE, _NEED_DRAWS = 0, 1
+#: Broker events: a response (or failed channel) reaching the broker, a query's deadline.
+_RESPONSE, _DEADLINE = 0, 1
+
+
+@dataclass(frozen=True)
+class _Cases:
+    """How each query may be routed: per (health epoch, plan) a *case*, the query's segments in the broker's
+    listing order that have candidates: each one's position in the plan, its layout index and its candidate
+    set (``cset``, CSR into ``cset_server`` and ``cset_online``: the candidates the selector chooses among,
+    after ``orderedPreferredPools``), plus the count of unavailable segments."""
+
+    epoch_times: np.ndarray
+    case_of: np.ndarray  # [epoch, plan] -> case
+    case_offsets: np.ndarray
+    entry_position: np.ndarray
+    entry_segment: np.ndarray
+    entry_cset: np.ndarray
+    case_unavailable: np.ndarray
+    cset_offsets: np.ndarray
+    cset_server: np.ndarray
+    cset_online: np.ndarray
+
+
+def _cases(sc: Scenario, layout: Layout, plan: Plan) -> _Cases:
+    """Every (epoch, plan) case, from Pinot's selector's candidates as servers go down and come back (the
+    SimPy engine's brokers hear of each crash when it happens)."""
+    events = sorted(((t, s, up) for s, c in enumerate(plan.crashes) for start, end in c.intervals()
+                     for t, up in ((start, False), (end, True))), key=lambda e: (e[0], e[1]))
+    router = Router(layout, sc.table, sc.workload.query_options, broker_config=sc.cluster.broker.config)
+    server_index = {name: i for i, name in enumerate(layout.servers)}
+    seg_index = {name: i for i, name in enumerate(layout.segments)}
+    csets: dict[tuple[tuple[int, bool], ...], int] = {}
+    cases: list[tuple[list[int], list[int], list[int], int]] = []
+    case_key: dict[tuple[int, tuple[int, ...]], int] = {}
+    case_of = np.empty((len(events) + 1, len(plan.plans)), dtype=np.int64)
+    for epoch in range(len(events) + 1):
+        if epoch:
+            _, server, up = events[epoch - 1]
+            router.set_server_health(server, up)
+        states = router.selector.segment_states
+        lists: dict[tuple[Any, ...], int] = {}  # this epoch's routing lists, by segment list and preferred pools
+        listed_as: list[tuple[list[int], list[int], int]] = []
+        for p, query in enumerate(plan.plans):
+            preferred = parse_routing_options(router.options_for(own_routing_options(query.query))
+                                              ).ordered_preferred_pools
+            key = (query.segments, preferred)
+            if key not in lists:
+                lists[key] = len(listed_as)
+                listed = hash_set_order(layout.segments if query.names is None else query.names,
+                                        len(layout.segments))
+                segments, chosen = [], []
+                for name in listed:
+                    cand = states.candidates.get(name)
+                    if cand is None:
+                        continue
+                    keep = list(range(len(cand.servers)))
+                    if preferred:  # PriorityPoolInstanceSelector: the first preferred pool with candidates
+                        ranks = [preferred.index(x) if x in preferred else len(preferred) for x in cand.pools]
+                        keep = [i for i in keep if ranks[i] == min(ranks)]
+                    cset = tuple((server_index[cand.servers[i]], cand.online is None or bool(cand.online[i]))
+                                 for i in keep)
+                    segments.append(seg_index[name])
+                    chosen.append(csets.setdefault(cset, len(csets)))
+                listed_as.append((segments, chosen, sum(1 for name in listed if name in states.unavailable)))
+            which = lists[key]
+            segments, chosen, unavailable = listed_as[which]
+            plan_segments = plan.plan_segment[plan.plan_offsets[p]:plan.plan_offsets[p + 1]].tolist()
+            position = {seg: i for i, seg in enumerate(plan_segments)}
+            positions = tuple(position[seg] for seg in segments)
+            ck = (epoch * len(plan.plans) + which, positions)
+            if ck not in case_key:
+                case_key[ck] = len(cases)
+                cases.append((segments, chosen, list(positions), unavailable))
+            case_of[epoch, p] = case_key[ck]
+    sizes = np.array([len(c[0]) for c in cases], dtype=np.int64)
+    cset_list = sorted(csets, key=csets.__getitem__)
+    return _Cases(
+        np.array([e[0] for e in events], dtype=float), case_of, _offsets(sizes),
+        np.array([x for c in cases for x in c[2]], dtype=np.int64),
+        np.array([x for c in cases for x in c[0]], dtype=np.int64),
+        np.array([x for c in cases for x in c[1]], dtype=np.int64),
+        np.array([c[3] for c in cases], dtype=np.int32),
+        _offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
+        np.array([s for c in cset_list for s, _ in c], dtype=np.int64),
+        np.array([on for c in cset_list for _, on in c], dtype=np.bool_))
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _buffered(draw: Any, n: int) -> np.ndarray:
+    """The first ``n`` values a :class:`~workbench.sim.streams.Buffered` of ``draw`` hands out (its blocks)."""
+    blocks = [np.asarray(draw(_BLOCK), dtype=float) for _ in range(-(-n // _BLOCK))]
+    return np.concatenate(blocks) if blocks else np.empty(0)
+
+
+@dataclass(frozen=True)
+class LiveRoutes:
+    """What live routing decided and what the servers answered, per request (in routing order): the routes
+    as templates (one per query), the network delays (out, back) and every response."""
+
+    routes: Routes
+    query_requests: np.ndarray
+    delays: np.ndarray
+    resp_at: np.ndarray
+    code: np.ndarray
+    responded: np.ndarray
+    paused: np.ndarray
+    wait: np.ndarray
+    meters: np.ndarray
+    busy: np.ndarray
+
+
+def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horizon_ms: float,
+               gc_pauses: tuple[np.ndarray, ...], stops: tuple[np.ndarray, ...],
+               crashes: tuple[np.ndarray, ...], slow: tuple[np.ndarray, ...]) -> LiveRoutes:
+    """Route every query of ``plan`` live and run the servers with it (see the module docstring).
+
+    ``gc_pauses``: offsets, starts, ends of the servers' GC pauses; ``stops``: offsets, starts, ends, run time
+    at each start, paused before it, totals (pauses joined with wedges); ``crashes``: offsets, starts, ends;
+    ``slow``: offsets, starts, ends, factors of the slow windows."""
+    spec = sc.cluster
+    config: AdaptiveConfig = spec.broker.adaptive
+    cases = _cases(sc, layout, plan)
+    nq, servers = plan.num_queries, layout.num_servers
+    epoch = np.searchsorted(cases.epoch_times, plan.arrival_ms, side="right").astype(np.int64)
+    case = cases.case_of[epoch, plan.plan_index] if nq else np.empty(0, dtype=np.int64)
+    sizes = np.diff(cases.case_offsets)[case]
+    # bounds: requests (each query asks each server at most once), per server its rows and tasks
+    in_case = np.zeros((len(cases.case_offsets) - 1, servers), dtype=np.int64)
+    for c in range(len(in_case)):
+        for e in range(cases.case_offsets[c], cases.case_offsets[c + 1]):
+            cs = cases.entry_cset[e]
+            in_case[c, cases.cset_server[cases.cset_offsets[cs]:cases.cset_offsets[cs + 1]]] += 1
+    of_case = np.bincount(case, minlength=len(in_case)).astype(np.int64)
+    rows_max = int((of_case @ (in_case > 0)).max()) if nq else 0
+    tasks_max = int((of_case @ (in_case + (in_case > 0))).max()) if nq else 0
+    request_max = int(np.minimum(sizes, servers).sum())
+    latency = spec.network.latency_ms
+    delays_in = _buffered(lambda n: latency.sample(streams.network, n), 2 * request_max)
+    own = spec.network.request_delay_ms
+    own_delay = (np.empty(0) if isinstance(own, Deterministic) and own.value == 0
+                 else _buffered(lambda n: own.sample(streams.request_delay, n), request_max))
+    # the plan's per-plan row rule (result_rows: one row for an aggregation, else docs up to a cap)
+    aggregate = np.empty(len(plan.plans), dtype=np.int64)
+    cap = np.empty(len(plan.plans), dtype=np.int64)
+    for p, query in enumerate(plan.plans):
+        none, many = result_rows(query.query, 0.0), result_rows(query.query, float(2**62))
+        aggregate[p], cap[p] = (none if none == many else -1), many
+    settings = ServerSettings.of(spec.server.query,
+                                 ExecutionModel(spec.server.execution) is ExecutionModel.FCFS_THREADS)
+    template = server_state(rows_max, tasks_max, settings)
+    state = tuple(np.ascontiguousarray(np.repeat(a[None], servers, axis=0)) for a in template)
+    width = max(rows_max, tasks_max) + 1
+    total_segments = int(plan.query_segments[-1])
+    work = (np.empty((servers, rows_max + 1, 8)), np.empty((servers, rows_max + 1, 10), np.int64),
+            np.empty((total_segments + request_max + 1, 3), np.int64), np.empty(total_segments + request_max + 1),
+            np.empty((servers, 3, width), np.int64), np.empty(total_segments + 1),
+            np.empty(total_segments + 1, np.int64))
+    outs = (np.full((servers, rows_max + 1), _INF), np.zeros((servers, rows_max + 1), np.int16),
+            np.zeros((servers, rows_max + 1), np.bool_), np.zeros((servers, rows_max + 1), np.bool_),
+            np.zeros((servers, rows_max + 1)))
+    a = config
+    stats_config = np.array([a.ewma_alpha, a.autodecay_window_ms, a.warmup_duration_ms, a.avg_initialization_val,
+                             float(a.hybrid_score_exponent), float(a.hybrid_score_queue_size_floor),
+                             float(_SCORE[a.type])])
+    brokers = spec.brokers
+    broker_stats = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers), np.int64),
+                    np.zeros((brokers, 2, 4, servers)), np.zeros(brokers))
+    requests = (np.zeros(nq + 1, np.int64), np.empty(request_max, np.int64), np.empty(request_max, np.int64),
+                np.empty(request_max, np.int64), np.empty(request_max, np.int64), np.empty(request_max, np.int64),
+                np.empty(request_max), np.empty(request_max), np.empty(2 * request_max),
+                np.empty(request_max), np.empty(request_max, np.int64))
+    # broker events and server deliveries: heaps; per server the rows not yet answered; per query the gather
+    queues = (np.empty(nq + request_max + 1), np.empty(nq + request_max + 1, np.int64),
+              np.empty(nq + request_max + 1, np.int64), np.empty(nq + request_max + 1, np.int64),
+              np.empty((servers, rows_max + 1)), np.empty((servers, rows_max + 1), np.int64),
+              np.empty((servers, rows_max + 1), np.int64), np.zeros((servers, HINTS), np.int64))
+    gathers = (np.zeros(nq, np.bool_), np.zeros(nq, np.int64), np.zeros(request_max, np.bool_))
+    counters = np.zeros(16, np.int64)
+    per_server = np.zeros((servers, 3), np.int64)
+    draws, bounds = np.empty(max(1, int(sizes.max()) if nq else 1), np.int64), np.empty(
+        max(1, int(sizes.max()) if nq else 1), np.int64)
+    queries = (plan.arrival_ms, plan.broker.astype(np.int64), plan.timeout_ms, plan.group_by, plan.secondary,
+               plan.execution_threads.astype(np.int64), plan.plan_index.astype(np.int64), plan.query_segments, plan.work,
+               plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
+    routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
+               cases.cset_server, cases.cset_online)
+    rng = streams.routing
+    while True:
+        status = _run(queries, routing, stats_config, broker_stats, delays_in, own_delay, plan.cpu_scale, slow,
+                      float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops, gc_pauses, crashes, settings,
+                      horizon_ms, state, work, outs, requests, queues, gathers, per_server, counters, draws, bounds)
+        if status == _DONE:
+            break
+        for k in range(int(counters[8])):  # the random picks of the query the kernel stopped before
+            draws[k] = int(rng.integers(int(bounds[k])))
+        counters[9] = counters[8]
+    return _collect(plan, cases, case, counters, requests, outs, state, work)
+
+
+def _collect(plan: Plan, cases: _Cases, case: np.ndarray, counters: np.ndarray, requests: tuple[np.ndarray, ...],
+             outs: tuple[np.ndarray, ...], state: tuple[np.ndarray, ...], work: tuple[np.ndarray, ...]) -> LiveRoutes:
+    """The routed requests as one template per query, and every request's response, by request."""
+    n = int(counters[0])
+    query_requests, server, row, nseg, seg_start, rows = (requests[0], requests[1][:n], requests[2][:n],
+                                                          requests[3][:n], requests[4][:n], requests[10][:n])
+    docs, delays, positions = requests[7][:n], requests[8][:2 * n], work[6]
+    seg_offsets = _offsets(nseg)
+    position = np.empty(int(seg_offsets[-1]), dtype=np.int32)
+    for r in range(n):  # each request's segment positions, in its order (kept beside its work by the kernel)
+        position[seg_offsets[r]:seg_offsets[r + 1]] = positions[seg_start[r]:seg_start[r] + nseg[r]]
+    nq = plan.num_queries
+    routes = Routes(np.arange(nq, dtype=np.int32), cases.case_unavailable[case] if nq else np.empty(0, np.int32),
+                    plan.plan_index.astype(np.int64), query_requests.copy(), server.astype(np.int32), seg_offsets,
+                    position, rows.astype(np.int64), docs)
+    at, code, responded, paused, wait = (o[server, row] for o in outs)
+    ist, fs = state[13], state[14]
+    return LiveRoutes(routes, query_requests.copy(), np.ascontiguousarray(delays), at, code, responded, paused, wait,
+                      state[17], fs[:, 2].copy() if ist.shape[0] else np.zeros(0))
+
+
+@kernel
+def _heap_push(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int, key: float, seq: int,
+               x: int, y: int) -> int:
+    i = size
+    keys[i], seqs[i], a[i], b[i] = key, seq, x, y
+    while i > 0:
+        parent = (i - 1) >> 1
+        if keys[parent] < keys[i] or (keys[parent] == keys[i] and seqs[parent] < seqs[i]):
+            break
+        keys[i], keys[parent] = keys[parent], keys[i]
+        seqs[i], seqs[parent] = seqs[parent], seqs[i]
+        a[i], a[parent] = a[parent], a[i]
+        b[i], b[parent] = b[parent], b[i]
+        i = parent
+    return size + 1
+
+
+@kernel
+def _heap_pop(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int) -> int:
+    size -= 1
+    keys[0], seqs[0], a[0], b[0] = keys[size], seqs[size], a[size], b[size]
+    i = 0
+    while True:
+        left, right, smallest = 2 * i + 1, 2 * i + 2, i
+        if left < size and (keys[left] < keys[smallest] or (keys[left] == keys[smallest] and seqs[left] < seqs[smallest])):
+            smallest = left
+        if right < size and (keys[right] < keys[smallest]
+                             or (keys[right] == keys[smallest] and seqs[right] < seqs[smallest])):
+            smallest = right
+        if smallest == i:
+            return size
+        keys[i], keys[smallest] = keys[smallest], keys[i]
+        seqs[i], seqs[smallest] = seqs[smallest], seqs[i]
+        a[i], a[smallest] = a[smallest], a[i]
+        b[i], b[smallest] = b[smallest], b[i]
+        i = smallest
+
+
+# stats arrays: ema[b, which, field, server]; which 0: in-flight EMA, 1: latency EMA;
+# field 0: average, 1: last update (NaN: none), 2: next tick, 3: created
+_AVG, _LAST, _TICK, _CREATED = 0, 1, 2, 3
+
+
+@kernel
+def _ema_average(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, now: float) -> float:
+    """``ExponentialMovingAverage.average(now)``: the due decay applied (and kept)."""
+    avg, last, tick = ema_decay(ema[b, which, _AVG, s], ema[b, which, _LAST, s], int(ema[b, which, _TICK, s]),
+                                ema[b, which, _CREATED, s], cfg[1], cfg[2], cfg[0], now)
+    ema[b, which, _AVG, s], ema[b, which, _LAST, s], ema[b, which, _TICK, s] = avg, last, tick
+    return avg
+
+
+@kernel
+def _ema_compute(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, value: float, now: float) -> None:
+    """``ExponentialMovingAverage.compute(value, now)``."""
+    _ema_average(ema, b, which, s, cfg, now)
+    ema[b, which, _LAST, s] = now
+    ema[b, which, _AVG, s] = ema_feed(ema[b, which, _AVG, s], ema[b, which, _CREATED, s], cfg[2], cfg[0], value, now)
+
+
+@kernel
+def _entry(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> None:
+    """``ServerRoutingStatsManager._entry``: a server's stats, created at the manager's clock on first use."""
+    has, _, ema, now = stats
+    if not has[b, s]:
+        has[b, s] = True
+        for which in range(2):
+            ema[b, which, _AVG, s], ema[b, which, _LAST, s] = cfg[3], math.nan
+            ema[b, which, _TICK, s], ema[b, which, _CREATED, s] = 0.0, now[b]
+
+
+@kernel
+def _submitted(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, now: float) -> None:
+    """``record_submission``: in flight + 1, the in-flight EMA fed the new count."""
+    stats[3][b] = now
+    _entry(stats, b, s, cfg)
+    stats[1][b, s] += 1
+    _ema_compute(stats[2], b, 0, s, cfg, float(stats[1][b, s]), now)
+
+
+@kernel
+def _answered(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, latency: float, now: float) -> None:
+    """``record_response``: in flight - 1, the latency EMA fed the latency."""
+    stats[3][b] = now
+    _entry(stats, b, s, cfg)
+    stats[1][b, s] -= 1
+    if latency >= 0:
+        _ema_compute(stats[2], b, 1, s, cfg, latency, now)
+
+
+@kernel
+def _score(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> float:
+    """The server's score at the manager's clock (lower is better; it has stats)."""
+    kind = int(cfg[6])
+    if kind == 0:
+        return float(stats[1][b, s])
+    now = stats[3][b]
+    if kind == 1:
+        return _ema_average(stats[2], b, 1, s, cfg, now)
+    in_flight_ema = _ema_average(stats[2], b, 0, s, cfg, now)
+    return hybrid_score(int(cfg[5]), stats[1][b, s], in_flight_ema, _ema_average(stats[2], b, 1, s, cfg, now),
+                        int(cfg[4]))
+
+
+@kernel
+def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[np.ndarray, ...],
+           gathers: tuple[np.ndarray, ...], stats: tuple[np.ndarray, ...], cfg: np.ndarray) -> None:
+    """``Gather.close``: the broker stops waiting; each server without a response is recorded at the timeout."""
+    closed, _, received = gathers
+    closed[q] = True
+    query_requests, server = requests[0], requests[1]
+    for r in range(query_requests[q], query_requests[q + 1]):
+        if not received[r]:
+            _answered(stats, b, server[r], cfg, queries[2][q], at)
+
+
+@kernel
+def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndarray, stats: tuple[np.ndarray, ...],
+         delays_in: np.ndarray, own_delay: np.ndarray, cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
+         prepare_ms: float, merge_each: float, stops: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
+         crashes: tuple[np.ndarray, ...], settings: ServerSettings, horizon: float, state: tuple[np.ndarray, ...],
+         work: tuple[np.ndarray, ...], outs: tuple[np.ndarray, ...], requests: tuple[np.ndarray, ...],
+         queues: tuple[np.ndarray, ...], gathers: tuple[np.ndarray, ...], per_server: np.ndarray,
+         counters: np.ndarray, draws: np.ndarray, bounds: np.ndarray) -> int:
+    """Route and run from query ``counters[1]`` on; returns :data:`_DONE`, or :data:`_NEED_DRAWS` with the
+    query's random picks' bounds in ``bounds[:counters[8]]`` (call again once ``draws`` holds them).
+
+    ``counters``: requests routed, next query, broker events queued, event sequence, delays used, own delays
+    used, segments laid out, global task count, draws needed, draws ready (1 when ``draws`` is filled).
+    """
+    arrival, broker, timeout, group_by, secondary, threads, plan_index, query_segments, seg_in = queries[:9]
+    plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
+    case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing
+    slow_offsets, slow_start, slow_end, slow_factor = slow
+    p_off, p_start, p_end, p_run, p_before, p_total = stops
+    g_off, g_start, g_end = gc_pauses
+    c_off, c_start, c_end = crashes
+    rf_all, ri_all, ti, t_queued, queue_all, seg_work, positions = work
+    out_at, out_code, out_responded, out_paused, out_wait = outs
+    query_requests, req_server, req_row, req_nseg, req_seg, req_query, req_prepare, req_docs, delays = requests[:9]
+    req_merge, req_rows = requests[9], requests[10]
+    ev_key, ev_seq, ev_kind, ev_ref, dl_key, dl_req, outstanding, hints = queues
+    closed, got, received = gathers
+    has = stats[0]
+    nq, servers = len(arrival), len(cpu_scale)
+    # per server: rows in its request table, deliveries waiting, rows not answered yet (``outstanding``)
+    n_rows, pending, open_rows = per_server[:, 0], per_server[:, 1], per_server[:, 2]
+    chosen_server = np.empty(len(draws), np.int64)
+    decided = np.full(len(cset_offsets), -1, np.int64)
+    score_seen = np.full(servers, -1, np.int64)
+    score_value = np.zeros(servers)
+    order = np.empty(servers, np.int64)
+    first_seen = np.full(servers, -1, np.int64)
+    q = counters[1]
+    while True:
+        t = arrival[q] if q < nq else _INF
+        # 1. every server's events before t (deliveries before t first read into its table)
+        for s in range(servers):
+            st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
+                  state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
+                  state[14][s], state[15][s], state[16][s], state[17][s])
+            rf, ri = rf_all[s], ri_all[s]
+            ps, pe = p_start[p_off[s]:p_off[s + 1]], p_end[p_off[s]:p_off[s + 1]]
+            while pending[s] > 0 and dl_key[s, 0] < t:
+                r = dl_req[s, 0]
+                pending[s] = _delivery_pop(dl_key[s], dl_req[s], pending[s])
+                row = n_rows[s]
+                n_rows[s] += 1
+                qq = req_query[r]
+                d = arrival[qq] + delays[2 * r]
+                set_request(rf, ri, row, release(ps, pe, d, hints[s]), d, timeout[qq], req_prepare[r],
+                            req_merge[r], req_seg[r], req_nseg[r], threads[qq], group_by[qq], secondary[qq])
+                req_row[r] = row
+                outstanding[s, open_rows[s]] = r
+                open_rows[s] += 1
+            st[13][I_TASKS] = counters[7]
+            advance_server(st, rf, ri, seg_work, n_rows[s], settings, ps, pe, p_run[p_off[s]:p_off[s + 1]],
+                           p_before[p_off[s]:p_off[s + 1]], p_total[s], g_start[g_off[s]:g_off[s + 1]],
+                           g_end[g_off[s]:g_off[s + 1]], c_start[c_off[s]:c_off[s + 1]], c_end[c_off[s]:c_off[s + 1]],
+                           horizon, t, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
+                           out_responded[s])
+            counters[7] = st[13][I_TASKS]
+            k = 0
+            while k < open_rows[s]:  # responses sent: each reaches its broker after its way back
+                r = outstanding[s, k]
+                if out_responded[s, req_row[r]]:
+                    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2],
+                                             out_at[s, req_row[r]] + delays[2 * r + 1], counters[3], _RESPONSE, r)
+                    counters[3] += 1
+                    open_rows[s] -= 1
+                    outstanding[s, k] = outstanding[s, open_rows[s]]
+                else:
+                    k += 1
+        # 2. the brokers' events before t, in time order
+        while counters[2] > 0 and ev_key[0] < t:
+            at, kind, ref = ev_key[0], ev_kind[0], ev_ref[0]
+            counters[2] = _heap_pop(ev_key, ev_seq, ev_kind, ev_ref, counters[2])
+            if kind == _DEADLINE:
+                if not closed[ref]:
+                    _close(ref, at, broker[ref], queries, requests, gathers, stats, cfg)
+                continue
+            r = ref
+            qq = req_query[r]
+            if closed[qq] or at > arrival[qq] + timeout[qq]:
+                continue  # the broker stopped waiting: a late response is dropped
+            s = req_server[r]
+            if out_code[s, req_row[r]] == -1:  # a failed channel closes the gather
+                _close(qq, at, broker[qq], queries, requests, gathers, stats, cfg)
+                continue
+            received[r] = True
+            got[qq] += 1
+            latency = at - arrival[qq] if out_code[s, req_row[r]] == 0 else timeout[qq]
+            _answered(stats, broker[qq], s, cfg, latency, at)
+            if got[qq] == query_requests[qq + 1] - query_requests[qq]:
+                closed[qq] = True
+        if q >= nq:
+            break
+        # 3. route query q: first, the random picks it needs (a candidate without stats)
+        b, c = broker[q], case[q]
+        e0, e1 = case_offsets[c], case_offsets[c + 1]
+        needed = 0
+        for e in range(e0, e1):
+            cs = entry_cset[e]
+            for j in range(cset_offsets[cs], cset_offsets[cs + 1]):
+                if not has[b, cset_server[j]]:
+                    bounds[needed] = cset_offsets[cs + 1] - cset_offsets[cs]
+                    needed += 1
+                    break
+        if needed > 0 and counters[9] < needed:
+            counters[8], counters[1] = needed, q
+            return _NEED_DRAWS  # the caller fills ``draws`` and sets counters[9]
+        counters[9] = 0
+        # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``)
+        used = 0
+        for e in range(e0, e1):
+            cs = entry_cset[e]
+            i = decided[cs]
+            if i < 0:
+                best, best_score, random = 0, _INF, False
+                lo = cset_offsets[cs]
+                for j in range(lo, cset_offsets[cs + 1]):
+                    s = cset_server[j]
+                    if not has[b, s]:
+                        random = True
+                        break
+                    if score_seen[s] != q:
+                        score_seen[s] = q
+                        score_value[s] = _score(stats, b, s, cfg)
+                    if score_value[s] < best_score:
+                        best, best_score = j - lo, score_value[s]
+                if random:
+                    i = draws[used]
+                    used += 1
+                else:
+                    i = best
+                    decided[cs] = i
+            chosen_server[e - e0] = cset_server[cset_offsets[cs] + i] if cset_online[cset_offsets[cs] + i] else -1
+        for e in range(e0, e1):
+            decided[entry_cset[e]] = -1
+        # requests: servers in the order of their first segment, each with its segments in layout order
+        n_servers = 0
+        for k in range(e1 - e0):
+            s = chosen_server[k]
+            if s >= 0 and first_seen[s] < 0:
+                first_seen[s] = n_servers
+                order[n_servers] = s
+                n_servers += 1
+        r0 = counters[0]
+        query_requests[q] = r0
+        base = query_segments[q]
+        p = plan_index[q]
+        for k in range(n_servers):
+            s = order[k]
+            first_seen[s] = -1
+            r = r0 + k
+            start = counters[6]
+            for e in range(e0, e1):  # this server's segments, then sorted by layout index (insertion sort)
+                if chosen_server[e - e0] == s:
+                    at_ = counters[6]
+                    counters[6] += 1
+                    positions[at_] = e
+                    while at_ > start and entry_segment[positions[at_ - 1]] > entry_segment[positions[at_]]:
+                        positions[at_ - 1], positions[at_] = positions[at_], positions[at_ - 1]
+                        at_ -= 1
+            nseg = counters[6] - start
+            out_d, back_d = delays_in[counters[4]], delays_in[counters[4] + 1]
+            counters[4] += 2
+            if len(own_delay) > 0:
+                back_d += own_delay[counters[5]]
+                counters[5] += 1
+            w0, w1 = slow_offsets[s], slow_offsets[s + 1]
+            scale = slow_scale(cpu_scale[s], arrival[q] + out_d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
+            extra = merge_each if group_by[q] else 0.0
+            docs = 0.0
+            for k2 in range(start, start + nseg):
+                pos = entry_position[positions[k2]]
+                seg_work[k2] = (seg_in[base + pos] + extra) * scale
+                docs += plan_docs[plan_offsets[p] + pos]
+                positions[k2] = pos
+            req_server[r], req_nseg[r], req_seg[r], req_query[r] = s, nseg, start, q
+            req_prepare[r] = prepare_ms * scale
+            req_merge[r] = (0.0 if group_by[q] else merge_each * nseg) * scale
+            req_docs[r] = docs
+            req_rows[r] = aggregate[p] if aggregate[p] >= 0 else min(int(max(docs, 0.0)), cap[p])
+            delays[2 * r], delays[2 * r + 1] = out_d, back_d
+            received[r] = False
+        counters[0] = r0 + n_servers
+        query_requests[q + 1] = r0 + n_servers
+        for k in range(n_servers):  # record_submission, in routing order
+            _submitted(stats, b, req_server[r0 + k], cfg, arrival[q])
+        for k in range(n_servers):
+            r = r0 + k
+            s = req_server[r]
+            pending[s] = _delivery_push(dl_key[s], dl_req[s], pending[s], arrival[q] + delays[2 * r], r)
+        if n_servers == 0:
+            closed[q] = True
+        else:
+            counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], arrival[q] + timeout[q], counters[3],
+                                     _DEADLINE, q)
+            counters[3] += 1
+        q += 1
+        counters[1] = q
+    # the end: every delivery read, every server run to the horizon
+    for s in range(servers):
+        st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
+              state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
+              state[14][s], state[15][s], state[16][s], state[17][s])
+        rf, ri = rf_all[s], ri_all[s]
+        ps, pe = p_start[p_off[s]:p_off[s + 1]], p_end[p_off[s]:p_off[s + 1]]
+        while pending[s] > 0:
+            r = dl_req[s, 0]
+            pending[s] = _delivery_pop(dl_key[s], dl_req[s], pending[s])
+            row = n_rows[s]
+            n_rows[s] += 1
+            qq = req_query[r]
+            d = arrival[qq] + delays[2 * r]
+            set_request(rf, ri, row, release(ps, pe, d, hints[s]), d, timeout[qq], req_prepare[r], req_merge[r],
+                        req_seg[r], req_nseg[r], threads[qq], group_by[qq], secondary[qq])
+            req_row[r] = row
+        st[13][I_TASKS] = counters[7]
+        advance_server(st, rf, ri, seg_work, n_rows[s], settings, ps, pe, p_run[p_off[s]:p_off[s + 1]],
+                       p_before[p_off[s]:p_off[s + 1]], p_total[s], g_start[g_off[s]:g_off[s + 1]],
+                       g_end[g_off[s]:g_off[s + 1]], c_start[c_off[s]:c_off[s + 1]], c_end[c_off[s]:c_off[s + 1]],
+                       horizon, _INF, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
+                       out_responded[s])
+        counters[7] = st[13][I_TASKS]
+        meters, _ = finish_server(st, n_rows[s], settings.cores, ps, pe, p_run[p_off[s]:p_off[s + 1]], horizon,
+                                  out_at[s], out_code[s], out_paused[s], out_wait[s], out_responded[s])
+    return _DONE
+
+
+@kernel
+def _delivery_push(keys: np.ndarray, reqs: np.ndarray, size: int, key: float, r: int) -> int:
+    """A server's deliveries by time, ties in request order (request ids grow with routing)."""
+    i = size
+    keys[i], reqs[i] = key, r
+    while i > 0:
+        parent = (i - 1) >> 1
+        if keys[parent] < keys[i] or (keys[parent] == keys[i] and reqs[parent] < reqs[i]):
+            break
+        keys[i], keys[parent] = keys[parent], keys[i]
+        reqs[i], reqs[parent] = reqs[parent], reqs[i]
+        i = parent
+    return size + 1
+
+
+@kernel
+def _delivery_pop(keys: np.ndarray, reqs: np.ndarray, size: int) -> int:
+    """Remove the earliest delivery (read it first); returns the new size."""
+    size -= 1
+    keys[0], reqs[0] = keys[size], reqs[size]
+    i = 0
+    while True:
+        left, right, smallest = 2 * i + 1, 2 * i + 2, i
+        if left < size and (keys[left] < keys[smallest] or (keys[left] == keys[smallest] and reqs[left] < reqs[smallest])):
+            smallest = left
+        if right < size and (keys[right] < keys[smallest]
+                             or (keys[right] == keys[smallest] and reqs[right] < reqs[smallest])):
+            smallest = right
+        if smallest == i:
+            return size
+        keys[i], keys[smallest] = keys[smallest], keys[i]
+        reqs[i], reqs[smallest] = reqs[smallest], reqs[i]
+        i = smallest
