@@ -2,10 +2,10 @@
 
 The SimPy engine is the reference; a difference is a bug in the compiled one. Latencies and other times
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
-compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
-deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
-churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a Hypothesis test draws
-random scenarios inside its coverage.
+compiled engine claims (every selector, adaptive selection with the balanced one, every service model, GC
+collectors, crashes, deadlines and error codes, schedulers, both execution models, several brokers, the
+segment cache with churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a
+Hypothesis test draws random scenarios inside its coverage (adaptive selection among them).
 """
 
 from __future__ import annotations
@@ -63,6 +63,10 @@ def scenario(**sections: Any) -> dict[str, Any]:
         base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
     return base
 
+
+#: Adaptive server selection (routed live by the compiled engine, :mod:`workbench.sim.fast.live`).
+ADAPTIVE = {"pinot.broker.adaptive.server.selector.type": "HYBRID",
+            "pinot.broker.adaptive.server.selector.enable.stats.collection": True}
 
 CASES: dict[str, dict[str, Any]] = {
     "balanced, fixed GC, crashes, tight timeout": scenario(cluster={
@@ -131,6 +135,25 @@ CASES: dict[str, dict[str, Any]] = {
                  "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
                         "pause_ms": {"dist": "exponential", "mean": 30}},
                  "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 60}}),
+    "adaptive HYBRID: crashes, fixed GC, a tight timeout": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+               "pause_ms": {"dist": "exponential", "mean": 60}},
+        "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80, "config": ADAPTIVE}}),
+    "adaptive HYBRID with a queue-size floor: a slow and a wedged server, two brokers, G1": scenario(cluster={
+        "servers": 6, "brokers": 2, "server": {"cores": 2}, "network": {"latency_ms": 0.25}, "gc": {"collector": "g1"},
+        "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 12}],
+                     "wedged": [{"server": "Server_4", "from_s": 6, "until_s": 9}]},
+        "broker": {"timeout_ms": 500, "config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": 2}}},
+        simulation={"duration_s": 12, "replications": 1}),
+    "adaptive LATENCY with decay and warm-up, a server down all run": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "failures": {"down": ["Server_2"]}, "broker": {"config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.type": "LATENCY",
+            "pinot.broker.adaptive.server.selector.autodecay.window.ms": 50,
+            "pinot.broker.adaptive.server.selector.warmup.duration": 200}}},
+        simulation={"duration_s": 8, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
@@ -203,6 +226,13 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
+    adaptive = draw(st.sampled_from(["NO_OP", "NUM_INFLIGHT_REQ", "LATENCY", "HYBRID"]))
+    if selector == "balanced" and "pinot.server.segment.query.cache.enabled" not in config and adaptive != "NO_OP":
+        cluster["broker"]["config"] = {  # adaptive selection, routed live in the compiled engine
+            "pinot.broker.adaptive.server.selector.type": adaptive,
+            "pinot.broker.adaptive.server.selector.enable.stats.collection": True,
+            "pinot.broker.adaptive.server.selector.autodecay.window.ms": draw(st.sampled_from([0, 300, 10_000])),
+            "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2))}
     return {
         "cluster": cluster,
         "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": replication},
