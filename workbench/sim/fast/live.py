@@ -43,6 +43,7 @@ from workbench.sim.decisions import ema_decay, ema_feed, hybrid_score, slow_scal
 from workbench.sim.fast.jit import kernel
 from workbench.sim.fast.pauses import HINTS, release
 from workbench.sim.fast.server_kernel import (
+    F_NEXT,
     I_TASKS,
     advance_server,
     finish_server,
@@ -250,7 +251,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     draws, bounds = np.empty(max(1, int(sizes.max()) if nq else 1), np.int64), np.empty(
         max(1, int(sizes.max()) if nq else 1), np.int64)
     queries = (plan.arrival_ms, plan.broker.astype(np.int64), plan.timeout_ms, plan.group_by, plan.secondary,
-               plan.execution_threads.astype(np.int64), plan.plan_index.astype(np.int64), plan.query_segments, plan.work,
+               plan.execution_threads.astype(np.int64), plan.plan_index.astype(np.int64), plan.query_segments,
+               plan.work,
                plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
     routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
                cases.cset_server, cases.cset_online)
@@ -312,7 +314,8 @@ def _heap_pop(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, 
     i = 0
     while True:
         left, right, smallest = 2 * i + 1, 2 * i + 2, i
-        if left < size and (keys[left] < keys[smallest] or (keys[left] == keys[smallest] and seqs[left] < seqs[smallest])):
+        if left < size and (keys[left] < keys[smallest]
+                            or (keys[left] == keys[smallest] and seqs[left] < seqs[smallest])):
             smallest = left
         if right < size and (keys[right] < keys[smallest]
                              or (keys[right] == keys[smallest] and seqs[right] < seqs[smallest])):
@@ -444,8 +447,11 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     q = counters[1]
     while True:
         t = arrival[q] if q < nq else _INF
-        # 1. every server's events before t (deliveries before t first read into its table)
+        # 1. every server's events before t (deliveries before t first read into its table); a server whose
+        # next event is not before t and that has no delivery before t has nothing to do
         for s in range(servers):
+            if state[14][s, F_NEXT] >= t and (pending[s] == 0 or dl_key[s, 0] >= t):
+                continue
             st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
                   state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
                   state[14][s], state[15][s], state[16][s], state[17][s])
@@ -634,7 +640,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
                        horizon, _INF, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
                        out_responded[s])
         counters[7] = st[13][I_TASKS]
-        meters, _ = finish_server(st, n_rows[s], settings.cores, ps, pe, p_run[p_off[s]:p_off[s + 1]], horizon,
+        finish_server(st, n_rows[s], settings.cores, ps, pe, p_run[p_off[s]:p_off[s + 1]], horizon,
                                   out_at[s], out_code[s], out_paused[s], out_wait[s], out_responded[s])
     return _DONE
 
@@ -662,7 +668,8 @@ def _delivery_pop(keys: np.ndarray, reqs: np.ndarray, size: int) -> int:
     i = 0
     while True:
         left, right, smallest = 2 * i + 1, 2 * i + 2, i
-        if left < size and (keys[left] < keys[smallest] or (keys[left] == keys[smallest] and reqs[left] < reqs[smallest])):
+        if left < size and (keys[left] < keys[smallest]
+                            or (keys[left] == keys[smallest] and reqs[left] < reqs[smallest])):
             smallest = left
         if right < size and (keys[right] < keys[smallest]
                              or (keys[right] == keys[smallest] and reqs[right] < reqs[smallest])):

@@ -54,7 +54,7 @@ _INF = math.inf
  I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING, I_CRASH, I_NEXT,
  I_CPU_CHANGED) = range(19)
 # float state
-F_T0, F_V0, F_BUSY, F_G_DEADLINE, F_CPU_AT = 0, 1, 2, 3, 4
+F_T0, F_V0, F_BUSY, F_G_DEADLINE, F_CPU_AT, F_NEXT = 0, 1, 2, 3, 4, 5
 #: A request's columns: floats (``RF``: when the server reads it, when it was delivered, its timeout, its
 #: runner work before and after the fan-out, when a runner took it, its longest task wait) ...
 RF_ARRIVAL, RF_DELIVERED, RF_TIMEOUT, RF_PREPARE, RF_MERGE, RF_STARTED, RF_TASK_WAIT = range(7)
@@ -262,12 +262,13 @@ def server_state(n: int, cap: int, cfg: ServerSettings) -> ServerState:
     """A fresh server's state, sized for up to ``n`` requests of ``cap`` segments plus requests in all."""
     static_mode = cfg.static
     # at most one work item per busy runner and worker; timers only for the simplification's runners
-    heap = (min(n, cfg.cores) + n + 8) if static_mode else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8)
+    heap = ((min(n, cfg.cores) + n + 8) if static_mode
+            else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8))
     theap = n + 8 if static_mode else 8
     due = heap + theap
     # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
     stack = 2 * (heap + theap) + 64
-    ist, fs = np.zeros(19, np.int64), np.zeros(5)
+    ist, fs = np.zeros(19, np.int64), np.zeros(6)
     if cfg.scheduler == SCHED_BOUNDED:
         ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING] = cfg.runner_threads, cfg.max_pending_per_group
         fs[F_G_DEADLINE] = cfg.query_deadline_ms
@@ -308,7 +309,9 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
     Resumable: the state is kept in ``state`` (:func:`server_state`), so a run may advance in steps, and
     rows may be appended to the request tables between steps (``n`` grows) as long as each new request
     is read no earlier than the last ``limit``: the live router (:mod:`workbench.sim.fast.live`) advances
-    every server to each query's arrival before routing it. Arguments as for :func:`simulate_server`.
+    every server to each query's arrival before routing it. A step that stops at ``limit`` leaves the time
+    of the server's next event in ``state``'s floats (``F_NEXT``): until then (and until a new request)
+    there is nothing to advance. Arguments as for :func:`simulate_server`.
     """
     hk, hs, hkd, hr, tk, tsq, tkd, tr, due_seq, due_kind, due_ref, due_action, st_kind, ist, fs, ph, ch, meters = state
     cores, kind = cfg.cores, cfg.scheduler
@@ -330,6 +333,7 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
         first = min(cpu_at, crash_at)
         arr_at = rf[nxt, RF_ARRIVAL] if nxt < n and rf[nxt, RF_ARRIVAL] < horizon else _INF
         if min(first, arr_at) >= limit:  # later events wait for the next step (requests may still come)
+            fs[F_NEXT] = min(first, arr_at)
             break
         nd = 0
         if first <= arr_at and first <= horizon and first != _INF:
