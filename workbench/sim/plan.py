@@ -12,9 +12,9 @@ Order of draws: ``arrivals`` (Poisson gaps), ``service`` (per query and kept seg
 a distribution model's times, or the cost model's variability factors), ``network`` (per request in
 query and routing order: out, then back), ``request_delay`` (per request in the same order, added to its way
 back; only when ``cluster.network.request_delay_ms`` draws), ``churn`` (replace events, then reload events), and per
-server ``gc`` and ``failures``. With adaptive server selection routing depends on feedback, so the plan
-holds no requests (``routed`` is False) and the SimPy engine routes live, drawing network delays as
-messages are sent.
+server ``gc`` and ``failures``. With adaptive server selection or a failure detector routing depends on
+feedback, so the plan holds no requests (``routed`` is False) and the engines route live, drawing network
+delays as messages are sent.
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
         heaps=(), crashes=crashes, cpu_scale=np.ones(layout.num_servers), slow=slow, wedges=wedges,
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
-    if spec.broker.adaptive_selection:
+    if spec.broker.routes_live:
         plan = Plan(routed=False, routes=None, query_requests=np.zeros(len(pi) + 1, dtype=np.int64),
                     delays=np.empty(0), **common)
     else:

@@ -53,6 +53,10 @@ __all__ = ["coverage", "run_fast"]
 def coverage(sc: Scenario) -> str | None:
     """``None`` when the compiled engine reproduces the SimPy engine exactly for ``sc``; else why not."""
     broker = sc.cluster.broker
+    if broker.failure_detector.enabled:
+        return (f"pinot.broker.failure.detector.type={broker.failure_detector.type.value} excludes a server from "
+                "routing when a query fails on it, which the compiled engine does not model; run it with "
+                "simulation.engine: simpy (auto picks it)")
     if broker.adaptive_selection:
         selector = sc.table.instance_selector_type
         if selector != "balanced":
