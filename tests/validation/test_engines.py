@@ -2,7 +2,7 @@
 
 The SimPy engine is the reference; a difference is a bug in the compiled one. Latencies and other times
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
-compiled engine claims (every selector, adaptive selection with the balanced one, every service model, GC
+compiled engine claims (every selector, with and without adaptive selection, every service model, GC
 collectors, crashes, deadlines and error codes, schedulers, both execution models, several brokers, the
 segment cache with churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a
 Hypothesis test draws random scenarios inside its coverage (adaptive selection among them).
@@ -154,6 +154,16 @@ CASES: dict[str, dict[str, Any]] = {
             "pinot.broker.adaptive.server.selector.autodecay.window.ms": 50,
             "pinot.broker.adaptive.server.selector.warmup.duration": 200}}},
         simulation={"duration_s": 8, "replications": 1}),
+    "adaptive HYBRID over replica groups (a ranking per query, ties shuffled), crashes, a slow server": scenario(
+        cluster={"servers": 6, "server": {"cores": 2}, "network": {"latency_ms": 0.25},
+                 "failures": {"slow": [{"server": "Server_1", "factor": 4}], "mtbf_s": 8, "mttr_s": 2},
+                 "broker": {"timeout_ms": 300, "config": ADAPTIVE}},
+        table={**TABLE, "segmentsConfig": {"replication": 3}, "routing": {"instanceSelectorType": "replicaGroup"},
+               "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                            "replicaGroupPartitionConfig": {
+                                                                "replicaGroupBased": True, "numReplicaGroups": 3,
+                                                                "numInstancesPerReplicaGroup": 2}}}},
+        simulation={"duration_s": 10, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
@@ -227,7 +237,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
     adaptive = draw(st.sampled_from(["NO_OP", "NUM_INFLIGHT_REQ", "LATENCY", "HYBRID"]))
-    if selector == "balanced" and "pinot.server.segment.query.cache.enabled" not in config and adaptive != "NO_OP":
+    if "pinot.server.segment.query.cache.enabled" not in config and adaptive != "NO_OP":
         cluster["broker"]["config"] = {  # adaptive selection, routed live in the compiled engine
             "pinot.broker.adaptive.server.selector.type": adaptive,
             "pinot.broker.adaptive.server.selector.enable.stats.collection": True,

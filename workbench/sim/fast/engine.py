@@ -58,10 +58,10 @@ def coverage(sc: Scenario) -> str | None:
                 "routing when a query fails on it, which the compiled engine does not model; run it with "
                 "simulation.engine: simpy (auto picks it)")
     if broker.adaptive_selection:
-        selector = sc.table.instance_selector_type
-        if selector != "balanced":
-            return (f"adaptive server selection with the {selector!r} selector ranks every query's servers with a "
-                    "random shuffle (the compiled engine routes adaptively with 'balanced' only)")
+        if sc.table.instance_selector_type == "strictReplicaGroup" and broker.adaptive.enable_strict_replica_group:
+            return ("adaptive server selection with pinot.broker.adaptive.server.selector.enable.strict.replica.group "
+                    "picks one whole replica group per query, which the compiled engine does not model; run it with "
+                    "simulation.engine: simpy (auto picks it)")
         if sc.cluster.server.segment_cache.enabled:
             return ("adaptive server selection with the segment cache (the compiled engine's live routing does not "
                     "model the cache)")

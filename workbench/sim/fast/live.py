@@ -10,18 +10,21 @@ arrival time, and the broker applies, in time order, every response and every cl
 a failed channel, the last response) due before ``t`` to its stats. Then the query is routed: each
 segment's candidates scored (:func:`~workbench.sim.decisions.hybrid_score` and the moving averages of
 :mod:`workbench.sim.decisions`, the very functions the SimPy brokers' stats call), the first best
-taken, or a random candidate while one of them has no stats yet. Nothing is approximated: a server's
+taken, or a random candidate while one of them has no stats yet (``balanced``), or every candidate of the
+query ranked once, ties in a random order, and each segment given its best-ranked server (``replicaGroup``,
+and ``strictReplicaGroup`` without ``enable.strict.replica.group``). Nothing is approximated: a server's
 events before ``t`` do not depend on requests that reach it at ``t`` or later, and a response sent before
 ``t`` reaches the broker no earlier than it was sent.
 
 Random draws come from the same streams in the same order as the SimPy engine's: network delays (and a
-request's own delay) are handed out in blocks of :data:`~workbench.sim.streams.Buffered`'s size, and the
+request's own delay) are handed out in blocks of :data:`~workbench.sim.streams.Buffered`'s size; the
 random picks of servers without stats (the first queries of a run) are drawn from the routing stream by
 Python: the kernel stops before a query that needs them, says how many and over how many candidates,
-and resumes once they are drawn.
+and resumes once they are drawn; a ranking selector's shuffles (one permutation per query, its size fixed
+by the query's candidates, which the crash schedule decides in advance) are drawn before the run.
 
-Inside :func:`~workbench.sim.fast.engine.coverage`: the ``balanced`` selector (replica-group selectors
-rank with a random shuffle per query), without the segment cache. The records then come from the same
+Inside :func:`~workbench.sim.fast.engine.coverage`: every selector but strictReplicaGroup with
+``enable.strict.replica.group`` (one whole group per query), without the segment cache. The records then come from the same
 gather and reduce as the plan-driven path (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`),
 each query being its own routing template.
 """
@@ -59,7 +62,7 @@ from workbench.sim.routes import Routes
 from workbench.sim.server import ExecutionModel
 from workbench.sim.streams import _BLOCK, Streams
 
-__all__ = ["LiveRoutes", "route_live"]
+__all__ = ["LiveRoutes", "ranks_candidates", "route_live"]
 
 _INF = math.inf
 #: The scores (``AdaptiveSelectorType``), as the kernel numbers them.
@@ -87,18 +90,25 @@ class _Cases:
     cset_offsets: np.ndarray
     cset_server: np.ndarray
     cset_online: np.ndarray
+    #: Per case, the servers a ranking selector ranks (each candidate once, in order of first appearance) and
+    #: the rank of each one's pool in ``orderedPreferredPools`` (CSR by case; only for :data:`_RANK`).
+    pool_offsets: np.ndarray
+    pool_server: np.ndarray
+    pool_rank: np.ndarray
 
 
-def _cases(sc: Scenario, layout: Layout, plan: Plan) -> _Cases:
+def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
     """Every (epoch, plan) case, from Pinot's selector's candidates as servers go down and come back (the
-    SimPy engine's brokers hear of each crash when it happens)."""
+    SimPy engine's brokers hear of each crash when it happens). ``rank``: the selector ranks every candidate
+    of the query (replica groups), so a candidate set is a segment's whole candidates, preferred pools being
+    applied to the ranking; else the selector picks per segment within the first preferred pool."""
     events = sorted(((t, s, up) for s, c in enumerate(plan.crashes) for start, end in c.intervals()
                      for t, up in ((start, False), (end, True))), key=lambda e: (e[0], e[1]))
     router = Router(layout, sc.table, sc.workload.query_options, broker_config=sc.cluster.broker.config)
     server_index = {name: i for i, name in enumerate(layout.servers)}
     seg_index = {name: i for i, name in enumerate(layout.segments)}
     csets: dict[tuple[tuple[int, bool], ...], int] = {}
-    cases: list[tuple[list[int], list[int], list[int], int]] = []
+    cases: list[tuple[list[int], list[int], list[int], int, list[tuple[int, int]]]] = []
     case_key: dict[tuple[int, tuple[int, ...]], int] = {}
     case_of = np.empty((len(events) + 1, len(plan.plans)), dtype=np.int64)
     for epoch in range(len(events) + 1):
@@ -107,7 +117,7 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan) -> _Cases:
             router.set_server_health(server, up)
         states = router.selector.segment_states
         lists: dict[tuple[Any, ...], int] = {}  # this epoch's routing lists, by segment list and preferred pools
-        listed_as: list[tuple[list[int], list[int], int]] = []
+        listed_as: list[tuple[list[int], list[int], int, list[tuple[int, int]]]] = []
         for p, query in enumerate(plan.plans):
             preferred = parse_routing_options(router.options_for(own_routing_options(query.query))
                                               ).ordered_preferred_pools
@@ -117,28 +127,33 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan) -> _Cases:
                 listed = hash_set_order(layout.segments if query.names is None else query.names,
                                         len(layout.segments))
                 segments, chosen = [], []
+                pool: dict[int, int] = {}  # a ranking selector's servers, first appearance first -> pool rank
                 for name in listed:
                     cand = states.candidates.get(name)
                     if cand is None:
                         continue
+                    for name_, pool_id in zip(cand.servers, cand.pools, strict=True):
+                        pool.setdefault(server_index[name_],
+                                        preferred.index(pool_id) if pool_id in preferred else len(preferred))
                     keep = list(range(len(cand.servers)))
-                    if preferred:  # PriorityPoolInstanceSelector: the first preferred pool with candidates
+                    if preferred and not rank:  # PriorityPoolInstanceSelector: the first preferred pool with
                         ranks = [preferred.index(x) if x in preferred else len(preferred) for x in cand.pools]
                         keep = [i for i in keep if ranks[i] == min(ranks)]
                     cset = tuple((server_index[cand.servers[i]], cand.online is None or bool(cand.online[i]))
                                  for i in keep)
                     segments.append(seg_index[name])
                     chosen.append(csets.setdefault(cset, len(csets)))
-                listed_as.append((segments, chosen, sum(1 for name in listed if name in states.unavailable)))
+                listed_as.append((segments, chosen, sum(1 for name in listed if name in states.unavailable),
+                                  list(pool.items())))
             which = lists[key]
-            segments, chosen, unavailable = listed_as[which]
+            segments, chosen, unavailable, pools = listed_as[which]
             plan_segments = plan.plan_segment[plan.plan_offsets[p]:plan.plan_offsets[p + 1]].tolist()
             position = {seg: i for i, seg in enumerate(plan_segments)}
             positions = tuple(position[seg] for seg in segments)
             ck = (epoch * len(plan.plans) + which, positions)
             if ck not in case_key:
                 case_key[ck] = len(cases)
-                cases.append((segments, chosen, list(positions), unavailable))
+                cases.append((segments, chosen, list(positions), unavailable, pools))
             case_of[epoch, p] = case_key[ck]
     sizes = np.array([len(c[0]) for c in cases], dtype=np.int64)
     cset_list = sorted(csets, key=csets.__getitem__)
@@ -150,7 +165,18 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan) -> _Cases:
         np.array([c[3] for c in cases], dtype=np.int32),
         _offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
         np.array([s for c in cset_list for s, _ in c], dtype=np.int64),
-        np.array([on for c in cset_list for _, on in c], dtype=np.bool_))
+        np.array([on for c in cset_list for _, on in c], dtype=np.bool_),
+        _offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
+        np.array([s for c in cases for s, _ in c[4]], dtype=np.int64),
+        np.array([r for c in cases for _, r in c[4]], dtype=np.int64))
+
+
+def ranks_candidates(sc: Scenario) -> bool:
+    """Whether the table's selector routes adaptively by ranking every candidate of a query (replica groups,
+    and strict replica groups without ``enable.strict.replica.group``), rather than picking per segment."""
+    kind = sc.table.instance_selector_type
+    return kind == "replicaGroup" or (kind == "strictReplicaGroup"
+                                      and not sc.cluster.broker.adaptive.enable_strict_replica_group)
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -190,10 +216,18 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     ``slow``: offsets, starts, ends, factors of the slow windows."""
     spec = sc.cluster
     config: AdaptiveConfig = spec.broker.adaptive
-    cases = _cases(sc, layout, plan)
+    rank = ranks_candidates(sc)
+    cases = _cases(sc, layout, plan, rank)
     nq, servers = plan.num_queries, layout.num_servers
     epoch = np.searchsorted(cases.epoch_times, plan.arrival_ms, side="right").astype(np.int64)
     case = cases.case_of[epoch, plan.plan_index] if nq else np.empty(0, dtype=np.int64)
+    rng = streams.routing
+    # a ranking selector shuffles every query's candidates before sorting them by score (ties in random
+    # order): one permutation per query, of a size its case fixes, drawn in query order as the SimPy brokers do
+    pool_counts = np.diff(cases.pool_offsets)[case] if rank else np.zeros(nq, dtype=np.int64)
+    perm_offsets = _offsets(pool_counts)
+    perms = (np.concatenate([rng.permutation(int(n)) for n in pool_counts.tolist()]).astype(np.int64)
+             if rank and nq else np.empty(0, dtype=np.int64))
     sizes = np.diff(cases.case_offsets)[case]
     # bounds: requests (each query asks each server at most once), per server its rows and tasks
     in_case = np.zeros((len(cases.case_offsets) - 1, servers), dtype=np.int64)
@@ -232,7 +266,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     a = config
     stats_config = np.array([a.ewma_alpha, a.autodecay_window_ms, a.warmup_duration_ms, a.avg_initialization_val,
                              float(a.hybrid_score_exponent), float(a.hybrid_score_queue_size_floor),
-                             float(_SCORE[a.type])])
+                             float(_SCORE[a.type]), float(rank)])
     brokers = spec.brokers
     broker_stats = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers), np.int64),
                     np.zeros((brokers, 2, 4, servers)), np.zeros(brokers))
@@ -255,8 +289,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
                plan.work,
                plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
     routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
-               cases.cset_server, cases.cset_online)
-    rng = streams.routing
+               cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
+               perm_offsets, perms)
     while True:
         status = _run(queries, routing, stats_config, broker_stats, delays_in, own_delay, plan.cpu_scale, slow,
                       float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops, gc_pauses, crashes, settings,
@@ -396,6 +430,30 @@ def _score(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> fl
 
 
 @kernel
+def _rank(q: int, b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndarray, pool_rank: np.ndarray,
+          perm_offsets: np.ndarray, perms: np.ndarray, stats: tuple[np.ndarray, ...], cfg: np.ndarray,
+          ranked: np.ndarray, score: np.ndarray, rank_of: np.ndarray) -> None:
+    """``rank_in_pools``: query ``q``'s candidates scored (-1 without stats) in their order, shuffled by the
+    query's permutation, sorted stably by score and then by preferred pool; ``rank_of[server]`` its place."""
+    lo, hi = pool_offsets[c], pool_offsets[c + 1]
+    n = hi - lo
+    for i in range(n):
+        s = pool_server[lo + i]
+        score[i] = _score(stats, b, s, cfg) if stats[0][b, s] else -1.0
+    p0 = perm_offsets[q]
+    for i in range(n):  # shuffled[i] = scored[perm[i]], then a stable insertion sort on (pool rank, score)
+        k = perms[p0 + i]
+        j = i
+        while j > 0 and (pool_rank[lo + ranked[j - 1]] > pool_rank[lo + k]
+                         or (pool_rank[lo + ranked[j - 1]] == pool_rank[lo + k] and score[ranked[j - 1]] > score[k])):
+            ranked[j] = ranked[j - 1]
+            j -= 1
+        ranked[j] = k
+    for i in range(n):
+        rank_of[pool_server[lo + ranked[i]]] = i
+
+
+@kernel
 def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[np.ndarray, ...],
            gathers: tuple[np.ndarray, ...], stats: tuple[np.ndarray, ...], cfg: np.ndarray) -> None:
     """``Gather.close``: the broker stops waiting; each server without a response is recorded at the timeout."""
@@ -423,7 +481,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     """
     arrival, broker, timeout, group_by, secondary, threads, plan_index, query_segments, seg_in = queries[:9]
     plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
-    case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing
+    case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
+    pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:]
     slow_offsets, slow_start, slow_end, slow_factor = slow
     p_off, p_start, p_end, p_run, p_before, p_total = stops
     g_off, g_start, g_end = gc_pauses
@@ -444,6 +503,10 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     score_value = np.zeros(servers)
     order = np.empty(servers, np.int64)
     first_seen = np.full(servers, -1, np.int64)
+    rank_of = np.zeros(servers, np.int64)
+    ranked = np.empty(servers, np.int64)
+    rank_score = np.empty(servers)
+    ranking = cfg[7] != 0
     q = counters[1]
     while True:
         t = arrival[q] if q < nq else _INF
@@ -515,7 +578,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
         b, c = broker[q], case[q]
         e0, e1 = case_offsets[c], case_offsets[c + 1]
         needed = 0
-        for e in range(e0, e1):
+        for e in range(e0 if not ranking else e1, e1):  # a ranking selector draws no random pick
             cs = entry_cset[e]
             for j in range(cset_offsets[cs], cset_offsets[cs + 1]):
                 if not has[b, cset_server[j]]:
@@ -526,9 +589,13 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
             counters[8], counters[1] = needed, q
             return _NEED_DRAWS  # the caller fills ``draws`` and sets counters[9]
         counters[9] = 0
-        # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``)
+        if ranking:
+            _rank(q, b, c, pool_offsets, pool_server, pool_rank, perm_offsets, perms, stats, cfg, ranked, rank_score,
+                  rank_of)
+        # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``), or the
+        # best-ranked one (``ReplicaGroupInstanceSelector``'s adaptive pick)
         used = 0
-        for e in range(e0, e1):
+        for e in range(e0, e1 if not ranking else e0):
             cs = entry_cset[e]
             i = decided[cs]
             if i < 0:
@@ -551,6 +618,14 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
                     i = best
                     decided[cs] = i
             chosen_server[e - e0] = cset_server[cset_offsets[cs] + i] if cset_online[cset_offsets[cs] + i] else -1
+        for e in range(e0 if ranking else e1, e1):
+            cs = entry_cset[e]
+            lo = cset_offsets[cs]
+            i = 0
+            for j in range(lo, cset_offsets[cs + 1]):
+                if rank_of[cset_server[j]] < rank_of[cset_server[lo + i]]:
+                    i = j - lo
+            chosen_server[e - e0] = cset_server[lo + i] if cset_online[lo + i] else -1
         for e in range(e0, e1):
             decided[entry_cset[e]] = -1
         # requests: servers in the order of their first segment, each with its segments in layout order
