@@ -24,9 +24,9 @@ and resumes once they are drawn; a ranking selector's shuffles (one permutation 
 by the query's candidates, which the crash schedule decides in advance) are drawn before the run.
 
 Inside :func:`~workbench.sim.fast.engine.coverage`: every selector but strictReplicaGroup with
-``enable.strict.replica.group`` (one whole group per query), without the segment cache. The records then come from the same
-gather and reduce as the plan-driven path (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`),
-each query being its own routing template.
+``enable.strict.replica.group`` (one whole group per query), without the segment cache. The records then
+come from the same gather and reduce as the plan-driven path
+(:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query being its own routing template.
 """
 
 from __future__ import annotations
