@@ -139,7 +139,8 @@ CASES: dict[str, dict[str, Any]] = {
         "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
         "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
                "pause_ms": {"dist": "exponential", "mean": 60}},
-        "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80, "config": ADAPTIVE}}),
+        "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80, "config": ADAPTIVE}},
+        simulation={"duration_s": 15, "replications": 1}),
     "adaptive HYBRID with a queue-size floor: a slow and a wedged server, two brokers, G1": scenario(cluster={
         "servers": 6, "brokers": 2, "server": {"cores": 2}, "network": {"latency_ms": 0.25}, "gc": {"collector": "g1"},
         "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 12}],
@@ -163,6 +164,12 @@ CASES: dict[str, dict[str, Any]] = {
                                                             "replicaGroupPartitionConfig": {
                                                                 "replicaGroupBased": True, "numReplicaGroups": 3,
                                                                 "numInstancesPerReplicaGroup": 2}}}},
+        simulation={"duration_s": 10, "replications": 1}),
+    "adaptive LATENCY, one whole replica group per query (enable.strict.replica.group), crashes": scenario(
+        cluster={"servers": 4, "server": {"cores": 2}, "failures": {"mtbf_s": 5, "mttr_s": 2}, "broker": {"config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.type": "LATENCY",
+            "pinot.broker.adaptive.server.selector.enable.strict.replica.group": True}}},
+        table={**TABLE, "routing": {"instanceSelectorType": "strictReplicaGroup"}},
         simulation={"duration_s": 10, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
@@ -242,7 +249,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "pinot.broker.adaptive.server.selector.type": adaptive,
             "pinot.broker.adaptive.server.selector.enable.stats.collection": True,
             "pinot.broker.adaptive.server.selector.autodecay.window.ms": draw(st.sampled_from([0, 300, 10_000])),
-            "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2))}
+            "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2)),
+            "pinot.broker.adaptive.server.selector.enable.strict.replica.group": draw(st.booleans())}
     return {
         "cluster": cluster,
         "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": replication},

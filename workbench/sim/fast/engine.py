@@ -57,14 +57,9 @@ def coverage(sc: Scenario) -> str | None:
         return (f"pinot.broker.failure.detector.type={broker.failure_detector.type.value} excludes a server from "
                 "routing when a query fails on it, which the compiled engine does not model; run it with "
                 "simulation.engine: simpy (auto picks it)")
-    if broker.adaptive_selection:
-        if sc.table.instance_selector_type == "strictReplicaGroup" and broker.adaptive.enable_strict_replica_group:
-            return ("adaptive server selection with pinot.broker.adaptive.server.selector.enable.strict.replica.group "
-                    "picks one whole replica group per query, which the compiled engine does not model; run it with "
-                    "simulation.engine: simpy (auto picks it)")
-        if sc.cluster.server.segment_cache.enabled:
-            return ("adaptive server selection with the segment cache (the compiled engine's live routing does not "
-                    "model the cache)")
+    if broker.adaptive_selection and sc.cluster.server.segment_cache.enabled:
+        return ("adaptive server selection with the segment cache (the compiled engine's live routing does not "
+                "model the cache)")
     if broker.result_cache.enabled:
         return ("the broker result cache answers a query from earlier queries' results, which depends on when "
                 "they finished (timing decides what is sent to the servers)")

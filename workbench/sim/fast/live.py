@@ -12,7 +12,8 @@ segment's candidates scored (:func:`~workbench.sim.decisions.hybrid_score` and t
 :mod:`workbench.sim.decisions`, the very functions the SimPy brokers' stats call), the first best
 taken, or a random candidate while one of them has no stats yet (``balanced``), or every candidate of the
 query ranked once, ties in a random order, and each segment given its best-ranked server (``replicaGroup``,
-and ``strictReplicaGroup`` without ``enable.strict.replica.group``). Nothing is approximated: a server's
+and ``strictReplicaGroup``; with ``enable.strict.replica.group`` the whole replica group whose worst server
+ranks best). Nothing is approximated: a server's
 events before ``t`` do not depend on requests that reach it at ``t`` or later, and a response sent before
 ``t`` reaches the broker no earlier than it was sent.
 
@@ -23,8 +24,7 @@ Python: the kernel stops before a query that needs them, says how many and over 
 and resumes once they are drawn; a ranking selector's shuffles (one permutation per query, its size fixed
 by the query's candidates, which the crash schedule decides in advance) are drawn before the run.
 
-Inside :func:`~workbench.sim.fast.engine.coverage`: every selector but strictReplicaGroup with
-``enable.strict.replica.group`` (one whole group per query), without the segment cache. The records then
+Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, without the segment cache. The records then
 come from the same gather and reduce as the plan-driven path
 (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query being its own routing template.
 """
@@ -95,6 +95,12 @@ class _Cases:
     pool_offsets: np.ndarray
     pool_server: np.ndarray
     pool_rank: np.ndarray
+    #: Per case, its replica groups in increasing id (CSR by case), and each group's members (CSR by group):
+    #: the entry (index within the case) and the index of its candidate in that group (``group_members``).
+    group_offsets: np.ndarray
+    member_offsets: np.ndarray
+    member_entry: np.ndarray
+    member_cand: np.ndarray
 
 
 def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
@@ -108,7 +114,7 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
     server_index = {name: i for i, name in enumerate(layout.servers)}
     seg_index = {name: i for i, name in enumerate(layout.segments)}
     csets: dict[tuple[tuple[int, bool], ...], int] = {}
-    cases: list[tuple[list[int], list[int], list[int], int, list[tuple[int, int]]]] = []
+    cases: list[tuple[list[int], list[int], list[int], int, list[tuple[int, int]], list[list[tuple[int, int]]]]] = []
     case_key: dict[tuple[int, tuple[int, ...]], int] = {}
     case_of = np.empty((len(events) + 1, len(plan.plans)), dtype=np.int64)
     for epoch in range(len(events) + 1):
@@ -117,7 +123,7 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
             router.set_server_health(server, up)
         states = router.selector.segment_states
         lists: dict[tuple[Any, ...], int] = {}  # this epoch's routing lists, by segment list and preferred pools
-        listed_as: list[tuple[list[int], list[int], int, list[tuple[int, int]]]] = []
+        listed_as: list[tuple[list[int], list[int], int, list[tuple[int, int]], list[list[tuple[int, int]]]]] = []
         for p, query in enumerate(plan.plans):
             preferred = parse_routing_options(router.options_for(own_routing_options(query.query))
                                               ).ordered_preferred_pools
@@ -126,12 +132,17 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
                 lists[key] = len(listed_as)
                 listed = hash_set_order(layout.segments if query.names is None else query.names,
                                         len(layout.segments))
-                segments, chosen = [], []
+                segments: list[int] = []
+                chosen: list[int] = []
                 pool: dict[int, int] = {}  # a ranking selector's servers, first appearance first -> pool rank
+                groups: dict[int, list[tuple[int, int]]] = {}  # replica group -> (entry, candidate index)
                 for name in listed:
                     cand = states.candidates.get(name)
                     if cand is None:
                         continue
+                    replica_id = {srv: i for i, srv in enumerate(sorted(layout.ideal_state[name]))}
+                    for i, srv in enumerate(cand.servers):
+                        groups.setdefault(replica_id[srv], []).append((len(segments), i))
                     for name_, pool_id in zip(cand.servers, cand.pools, strict=True):
                         pool.setdefault(server_index[name_],
                                         preferred.index(pool_id) if pool_id in preferred else len(preferred))
@@ -144,16 +155,16 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
                     segments.append(seg_index[name])
                     chosen.append(csets.setdefault(cset, len(csets)))
                 listed_as.append((segments, chosen, sum(1 for name in listed if name in states.unavailable),
-                                  list(pool.items())))
+                                  list(pool.items()), [groups[g] for g in sorted(groups)]))
             which = lists[key]
-            segments, chosen, unavailable, pools = listed_as[which]
+            segments, chosen, unavailable, pools, members = listed_as[which]
             plan_segments = plan.plan_segment[plan.plan_offsets[p]:plan.plan_offsets[p + 1]].tolist()
             position = {seg: i for i, seg in enumerate(plan_segments)}
             positions = tuple(position[seg] for seg in segments)
             ck = (epoch * len(plan.plans) + which, positions)
             if ck not in case_key:
                 case_key[ck] = len(cases)
-                cases.append((segments, chosen, list(positions), unavailable, pools))
+                cases.append((segments, chosen, list(positions), unavailable, pools, members))
             case_of[epoch, p] = case_key[ck]
     sizes = np.array([len(c[0]) for c in cases], dtype=np.int64)
     cset_list = sorted(csets, key=csets.__getitem__)
@@ -168,7 +179,11 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
         np.array([on for c in cset_list for _, on in c], dtype=np.bool_),
         _offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
         np.array([s for c in cases for s, _ in c[4]], dtype=np.int64),
-        np.array([r for c in cases for _, r in c[4]], dtype=np.int64))
+        np.array([r for c in cases for _, r in c[4]], dtype=np.int64),
+        _offsets(np.array([len(c[5]) for c in cases], dtype=np.int64)),
+        _offsets(np.array([len(g) for c in cases for g in c[5]], dtype=np.int64)),
+        np.array([e for c in cases for g in c[5] for e, _ in g], dtype=np.int64),
+        np.array([i for c in cases for g in c[5] for _, i in g], dtype=np.int64))
 
 
 def ranks_candidates(sc: Scenario) -> bool:
@@ -217,6 +232,9 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     spec = sc.cluster
     config: AdaptiveConfig = spec.broker.adaptive
     rank = ranks_candidates(sc)
+    whole_group = (sc.table.instance_selector_type == "strictReplicaGroup"
+                   and sc.cluster.broker.adaptive.enable_strict_replica_group)
+    rank = rank or whole_group
     cases = _cases(sc, layout, plan, rank)
     nq, servers = plan.num_queries, layout.num_servers
     epoch = np.searchsorted(cases.epoch_times, plan.arrival_ms, side="right").astype(np.int64)
@@ -228,6 +246,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     perm_offsets = _offsets(pool_counts)
     perms = (np.concatenate([rng.permutation(int(n)) for n in pool_counts.tolist()]).astype(np.int64)
              if rank and nq else np.empty(0, dtype=np.int64))
+    unavailable = np.zeros(nq, dtype=np.int32)  # per query: its case's, plus a whole group's misses
     sizes = np.diff(cases.case_offsets)[case]
     # bounds: requests (each query asks each server at most once), per server its rows and tasks
     in_case = np.zeros((len(cases.case_offsets) - 1, servers), dtype=np.int64)
@@ -266,7 +285,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     a = config
     stats_config = np.array([a.ewma_alpha, a.autodecay_window_ms, a.warmup_duration_ms, a.avg_initialization_val,
                              float(a.hybrid_score_exponent), float(a.hybrid_score_queue_size_floor),
-                             float(_SCORE[a.type]), float(rank)])
+                             float(_SCORE[a.type]), float(rank), float(whole_group)])
     brokers = spec.brokers
     broker_stats = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers), np.int64),
                     np.zeros((brokers, 2, 4, servers)), np.zeros(brokers))
@@ -290,7 +309,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
                plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
     routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
                cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
-               perm_offsets, perms)
+               perm_offsets, perms, cases.group_offsets, cases.member_offsets, cases.member_entry, cases.member_cand,
+               cases.case_unavailable, unavailable)
     while True:
         status = _run(queries, routing, stats_config, broker_stats, delays_in, own_delay, plan.cpu_scale, slow,
                       float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops, gc_pauses, crashes, settings,
@@ -300,10 +320,10 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
         for k in range(int(counters[8])):  # the random picks of the query the kernel stopped before
             draws[k] = int(rng.integers(int(bounds[k])))
         counters[9] = counters[8]
-    return _collect(plan, cases, case, counters, requests, outs, state, work)
+    return _collect(plan, unavailable, counters, requests, outs, state, work)
 
 
-def _collect(plan: Plan, cases: _Cases, case: np.ndarray, counters: np.ndarray, requests: tuple[np.ndarray, ...],
+def _collect(plan: Plan, unavailable: np.ndarray, counters: np.ndarray, requests: tuple[np.ndarray, ...],
              outs: tuple[np.ndarray, ...], state: tuple[np.ndarray, ...], work: tuple[np.ndarray, ...]) -> LiveRoutes:
     """The routed requests as one template per query, and every request's response, by request."""
     n = int(counters[0])
@@ -315,7 +335,7 @@ def _collect(plan: Plan, cases: _Cases, case: np.ndarray, counters: np.ndarray, 
     for r in range(n):  # each request's segment positions, in its order (kept beside its work by the kernel)
         position[seg_offsets[r]:seg_offsets[r + 1]] = positions[seg_start[r]:seg_start[r] + nseg[r]]
     nq = plan.num_queries
-    routes = Routes(np.arange(nq, dtype=np.int32), cases.case_unavailable[case] if nq else np.empty(0, np.int32),
+    routes = Routes(np.arange(nq, dtype=np.int32), unavailable,
                     plan.plan_index.astype(np.int64), query_requests.copy(), server.astype(np.int32), seg_offsets,
                     position, rows.astype(np.int64), docs)
     at, code, responded, paused, wait = (o[server, row] for o in outs)
@@ -454,6 +474,33 @@ def _rank(q: int, b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndar
 
 
 @kernel
+def _whole_group(e0: int, e1: int, g0: int, g1: int, member_offsets: np.ndarray, member_entry: np.ndarray,
+                 member_cand: np.ndarray, entry_cset: np.ndarray, cset_offsets: np.ndarray, cset_server: np.ndarray,
+                 cset_online: np.ndarray, rank_of: np.ndarray, chosen_server: np.ndarray) -> int:
+    """``best_replica_group``: the group covering every segment, then the one whose worst server ranks best
+    (lowest id on a tie); its members are routed, the other segments with candidates are unavailable
+    (returned: how many)."""
+    covered = e1 - e0
+    for k in range(covered):
+        chosen_server[k] = -1
+    best, best_missing, best_worst = -1, True, 0
+    for g in range(g0, g1):
+        missing = member_offsets[g + 1] - member_offsets[g] < covered
+        worst = -1
+        for m in range(member_offsets[g], member_offsets[g + 1]):
+            cs = entry_cset[e0 + member_entry[m]]
+            worst = max(worst, rank_of[cset_server[cset_offsets[cs] + member_cand[m]]])
+        if best < 0 or (not missing and best_missing) or (missing == best_missing and worst < best_worst):
+            best, best_missing, best_worst = g, missing, worst
+    if best < 0:
+        return 0
+    for m in range(member_offsets[best], member_offsets[best + 1]):
+        j = cset_offsets[entry_cset[e0 + member_entry[m]]] + member_cand[m]
+        chosen_server[member_entry[m]] = cset_server[j] if cset_online[j] else -1
+    return int(covered - (member_offsets[best + 1] - member_offsets[best]))
+
+
+@kernel
 def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[np.ndarray, ...],
            gathers: tuple[np.ndarray, ...], stats: tuple[np.ndarray, ...], cfg: np.ndarray) -> None:
     """``Gather.close``: the broker stops waiting; each server without a response is recorded at the timeout."""
@@ -482,7 +529,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     arrival, broker, timeout, group_by, secondary, threads, plan_index, query_segments, seg_in = queries[:9]
     plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
     case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
-    pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:]
+    pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:12]
+    group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable = routing[12:]
     slow_offsets, slow_start, slow_end, slow_factor = slow
     p_off, p_start, p_end, p_run, p_before, p_total = stops
     g_off, g_start, g_end = gc_pauses
@@ -506,7 +554,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     rank_of = np.zeros(servers, np.int64)
     ranked = np.empty(servers, np.int64)
     rank_score = np.empty(servers)
-    ranking = cfg[7] != 0
+    ranking, whole_group = cfg[7] != 0, cfg[8] != 0
     q = counters[1]
     while True:
         t = arrival[q] if q < nq else _INF
@@ -618,7 +666,12 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
                     i = best
                     decided[cs] = i
             chosen_server[e - e0] = cset_server[cset_offsets[cs] + i] if cset_online[cset_offsets[cs] + i] else -1
-        for e in range(e0 if ranking else e1, e1):
+        unavailable[q] = case_unavailable[c]
+        if whole_group:  # strictReplicaGroup with enable.strict.replica.group: one whole group (best_replica_group)
+            unavailable[q] += _whole_group(e0, e1, group_offsets[c], group_offsets[c + 1], member_offsets,
+                                           member_entry, member_cand, entry_cset, cset_offsets, cset_server,
+                                           cset_online, rank_of, chosen_server)
+        for e in range(e0 if ranking and not whole_group else e1, e1):
             cs = entry_cset[e]
             lo = cset_offsets[cs]
             i = 0
