@@ -88,15 +88,17 @@ def test_a_wedged_server_is_never_detected() -> None:
     off = simulate(load_scenario(base))
     base["cluster"]["broker"]["config"] = CONNECTION
     on = simulate(load_scenario(base))
-    assert on.parameters["engine"] == "simpy"
+    assert on.parameters["engine"] == off.parameters["engine"] == "fast"
     assert (off.queries["error_codes"] == "427").sum() > 5
     np.testing.assert_array_equal(off.queries["latency_ms"], on.queries["latency_ms"])
     assert list(off.queries["error_codes"]) == list(on.queries["error_codes"])
 
 
-def test_the_compiled_engine_refuses_it_naming_the_key_and_the_fix() -> None:
-    sc = load_scenario(spec(CONNECTION))
-    reason = coverage(sc)
+def test_the_compiled_engine_runs_it_alone_and_refuses_it_with_adaptive_selection_naming_the_key() -> None:
+    assert coverage(load_scenario(spec(CONNECTION))) is None  # its records: tests/validation/test_engines.py
+    both = {**CONNECTION, "pinot.broker.adaptive.server.selector.type": "HYBRID",
+            "pinot.broker.adaptive.server.selector.enable.stats.collection": True}
+    reason = coverage(load_scenario(spec(both)))
     assert reason is not None and "pinot.broker.failure.detector.type" in reason and "simpy" in reason
 
 

@@ -3,9 +3,10 @@
 The SimPy engine is the reference; a difference is a bug in the compiled one. Latencies and other times
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
 compiled engine claims (every selector, with and without adaptive selection, every service model, GC
-collectors, crashes, deadlines and error codes, schedulers, both execution models, several brokers, the
-segment cache with churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a
-Hypothesis test draws random scenarios inside its coverage (adaptive selection among them).
+collectors, crashes, the broker's failure detector, deadlines and error codes, schedulers, both execution
+models, several brokers, the segment cache with churn, replayed and pruned queries, slow and wedged
+servers, a per-request delay); a Hypothesis test draws random scenarios inside its coverage (adaptive
+selection and the failure detector among them).
 """
 
 from __future__ import annotations
@@ -171,6 +172,13 @@ CASES: dict[str, dict[str, Any]] = {
             "pinot.broker.adaptive.server.selector.enable.strict.replica.group": True}}},
         table={**TABLE, "routing": {"instanceSelectorType": "strictReplicaGroup"}},
         simulation={"duration_s": 10, "replications": 1}),
+    "the failure detector (CONNECTION): crashed servers excluded until a retry connects, two brokers": scenario(
+        cluster={"servers": 4, "brokers": 2, "server": {"cores": 2},
+                 "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+                 "failures": {"mtbf_s": 4, "mttr_s": 1.5}, "broker": {"timeout_ms": 200, "config": {
+                     "pinot.broker.failure.detector.type": "CONNECTION",
+                     "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
+        simulation={"duration_s": 12, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
@@ -243,7 +251,15 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
-    adaptive = draw(st.sampled_from(["NO_OP", "NUM_INFLIGHT_REQ", "LATENCY", "HYBRID"]))
+    # routing: planned half the time; else live (adaptive selection or the failure detector), as the
+    # compiled engine routes either without the segment cache
+    adaptive = draw(st.sampled_from(["NO_OP", "NO_OP", "NO_OP", "NUM_INFLIGHT_REQ", "LATENCY", "HYBRID"]))
+    if "pinot.server.segment.query.cache.enabled" not in config and adaptive == "NO_OP" and draw(
+            st.sampled_from([False, False, True])):
+        cluster["broker"]["config"] = {  # the failure detector, routed live in the compiled engine
+            "pinot.broker.failure.detector.type": "CONNECTION",
+            "pinot.broker.failure.detector.retry.initial.delay.ms": draw(st.sampled_from([200, 1000, 5000])),
+            "pinot.broker.failure.detector.max.retries": draw(st.sampled_from([1, 10]))}
     if "pinot.server.segment.query.cache.enabled" not in config and adaptive != "NO_OP":
         cluster["broker"]["config"] = {  # adaptive selection, routed live in the compiled engine
             "pinot.broker.adaptive.server.selector.type": adaptive,

@@ -53,13 +53,13 @@ __all__ = ["coverage", "run_fast"]
 def coverage(sc: Scenario) -> str | None:
     """``None`` when the compiled engine reproduces the SimPy engine exactly for ``sc``; else why not."""
     broker = sc.cluster.broker
-    if broker.failure_detector.enabled:
-        return (f"pinot.broker.failure.detector.type={broker.failure_detector.type.value} excludes a server from "
-                "routing when a query fails on it, which the compiled engine does not model; run it with "
-                "simulation.engine: simpy (auto picks it)")
-    if broker.adaptive_selection and sc.cluster.server.segment_cache.enabled:
-        return ("adaptive server selection with the segment cache (the compiled engine's live routing does not "
-                "model the cache)")
+    if broker.failure_detector.enabled and broker.adaptive_selection:
+        return (f"pinot.broker.failure.detector.type={broker.failure_detector.type.value} together with adaptive "
+                "server selection is not in the compiled engine (each alone is); run it with simulation.engine: "
+                "simpy (auto picks it)")
+    if broker.routes_live and sc.cluster.server.segment_cache.enabled:
+        return ("the segment cache with live routing (adaptive selection or a failure detector) is not in the "
+                "compiled engine; run it with simulation.engine: simpy (auto picks it)")
     if broker.result_cache.enabled:
         return ("the broker result cache answers a query from earlier queries' results, which depends on when "
                 "they finished (timing decides what is sent to the servers)")

@@ -24,7 +24,15 @@ Python: the kernel stops before a query that needs them, says how many and over 
 and resumes once they are drawn; a ranking selector's shuffles (one permutation per query, its size fixed
 by the query's candidates, which the crash schedule decides in advance) are drawn before the run.
 
-Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, without the segment cache. The records then
+The broker's failure detector (``pinot.broker.failure.detector.type: CONNECTION``) also makes routing live:
+a gather closed by a failed channel marks the server unhealthy at its broker, which excludes it from its
+routing until a retry (``_RETRY`` events in the broker's queue, Pinot's exponential back-off) finds it up.
+Routing without adaptive feedback is then Pinot's selector run in Python once per routing state (the
+servers down in a crash epoch, those the broker excludes), plan and request-id residue (:class:`_Templates`),
+as the kernel meets them.
+
+Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, without the segment cache, adaptive
+selection or the failure detector (not both at once). The records then
 come from the same gather and reduce as the plan-driven path
 (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query being its own routing template.
 """
@@ -32,6 +40,7 @@ come from the same gather and reduce as the plan-driven path
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,10 +76,11 @@ __all__ = ["LiveRoutes", "ranks_candidates", "route_live"]
 _INF = math.inf
 #: The scores (``AdaptiveSelectorType``), as the kernel numbers them.
 _SCORE = {AdaptiveSelectorType.NUM_INFLIGHT_REQ: 0, AdaptiveSelectorType.LATENCY: 1, AdaptiveSelectorType.HYBRID: 2}
-#: What the kernel returns: all queries routed, or stopped before a query that needs random draws.
-_DONE, _NEED_DRAWS = 0, 1
-#: Broker events: a response (or failed channel) reaching the broker, a query's deadline.
-_RESPONSE, _DEADLINE = 0, 1
+#: What the kernel returns: all queries routed, or stopped before a query that needs random draws, a broker's
+#: routing state looked up, or a route of a selector without adaptive feedback (:class:`_Templates`).
+_DONE, _NEED_DRAWS, _NEED_STATE, _NEED_TEMPLATE = 0, 1, 2, 3
+#: Broker events: a response (or failed channel) reaching the broker, a query's deadline, a detector's retry.
+_RESPONSE, _DEADLINE, _RETRY = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -186,6 +196,82 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
         np.array([i for c in cases for g in c[5] for _, i in g], dtype=np.int64))
 
 
+class _Templates:
+    """Routes of a selector without adaptive feedback (with a failure detector, the plan holds none): per
+    routing state (the servers down in a crash epoch, and those the broker's detector excludes), plan and
+    request id residue, Pinot's selector run once, as the kernel meets them (it stops and asks)."""
+
+    def __init__(self, sc: Scenario, layout: Layout, plan: Plan, cases: _Cases) -> None:
+        self.layout, self.plan = layout, plan
+        self.router = Router(layout, sc.table, sc.workload.query_options, broker_config=sc.cluster.broker.config)
+        self.period = self.router.period
+        events = sorted(((t, s, up) for s, c in enumerate(plan.crashes) for start, end in c.intervals()
+                         for t, up in ((start, False), (end, True))), key=lambda e: (e[0], e[1]))
+        down: set[int] = set()
+        self.epoch_down = [frozenset(down)]
+        for _, server, up in events:
+            (down.discard if up else down.add)(server)
+            self.epoch_down.append(frozenset(down))
+        assert len(self.epoch_down) == len(cases.epoch_times) + 1
+        self._states: dict[tuple[frozenset[int], frozenset[int]], int] = {}
+        self._keys: list[tuple[frozenset[int], frozenset[int]]] = []
+        self._down: frozenset[int] = frozenset()
+        self._excluded: frozenset[int] = frozenset()
+        self.template_of = np.full((4, max(1, len(plan.plans) * self.period)), -1, np.int64)
+        self._offsets, self._position, self._segment, self._server = [0], [], [], []  # type: ignore[var-annotated]
+        self._unavailable: list[int] = []
+        self._arrays: tuple[np.ndarray, ...] | None = None
+
+    def state(self, epoch: int, excluded: Sequence[int]) -> int:
+        """The routing state of a broker in ``epoch`` whose detector excludes ``excluded``."""
+        key = (self.epoch_down[epoch], frozenset(excluded))
+        if key not in self._states:
+            self._states[key] = len(self._keys)
+            self._keys.append(key)
+            if len(self._keys) > len(self.template_of):
+                grown = np.full((2 * len(self.template_of), self.template_of.shape[1]), -1, np.int64)
+                grown[:len(self.template_of)] = self.template_of
+                self.template_of = grown
+                self._arrays = None
+        return self._states[key]
+
+    def route(self, state: int, p: int, residue: int) -> None:
+        """Route plan ``p``'s query with request id ``residue`` in routing state ``state`` (a template)."""
+        down, excluded = self._keys[state]
+        for server in sorted(self._down - down):
+            self.router.set_server_health(server, True)
+        for server in sorted(down - self._down):
+            self.router.set_server_health(server, False)
+        for server in sorted(self._excluded - excluded):
+            self.router.set_server_excluded(server, False)
+        for server in sorted(excluded - self._excluded):
+            self.router.set_server_excluded(server, True)
+        self._down, self._excluded = down, excluded
+        query = self.plan.plans[p]
+        plan_segments = self.plan.plan_segment[self.plan.plan_offsets[p]:self.plan.plan_offsets[p + 1]].tolist()
+        position = {seg: i for i, seg in enumerate(plan_segments)}
+        route, unavailable = self.router.route(residue, query.names, query.key,
+                                               self.router.options_for(own_routing_options(query.query)))
+        for server, segments in route:
+            for seg in segments:
+                self._position.append(position[seg])
+                self._segment.append(seg)
+                self._server.append(server)
+        self._offsets.append(len(self._server))
+        self._unavailable.append(unavailable)
+        self.template_of[state, p * self.period + residue] = len(self._unavailable) - 1
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The templates for the kernel: which template each (state, plan x period + residue) is (-1: not
+        yet routed), their entries (CSR: plan position, layout segment, server) and unavailable counts."""
+        if self._arrays is None:
+            self._arrays = (self.template_of, np.array(self._offsets, np.int64), np.array(self._position, np.int64),
+                            np.array(self._segment, np.int64), np.array(self._server, np.int64),
+                            np.array(self._unavailable, np.int32))
+        return self._arrays
+
+
 def ranks_candidates(sc: Scenario) -> bool:
     """Whether the table's selector routes adaptively by ranking every candidate of a query (replica groups,
     and strict replica groups without ``enable.strict.replica.group``), rather than picking per segment."""
@@ -231,11 +317,12 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     ``slow``: offsets, starts, ends, factors of the slow windows."""
     spec = sc.cluster
     config: AdaptiveConfig = spec.broker.adaptive
-    rank = ranks_candidates(sc)
-    whole_group = (sc.table.instance_selector_type == "strictReplicaGroup"
-                   and sc.cluster.broker.adaptive.enable_strict_replica_group)
-    rank = rank or whole_group
-    cases = _cases(sc, layout, plan, rank)
+    adaptive = spec.broker.adaptive_selection
+    whole_group = adaptive and (sc.table.instance_selector_type == "strictReplicaGroup"
+                                and sc.cluster.broker.adaptive.enable_strict_replica_group)
+    rank = adaptive and (ranks_candidates(sc) or whole_group)
+    cases = _cases(sc, layout, plan, rank)  # without adaptive selection: the bounds below (routes come from
+    templates = _Templates(sc, layout, plan, cases)  # Pinot's selector per routing state, as the kernel asks)
     nq, servers = plan.num_queries, layout.num_servers
     epoch = np.searchsorted(cases.epoch_times, plan.arrival_ms, side="right").astype(np.int64)
     case = cases.case_of[epoch, plan.plan_index] if nq else np.empty(0, dtype=np.int64)
@@ -282,10 +369,13 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     outs = (np.full((servers, rows_max + 1), _INF), np.zeros((servers, rows_max + 1), np.int16),
             np.zeros((servers, rows_max + 1), np.bool_), np.zeros((servers, rows_max + 1), np.bool_),
             np.zeros((servers, rows_max + 1)))
-    a = config
+    a, detector = config, spec.broker.failure_detector
     stats_config = np.array([a.ewma_alpha, a.autodecay_window_ms, a.warmup_duration_ms, a.avg_initialization_val,
                              float(a.hybrid_score_exponent), float(a.hybrid_score_queue_size_floor),
-                             float(_SCORE[a.type]), float(rank), float(whole_group)])
+                             float(_SCORE.get(a.type, -1)), float(rank), float(whole_group), float(not adaptive),
+                             float(detector.enabled), float(detector.retry_initial_delay_ms),
+                             float(detector.retry_delay_factor), float(detector.max_retries),
+                             float(templates.period)])
     brokers = spec.brokers
     broker_stats = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers), np.int64),
                     np.zeros((brokers, 2, 4, servers)), np.zeros(brokers))
@@ -310,16 +400,29 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
                cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
                perm_offsets, perms, cases.group_offsets, cases.member_offsets, cases.member_entry, cases.member_cand,
-               cases.case_unavailable, unavailable)
+               cases.case_unavailable, unavailable, epoch)
+    # the failure detector's state per broker and server: unhealthy (excluded), delay, retries, generation; per
+    # broker its routing state (-1: to be looked up) and the epoch it was looked up for
+    detectors = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers)),
+                 np.zeros((brokers, servers), np.int64), np.zeros((brokers, servers), np.int64),
+                 np.full(brokers, -1, np.int64), np.full(brokers, -1, np.int64))
     while True:
-        status = _run(queries, routing, stats_config, broker_stats, delays_in, own_delay, plan.cpu_scale, slow,
-                      float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops, gc_pauses, crashes, settings,
-                      horizon_ms, state, work, outs, requests, queues, gathers, per_server, counters, draws, bounds)
+        status = _run(queries, routing, templates.arrays(), stats_config, broker_stats, detectors, delays_in,
+                      own_delay, plan.cpu_scale, slow, float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops,
+                      gc_pauses, crashes, settings, horizon_ms, state, work, outs, requests, queues, gathers,
+                      per_server, counters, draws, bounds)
         if status == _DONE:
             break
-        for k in range(int(counters[8])):  # the random picks of the query the kernel stopped before
-            draws[k] = int(rng.integers(int(bounds[k])))
-        counters[9] = counters[8]
+        if status == _NEED_DRAWS:
+            for k in range(int(counters[8])):  # the random picks of the query the kernel stopped before
+                draws[k] = int(rng.integers(int(bounds[k])))
+            counters[9] = counters[8]
+        elif status == _NEED_STATE:  # a broker's routing state changed (a crash epoch, its detector)
+            b = int(counters[10])
+            detectors[4][b] = templates.state(int(counters[11]), np.flatnonzero(detectors[0][b]).tolist())
+            detectors[5][b] = counters[11]
+        else:  # _NEED_TEMPLATE: Pinot's selector routes a (state, plan, request id residue) once
+            templates.route(int(counters[12]), int(counters[13]), int(counters[14]))
     return _collect(plan, unavailable, counters, requests, outs, state, work)
 
 
@@ -501,36 +604,89 @@ def _whole_group(e0: int, e1: int, g0: int, g1: int, member_offsets: np.ndarray,
 
 
 @kernel
+def _mark(b: int, s: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, ev_key: np.ndarray,
+          ev_seq: np.ndarray, ev_kind: np.ndarray, ev_ref: np.ndarray, counters: np.ndarray) -> None:
+    """``markServerUnhealthy``: broker ``b`` excludes server ``s`` from routing and queues its first retry
+    (``retry.initial.delay.ms`` later); a server already unhealthy is left as it is."""
+    unhealthy, delay, retries, generation, broker_state = det[0], det[1], det[2], det[3], det[4]
+    if unhealthy[b, s]:
+        return
+    unhealthy[b, s] = True
+    delay[b, s], retries[b, s] = cfg[11], 0
+    generation[b, s] += 1
+    broker_state[b] = -1  # its routing state changed
+    servers = unhealthy.shape[1]
+    ref = (generation[b, s] * unhealthy.shape[0] + b) * servers + s
+    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + cfg[11], counters[3], _RETRY, ref)
+    counters[3] += 1
+
+
+@kernel
+def _retry(ref: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, c_off: np.ndarray,
+           c_start: np.ndarray, c_end: np.ndarray, ev_key: np.ndarray, ev_seq: np.ndarray, ev_kind: np.ndarray,
+           ev_ref: np.ndarray, counters: np.ndarray) -> None:
+    """A retry of ``BaseExponentialBackoffRetryFailureDetector``: after ``max.retries`` the server is let back
+    without asking; else it is let back if a connection opens (it is not down), or retried after the delay
+    times ``retry.delay.factor``. A retry of a server let back meanwhile is skipped."""
+    unhealthy, delay, retries, generation, broker_state = det[0], det[1], det[2], det[3], det[4]
+    brokers, servers = unhealthy.shape
+    s = ref % servers
+    b = (ref // servers) % brokers
+    if not unhealthy[b, s] or generation[b, s] != ref // (servers * brokers):
+        return
+    down = False
+    for i in range(c_off[s], c_off[s + 1]):
+        if c_start[i] <= at < c_end[i]:
+            down = True
+    if retries[b, s] == int(cfg[13]) or not down:
+        unhealthy[b, s] = False
+        broker_state[b] = -1
+        return
+    delay[b, s] = delay[b, s] * cfg[12]
+    retries[b, s] += 1
+    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + delay[b, s], counters[3], _RETRY, ref)
+    counters[3] += 1
+
+
+@kernel
 def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[np.ndarray, ...],
            gathers: tuple[np.ndarray, ...], stats: tuple[np.ndarray, ...], cfg: np.ndarray) -> None:
     """``Gather.close``: the broker stops waiting; each server without a response is recorded at the timeout."""
     closed, _, received = gathers
     closed[q] = True
     query_requests, server = requests[0], requests[1]
-    for r in range(query_requests[q], query_requests[q + 1]):
+    for r in range(query_requests[q], query_requests[q + 1] if cfg[9] == 0 else query_requests[q]):
         if not received[r]:
             _answered(stats, b, server[r], cfg, queries[2][q], at)
 
 
 @kernel
-def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndarray, stats: tuple[np.ndarray, ...],
-         delays_in: np.ndarray, own_delay: np.ndarray, cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
+def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[np.ndarray, ...], cfg: np.ndarray,
+         stats: tuple[np.ndarray, ...], det: tuple[np.ndarray, ...], delays_in: np.ndarray, own_delay: np.ndarray,
+         cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
          prepare_ms: float, merge_each: float, stops: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
          crashes: tuple[np.ndarray, ...], settings: ServerSettings, horizon: float, state: tuple[np.ndarray, ...],
          work: tuple[np.ndarray, ...], outs: tuple[np.ndarray, ...], requests: tuple[np.ndarray, ...],
          queues: tuple[np.ndarray, ...], gathers: tuple[np.ndarray, ...], per_server: np.ndarray,
          counters: np.ndarray, draws: np.ndarray, bounds: np.ndarray) -> int:
-    """Route and run from query ``counters[1]`` on; returns :data:`_DONE`, or :data:`_NEED_DRAWS` with the
-    query's random picks' bounds in ``bounds[:counters[8]]`` (call again once ``draws`` holds them).
+    """Route and run from query ``counters[1]`` on; returns :data:`_DONE`, or stops before a query and says what
+    it needs (then call again): :data:`_NEED_DRAWS` (its random picks' bounds in ``bounds[:counters[8]]``; fill
+    ``draws``), :data:`_NEED_STATE` (broker ``counters[10]``'s routing state in epoch ``counters[11]``, given its
+    detector's exclusions ``det[0]``), :data:`_NEED_TEMPLATE` (the route of state ``counters[12]``, plan
+    ``counters[13]``, residue ``counters[14]``).
 
     ``counters``: requests routed, next query, broker events queued, event sequence, delays used, own delays
-    used, segments laid out, global task count, draws needed, draws ready (1 when ``draws`` is filled).
+    used, segments laid out, global task count, draws needed, draws ready, then the requests above. ``det``:
+    per broker and server the failure detector's state (unhealthy, delay, retries, generation), per broker its
+    routing state (-1: look it up) and the epoch it was looked up in.
     """
     arrival, broker, timeout, group_by, secondary, threads, plan_index, query_segments, seg_in = queries[:9]
     plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
     case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
     pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:12]
-    group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable = routing[12:]
+    group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable, epoch_q = routing[12:]
+    template_of, tpl_offsets, tpl_position, tpl_segment, tpl_server, tpl_unavailable = tpl
+    broker_state, state_epoch = det[4], det[5]
     slow_offsets, slow_start, slow_end, slow_factor = slow
     p_off, p_start, p_end, p_run, p_before, p_total = stops
     g_off, g_start, g_end = gc_pauses
@@ -554,7 +710,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
     rank_of = np.zeros(servers, np.int64)
     ranked = np.empty(servers, np.int64)
     rank_score = np.empty(servers)
-    ranking, whole_group = cfg[7] != 0, cfg[8] != 0
+    ranking, whole_group, template_mode = cfg[7] != 0, cfg[8] != 0, cfg[9] != 0
+    period, n_brokers = int(cfg[14]), len(broker_state)
     q = counters[1]
     while True:
         t = arrival[q] if q < nq else _INF
@@ -606,6 +763,9 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
                 if not closed[ref]:
                     _close(ref, at, broker[ref], queries, requests, gathers, stats, cfg)
                 continue
+            if kind == _RETRY:
+                _retry(ref, at, det, cfg, c_off, c_start, c_end, ev_key, ev_seq, ev_kind, ev_ref, counters)
+                continue
             r = ref
             qq = req_query[r]
             if closed[qq] or at > arrival[qq] + timeout[qq]:
@@ -613,74 +773,95 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
             s = req_server[r]
             if out_code[s, req_row[r]] == -1:  # a failed channel closes the gather
                 _close(qq, at, broker[qq], queries, requests, gathers, stats, cfg)
+                if cfg[10] != 0:  # the broker's failure detector is told of the failed server
+                    _mark(broker[qq], s, at, det, cfg, ev_key, ev_seq, ev_kind, ev_ref, counters)
                 continue
             received[r] = True
             got[qq] += 1
-            latency = at - arrival[qq] if out_code[s, req_row[r]] == 0 else timeout[qq]
-            _answered(stats, broker[qq], s, cfg, latency, at)
+            if not template_mode:
+                latency = at - arrival[qq] if out_code[s, req_row[r]] == 0 else timeout[qq]
+                _answered(stats, broker[qq], s, cfg, latency, at)
             if got[qq] == query_requests[qq + 1] - query_requests[qq]:
                 closed[qq] = True
         if q >= nq:
             break
-        # 3. route query q: first, the random picks it needs (a candidate without stats)
-        b, c = broker[q], case[q]
-        e0, e1 = case_offsets[c], case_offsets[c + 1]
-        needed = 0
-        for e in range(e0 if not ranking else e1, e1):  # a ranking selector draws no random pick
-            cs = entry_cset[e]
-            for j in range(cset_offsets[cs], cset_offsets[cs + 1]):
-                if not has[b, cset_server[j]]:
-                    bounds[needed] = cset_offsets[cs + 1] - cset_offsets[cs]
-                    needed += 1
-                    break
-        if needed > 0 and counters[9] < needed:
-            counters[8], counters[1] = needed, q
-            return _NEED_DRAWS  # the caller fills ``draws`` and sets counters[9]
-        counters[9] = 0
-        if ranking:
-            _rank(q, b, c, pool_offsets, pool_server, pool_rank, perm_offsets, perms, stats, cfg, ranked, rank_score,
-                  rank_of)
-        # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``), or the
-        # best-ranked one (``ReplicaGroupInstanceSelector``'s adaptive pick)
-        used = 0
-        for e in range(e0, e1 if not ranking else e0):
-            cs = entry_cset[e]
-            i = decided[cs]
-            if i < 0:
-                best, best_score, random = 0, _INF, False
-                lo = cset_offsets[cs]
-                for j in range(lo, cset_offsets[cs + 1]):
-                    s = cset_server[j]
-                    if not has[b, s]:
-                        random = True
+        # 3. route query q
+        b = broker[q]
+        if template_mode:  # a selector without adaptive feedback: its route in the broker's routing state
+            if broker_state[b] < 0 or state_epoch[b] != epoch_q[q]:
+                counters[10], counters[11], counters[1] = b, epoch_q[q], q
+                return _NEED_STATE
+            residue = (q // n_brokers) % period
+            t_id = template_of[broker_state[b], plan_index[q] * period + residue]
+            if t_id < 0:
+                counters[12], counters[13], counters[14], counters[1] = broker_state[b], plan_index[q], residue, q
+                return _NEED_TEMPLATE
+            e0, e1 = tpl_offsets[t_id], tpl_offsets[t_id + 1]
+            for k in range(e1 - e0):
+                chosen_server[k] = tpl_server[e0 + k]
+            ent_position, ent_segment = tpl_position, tpl_segment
+            unavailable[q] = tpl_unavailable[t_id]
+        else:
+            # 3. route query q: first, the random picks it needs (a candidate without stats)
+            c = case[q]
+            e0, e1 = case_offsets[c], case_offsets[c + 1]
+            needed = 0
+            for e in range(e0 if not ranking else e1, e1):  # a ranking selector draws no random pick
+                cs = entry_cset[e]
+                for j in range(cset_offsets[cs], cset_offsets[cs + 1]):
+                    if not has[b, cset_server[j]]:
+                        bounds[needed] = cset_offsets[cs + 1] - cset_offsets[cs]
+                        needed += 1
                         break
-                    if score_seen[s] != q:
-                        score_seen[s] = q
-                        score_value[s] = _score(stats, b, s, cfg)
-                    if score_value[s] < best_score:
-                        best, best_score = j - lo, score_value[s]
-                if random:
-                    i = draws[used]
-                    used += 1
-                else:
-                    i = best
-                    decided[cs] = i
-            chosen_server[e - e0] = cset_server[cset_offsets[cs] + i] if cset_online[cset_offsets[cs] + i] else -1
-        unavailable[q] = case_unavailable[c]
-        if whole_group:  # strictReplicaGroup with enable.strict.replica.group: one whole group (best_replica_group)
-            unavailable[q] += _whole_group(e0, e1, group_offsets[c], group_offsets[c + 1], member_offsets,
-                                           member_entry, member_cand, entry_cset, cset_offsets, cset_server,
-                                           cset_online, rank_of, chosen_server)
-        for e in range(e0 if ranking and not whole_group else e1, e1):
-            cs = entry_cset[e]
-            lo = cset_offsets[cs]
-            i = 0
-            for j in range(lo, cset_offsets[cs + 1]):
-                if rank_of[cset_server[j]] < rank_of[cset_server[lo + i]]:
-                    i = j - lo
-            chosen_server[e - e0] = cset_server[lo + i] if cset_online[lo + i] else -1
-        for e in range(e0, e1):
-            decided[entry_cset[e]] = -1
+            if needed > 0 and counters[9] < needed:
+                counters[8], counters[1] = needed, q
+                return _NEED_DRAWS  # the caller fills ``draws`` and sets counters[9]
+            counters[9] = 0
+            if ranking:
+                _rank(q, b, c, pool_offsets, pool_server, pool_rank, perm_offsets, perms, stats, cfg, ranked,
+                      rank_score, rank_of)
+            # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``), or the
+            # best-ranked one (``ReplicaGroupInstanceSelector``'s adaptive pick)
+            used = 0
+            for e in range(e0, e1 if not ranking else e0):
+                cs = entry_cset[e]
+                i = decided[cs]
+                if i < 0:
+                    best, best_score, random = 0, _INF, False
+                    lo = cset_offsets[cs]
+                    for j in range(lo, cset_offsets[cs + 1]):
+                        s = cset_server[j]
+                        if not has[b, s]:
+                            random = True
+                            break
+                        if score_seen[s] != q:
+                            score_seen[s] = q
+                            score_value[s] = _score(stats, b, s, cfg)
+                        if score_value[s] < best_score:
+                            best, best_score = j - lo, score_value[s]
+                    if random:
+                        i = draws[used]
+                        used += 1
+                    else:
+                        i = best
+                        decided[cs] = i
+                chosen_server[e - e0] = cset_server[cset_offsets[cs] + i] if cset_online[cset_offsets[cs] + i] else -1
+            unavailable[q] = case_unavailable[c]
+            if whole_group:  # strictReplicaGroup with enable.strict.replica.group: one whole group (best_replica_group)
+                unavailable[q] += _whole_group(e0, e1, group_offsets[c], group_offsets[c + 1], member_offsets,
+                                               member_entry, member_cand, entry_cset, cset_offsets, cset_server,
+                                               cset_online, rank_of, chosen_server)
+            for e in range(e0 if ranking and not whole_group else e1, e1):
+                cs = entry_cset[e]
+                lo = cset_offsets[cs]
+                i = 0
+                for j in range(lo, cset_offsets[cs + 1]):
+                    if rank_of[cset_server[j]] < rank_of[cset_server[lo + i]]:
+                        i = j - lo
+                chosen_server[e - e0] = cset_server[lo + i] if cset_online[lo + i] else -1
+            for e in range(e0, e1):
+                decided[entry_cset[e]] = -1
+            ent_position, ent_segment = entry_position, entry_segment
         # requests: servers in the order of their first segment, each with its segments in layout order
         n_servers = 0
         for k in range(e1 - e0):
@@ -703,7 +884,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
                     at_ = counters[6]
                     counters[6] += 1
                     positions[at_] = e
-                    while at_ > start and entry_segment[positions[at_ - 1]] > entry_segment[positions[at_]]:
+                    while at_ > start and ent_segment[positions[at_ - 1]] > ent_segment[positions[at_]]:
                         positions[at_ - 1], positions[at_] = positions[at_], positions[at_ - 1]
                         at_ -= 1
             nseg = counters[6] - start
@@ -717,7 +898,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
             extra = merge_each if group_by[q] else 0.0
             docs = 0.0
             for k2 in range(start, start + nseg):
-                pos = entry_position[positions[k2]]
+                pos = ent_position[positions[k2]]
                 seg_work[k2] = (seg_in[base + pos] + extra) * scale
                 docs += plan_docs[plan_offsets[p] + pos]
                 positions[k2] = pos
@@ -730,7 +911,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], cfg: np.ndar
             received[r] = False
         counters[0] = r0 + n_servers
         query_requests[q + 1] = r0 + n_servers
-        for k in range(n_servers):  # record_submission, in routing order
+        for k in range(n_servers if not template_mode else 0):  # record_submission, in routing order
             _submitted(stats, b, req_server[r0 + k], cfg, arrival[q])
         for k in range(n_servers):
             r = r0 + k
