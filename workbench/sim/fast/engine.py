@@ -8,7 +8,11 @@ compiled), and the brokers' gathers and reduces follow from the responses
 (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`). The records are the SimPy engine's, to
 rounding: the SimPy engine is the reference, and a disagreement is a bug here.
 
-:func:`coverage` says whether a scenario is inside that domain and, if not, why.
+When routing depends on what happened earlier (adaptive selection's stats, the failure detector's
+exclusions) the plan holds no routes, and servers and brokers run together in time order instead
+(:mod:`workbench.sim.fast.live`, the same resumable server state machine), exactly as well.
+
+:func:`coverage` says whether a scenario is inside the engine's domain and, if not, why.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ from workbench.pinot.routing.hashorder import hash_set_order
 from workbench.pinot.routing.options import parse_routing_options
 from workbench.scenario import Scenario
 from workbench.sim.decisions import ema_decay, ema_feed, hybrid_score, slow_scale
-from workbench.sim.fast.jit import kernel
+from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import HINTS, release
 from workbench.sim.fast.server_kernel import (
     F_NEXT,
@@ -447,7 +447,7 @@ def _collect(plan: Plan, unavailable: np.ndarray, counters: np.ndarray, requests
                       state[17], fs[:, 2].copy() if ist.shape[0] else np.zeros(0))
 
 
-@kernel
+@helper
 def _heap_push(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int, key: float, seq: int,
                x: int, y: int) -> int:
     i = size
@@ -464,7 +464,7 @@ def _heap_push(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray,
     return size + 1
 
 
-@kernel
+@helper
 def _heap_pop(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int) -> int:
     size -= 1
     keys[0], seqs[0], a[0], b[0] = keys[size], seqs[size], a[size], b[size]
@@ -491,7 +491,7 @@ def _heap_pop(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, 
 _AVG, _LAST, _TICK, _CREATED = 0, 1, 2, 3
 
 
-@kernel
+@helper
 def _ema_average(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, now: float) -> float:
     """``ExponentialMovingAverage.average(now)``: the due decay applied (and kept)."""
     avg, last, tick = ema_decay(ema[b, which, _AVG, s], ema[b, which, _LAST, s], int(ema[b, which, _TICK, s]),
@@ -500,7 +500,7 @@ def _ema_average(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, n
     return avg
 
 
-@kernel
+@helper
 def _ema_compute(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, value: float, now: float) -> None:
     """``ExponentialMovingAverage.compute(value, now)``."""
     _ema_average(ema, b, which, s, cfg, now)
@@ -508,7 +508,7 @@ def _ema_compute(ema: np.ndarray, b: int, which: int, s: int, cfg: np.ndarray, v
     ema[b, which, _AVG, s] = ema_feed(ema[b, which, _AVG, s], ema[b, which, _CREATED, s], cfg[2], cfg[0], value, now)
 
 
-@kernel
+@helper
 def _entry(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> None:
     """``ServerRoutingStatsManager._entry``: a server's stats, created at the manager's clock on first use."""
     has, _, ema, now = stats
@@ -519,7 +519,7 @@ def _entry(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> No
             ema[b, which, _TICK, s], ema[b, which, _CREATED, s] = 0.0, now[b]
 
 
-@kernel
+@helper
 def _submitted(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, now: float) -> None:
     """``record_submission``: in flight + 1, the in-flight EMA fed the new count."""
     stats[3][b] = now
@@ -528,7 +528,7 @@ def _submitted(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, n
     _ema_compute(stats[2], b, 0, s, cfg, float(stats[1][b, s]), now)
 
 
-@kernel
+@helper
 def _answered(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, latency: float, now: float) -> None:
     """``record_response``: in flight - 1, the latency EMA fed the latency."""
     stats[3][b] = now
@@ -538,7 +538,7 @@ def _answered(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray, la
         _ema_compute(stats[2], b, 1, s, cfg, latency, now)
 
 
-@kernel
+@helper
 def _score(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> float:
     """The server's score at the manager's clock (lower is better; it has stats)."""
     kind = int(cfg[6])
@@ -552,7 +552,7 @@ def _score(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> fl
                         int(cfg[4]))
 
 
-@kernel
+@helper
 def _rank(q: int, b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndarray, pool_rank: np.ndarray,
           perm_offsets: np.ndarray, perms: np.ndarray, stats: tuple[np.ndarray, ...], cfg: np.ndarray,
           ranked: np.ndarray, score: np.ndarray, rank_of: np.ndarray) -> None:
@@ -576,7 +576,7 @@ def _rank(q: int, b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndar
         rank_of[pool_server[lo + ranked[i]]] = i
 
 
-@kernel
+@helper
 def _whole_group(e0: int, e1: int, g0: int, g1: int, member_offsets: np.ndarray, member_entry: np.ndarray,
                  member_cand: np.ndarray, entry_cset: np.ndarray, cset_offsets: np.ndarray, cset_server: np.ndarray,
                  cset_online: np.ndarray, rank_of: np.ndarray, chosen_server: np.ndarray) -> int:
@@ -603,7 +603,7 @@ def _whole_group(e0: int, e1: int, g0: int, g1: int, member_offsets: np.ndarray,
     return int(covered - (member_offsets[best + 1] - member_offsets[best]))
 
 
-@kernel
+@helper
 def _mark(b: int, s: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, ev_key: np.ndarray,
           ev_seq: np.ndarray, ev_kind: np.ndarray, ev_ref: np.ndarray, counters: np.ndarray) -> None:
     """``markServerUnhealthy``: broker ``b`` excludes server ``s`` from routing and queues its first retry
@@ -621,7 +621,7 @@ def _mark(b: int, s: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarra
     counters[3] += 1
 
 
-@kernel
+@helper
 def _retry(ref: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, c_off: np.ndarray,
            c_start: np.ndarray, c_end: np.ndarray, ev_key: np.ndarray, ev_seq: np.ndarray, ev_kind: np.ndarray,
            ev_ref: np.ndarray, counters: np.ndarray) -> None:
@@ -648,7 +648,7 @@ def _retry(ref: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, c_
     counters[3] += 1
 
 
-@kernel
+@helper
 def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[np.ndarray, ...],
            gathers: tuple[np.ndarray, ...], stats: tuple[np.ndarray, ...], cfg: np.ndarray) -> None:
     """``Gather.close``: the broker stops waiting; each server without a response is recorded at the timeout."""
@@ -954,7 +954,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     return _DONE
 
 
-@kernel
+@helper
 def _delivery_push(keys: np.ndarray, reqs: np.ndarray, size: int, key: float, r: int) -> int:
     """A server's deliveries by time, ties in request order (request ids grow with routing)."""
     i = size
@@ -969,7 +969,7 @@ def _delivery_push(keys: np.ndarray, reqs: np.ndarray, size: int, key: float, r:
     return size + 1
 
 
-@kernel
+@helper
 def _delivery_pop(keys: np.ndarray, reqs: np.ndarray, size: int) -> int:
     """Remove the earliest delivery (read it first); returns the new size."""
     size -= 1
