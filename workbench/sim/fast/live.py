@@ -434,9 +434,10 @@ def _collect(plan: Plan, unavailable: np.ndarray, counters: np.ndarray, requests
                                                           requests[3][:n], requests[4][:n], requests[10][:n])
     docs, delays, positions = requests[7][:n], requests[8][:2 * n], work[6]
     seg_offsets = _offsets(nseg)
-    position = np.empty(int(seg_offsets[-1]), dtype=np.int32)
-    for r in range(n):  # each request's segment positions, in its order (kept beside its work by the kernel)
-        position[seg_offsets[r]:seg_offsets[r + 1]] = positions[seg_start[r]:seg_start[r] + nseg[r]]
+    # each request's segment positions, in its order: the kernel lays requests' segments out one after the
+    # other, in routing order, so the requests' CSR is the layout itself
+    assert n == 0 or (seg_start[0] == 0 and np.array_equal(seg_start, seg_offsets[:-1]))
+    position = positions[:int(seg_offsets[-1])].astype(np.int32)
     nq = plan.num_queries
     routes = Routes(np.arange(nq, dtype=np.int32), unavailable,
                     plan.plan_index.astype(np.int64), query_requests.copy(), server.astype(np.int32), seg_offsets,
