@@ -218,7 +218,10 @@ class _Templates:
         self._down: frozenset[int] = frozenset()
         self._excluded: frozenset[int] = frozenset()
         self.template_of = np.full((4, max(1, len(plan.plans) * self.period)), -1, np.int64)
-        self._offsets, self._position, self._segment, self._server = [0], [], [], []  # type: ignore[var-annotated]
+        self._offsets: list[int] = [0]
+        self._position: list[int] = []
+        self._segment: list[int] = []
+        self._server: list[int] = []
         self._unavailable: list[int] = []
         self._arrays: tuple[np.ndarray, ...] | None = None
 
