@@ -18,7 +18,8 @@ loop over a server's requests). What the server *decides* at each event is the s
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 
 And the broker's one decision that depends on time, adaptive server selection's per-server stats
-(:mod:`workbench.pinot.routing.adaptive`, whose classes the SimPy engine's brokers use and which call these):
+(:mod:`workbench.pinot.routing.adaptive` states them, its classes call them in the SimPy engine's brokers,
+and they are compiled here, as :func:`task_count` is, for the compiled engine's live router):
 
 - **the moving averages** (:func:`ema_decay`, :func:`ema_feed`): Pinot's ``ExponentialMovingAverage``
   with its auto-decay timer applied lazily, and a new value fed in;
@@ -40,11 +41,10 @@ that call it are recompiled only when their files change too (or their ``__pycac
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from workbench.pinot import execution_config
+from workbench.pinot.routing import adaptive
 from workbench.sim.fast.jit import helper
 
 __all__ = [
@@ -192,50 +192,8 @@ def is_due(key: float, value: float) -> bool:
 
 
 # -- adaptive server selection (the broker) -------------------------------------------------------------
-@helper
-def ema_decay(average: float, last_update: float, next_tick: int, created: float, window: float, warmup: float,
-              alpha: float, now: float) -> tuple[float, float, int]:
-    """Pinot's ``ExponentialMovingAverage`` auto-decay, applied lazily up to ``now``: ``(average, last update,
-    next tick)`` after it.
-
-    Pinot's timer ticks at ``created + k x window``; a tick feeds 0.0 when the last update (a decay counts)
-    is more than ``window`` old, so after a decay the next one is exactly one window later (every other
-    tick fires). Ticks inside the warm-up only move the last update. ``last_update`` is NaN before the
-    first update (nothing decays then); ``window <= 0`` disables decay. Applying the due ticks whenever the
-    average is read gives the timer's values, so an idle server costs nothing.
-    """
-    if window <= 0 or last_update != last_update:
-        return average, last_update, next_tick
-    k_now = math.floor((now - created) / window)
-    first_due = math.floor((last_update + window - created) / window) + 1
-    first = max(next_tick, first_due)
-    next_tick = max(next_tick, k_now + 1)
-    if k_now < first:
-        return average, last_update, next_tick
-    fired = (k_now - first) // 2 + 1  # ticks first, first + 2, ... up to k_now
-    last_update = created + (first + 2 * (fired - 1)) * window
-    stop = min(k_now + 1, math.ceil(warmup / window))
-    times = fired - (0 if stop <= first else (stop - first + 1) // 2)
-    for _ in range(min(times, 64)):  # stepwise while it matters for rounding, then in closed form
-        average = 0.0 * alpha + average * (1 - alpha)
-    if times > 64:
-        average = average * (1 - alpha) ** (times - 64)
-    return average, last_update, next_tick
-
-
-@helper
-def ema_feed(average: float, created: float, warmup: float, alpha: float, value: float, now: float) -> float:
-    """The average after ``value`` is fed at ``now`` (decay applied first, :func:`ema_decay`): ``alpha x value
-    + (1 - alpha) x average``, unchanged during the warm-up (Pinot only moves the last update then)."""
-    if created + warmup <= now:
-        return value * alpha + average * (1 - alpha)
-    return average
-
-
-@helper
-def hybrid_score(floor: int, in_flight: int, in_flight_ema: float, latency_ema: float, exponent: int) -> float:
-    """HYBRID score ``(floor + inFlight + EMA(inFlight))^exponent x EMA(latency)`` (lower is better); the
-    floor is Pinot 1.5's ``hybrid.score.queue.size.floor`` (#18288), 0 by default."""
-    queue = float(floor + in_flight)
-    queue += in_flight_ema
-    return math.pow(queue, exponent) * latency_ema
+#: Pinot's moving averages and HYBRID score are stated once, in :mod:`workbench.pinot.routing.adaptive` (whose
+#: stats the SimPy brokers keep; ``pinot`` may not import ``sim``), and compiled here for the live router.
+ema_decay = helper(adaptive.ema_decay)
+ema_feed = helper(adaptive.ema_feed)
+hybrid_score = helper(adaptive.hybrid_score)

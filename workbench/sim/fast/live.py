@@ -69,7 +69,7 @@ from workbench.sim.planner import result_rows
 from workbench.sim.router import Router, own_routing_options
 from workbench.sim.routes import Routes
 from workbench.sim.server import ExecutionModel
-from workbench.sim.streams import _BLOCK, Streams
+from workbench.sim.streams import Streams, buffered
 
 __all__ = ["LiveRoutes", "ranks_candidates", "route_live"]
 
@@ -287,12 +287,6 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
-def _buffered(draw: Any, n: int) -> np.ndarray:
-    """The first ``n`` values a :class:`~workbench.sim.streams.Buffered` of ``draw`` hands out (its blocks)."""
-    blocks = [np.asarray(draw(_BLOCK), dtype=float) for _ in range(-(-n // _BLOCK))]
-    return np.concatenate(blocks) if blocks else np.empty(0)
-
-
 @dataclass(frozen=True)
 class LiveRoutes:
     """What live routing decided and what the servers answered, per request (in routing order): the routes
@@ -349,10 +343,10 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     tasks_max = int((of_case @ (in_case + (in_case > 0))).max()) if nq else 0
     request_max = int(np.minimum(sizes, servers).sum())
     latency = spec.network.latency_ms
-    delays_in = _buffered(lambda n: latency.sample(streams.network, n), 2 * request_max)
+    delays_in = buffered(lambda n: latency.sample(streams.network, n), 2 * request_max)
     own = spec.network.request_delay_ms
     own_delay = (np.empty(0) if isinstance(own, Deterministic) and own.value == 0
-                 else _buffered(lambda n: own.sample(streams.request_delay, n), request_max))
+                 else buffered(lambda n: own.sample(streams.request_delay, n), request_max))
     # the plan's per-plan row rule (result_rows: one row for an aggregation, else docs up to a cap)
     aggregate = np.empty(len(plan.plans), dtype=np.int64)
     cap = np.empty(len(plan.plans), dtype=np.int64)
