@@ -179,6 +179,13 @@ CASES: dict[str, dict[str, Any]] = {
                      "pinot.broker.failure.detector.type": "CONNECTION",
                      "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
         simulation={"duration_s": 12, "replications": 1}),
+    "the failure detector with adaptive HYBRID: live candidates per broker state, two brokers": scenario(
+        cluster={"servers": 4, "brokers": 2, "server": {"cores": 2},
+                 "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+                 "failures": {"mtbf_s": 4, "mttr_s": 1.5}, "broker": {"timeout_ms": 200, "config": {
+                     **ADAPTIVE, "pinot.broker.failure.detector.type": "CONNECTION",
+                     "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
+        simulation={"duration_s": 10, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
@@ -251,22 +258,25 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
-    # routing: planned half the time; else live (adaptive selection or the failure detector), as the
-    # compiled engine routes either without the segment cache
-    adaptive = draw(st.sampled_from(["NO_OP", "NO_OP", "NO_OP", "NUM_INFLIGHT_REQ", "LATENCY", "HYBRID"]))
-    if "pinot.server.segment.query.cache.enabled" not in config and adaptive == "NO_OP" and draw(
-            st.sampled_from([False, False, True])):
-        cluster["broker"]["config"] = {  # the failure detector, routed live in the compiled engine
-            "pinot.broker.failure.detector.type": "CONNECTION",
-            "pinot.broker.failure.detector.retry.initial.delay.ms": draw(st.sampled_from([200, 1000, 5000])),
-            "pinot.broker.failure.detector.max.retries": draw(st.sampled_from([1, 10]))}
-    if "pinot.server.segment.query.cache.enabled" not in config and adaptive != "NO_OP":
-        cluster["broker"]["config"] = {  # adaptive selection, routed live in the compiled engine
-            "pinot.broker.adaptive.server.selector.type": adaptive,
-            "pinot.broker.adaptive.server.selector.enable.stats.collection": True,
-            "pinot.broker.adaptive.server.selector.autodecay.window.ms": draw(st.sampled_from([0, 300, 10_000])),
-            "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2)),
-            "pinot.broker.adaptive.server.selector.enable.strict.replica.group": draw(st.booleans())}
+    # routing: planned half the time; else live (adaptive selection, the failure detector, or both), which the
+    # compiled engine runs without the segment cache
+    live = draw(st.sampled_from(["planned", "planned", "planned", "adaptive", "detector", "both"]))
+    if "pinot.server.segment.query.cache.enabled" not in config and live != "planned":
+        broker_config: dict[str, Any] = {}
+        if live in ("adaptive", "both"):
+            broker_config |= {
+                "pinot.broker.adaptive.server.selector.type": draw(st.sampled_from(["NUM_INFLIGHT_REQ", "LATENCY",
+                                                                                     "HYBRID"])),
+                "pinot.broker.adaptive.server.selector.enable.stats.collection": True,
+                "pinot.broker.adaptive.server.selector.autodecay.window.ms": draw(st.sampled_from([0, 300, 10_000])),
+                "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2)),
+                "pinot.broker.adaptive.server.selector.enable.strict.replica.group": draw(st.booleans())}
+        if live in ("detector", "both"):
+            broker_config |= {
+                "pinot.broker.failure.detector.type": "CONNECTION",
+                "pinot.broker.failure.detector.retry.initial.delay.ms": draw(st.sampled_from([200, 1000, 5000])),
+                "pinot.broker.failure.detector.max.retries": draw(st.sampled_from([1, 10]))}
+        cluster["broker"]["config"] = broker_config
     return {
         "cluster": cluster,
         "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": replication},

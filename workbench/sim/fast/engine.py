@@ -57,10 +57,6 @@ __all__ = ["coverage", "run_fast"]
 def coverage(sc: Scenario) -> str | None:
     """``None`` when the compiled engine reproduces the SimPy engine exactly for ``sc``; else why not."""
     broker = sc.cluster.broker
-    if broker.failure_detector.enabled and broker.adaptive_selection:
-        return (f"pinot.broker.failure.detector.type={broker.failure_detector.type.value} together with adaptive "
-                "server selection is not in the compiled engine (each alone is); run it with simulation.engine: "
-                "simpy (auto picks it)")
     if broker.routes_live and sc.cluster.server.segment_cache.enabled:
         return ("the segment cache with live routing (adaptive selection or a failure detector) is not in the "
                 "compiled engine; run it with simulation.engine: simpy (auto picks it)")

@@ -31,9 +31,9 @@ Routing without adaptive feedback is then Pinot's selector run in Python once pe
 servers down in a crash epoch, those the broker excludes), plan and request-id residue (:class:`_Templates`),
 as the kernel meets them.
 
-Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, without the segment cache, adaptive
-selection or the failure detector (not both at once). The records then
-come from the same gather and reduce as the plan-driven path
+Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, adaptive selection and the failure
+detector, alone or together, without the segment cache. The records then come from the same gather and
+reduce as the plan-driven path
 (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query being its own routing template.
 """
 
@@ -78,20 +78,20 @@ _INF = math.inf
 _SCORE = {AdaptiveSelectorType.NUM_INFLIGHT_REQ: 0, AdaptiveSelectorType.LATENCY: 1, AdaptiveSelectorType.HYBRID: 2}
 #: What the kernel returns: all queries routed, or stopped before a query that needs random draws, a broker's
 #: routing state looked up, or a route of a selector without adaptive feedback (:class:`_Templates`).
-_DONE, _NEED_DRAWS, _NEED_STATE, _NEED_TEMPLATE = 0, 1, 2, 3
+_DONE, _NEED_DRAWS, _NEED_STATE, _NEED_TEMPLATE, _NEED_SHUFFLE = 0, 1, 2, 3, 4
 #: Broker events: a response (or failed channel) reaching the broker, a query's deadline, a detector's retry.
 _RESPONSE, _DEADLINE, _RETRY = 0, 1, 2
 
 
 @dataclass(frozen=True)
 class _Cases:
-    """How each query may be routed: per (health epoch, plan) a *case*, the query's segments in the broker's
+    """How each query may be routed: per (routing state, plan) a *case*, the query's segments in the broker's
     listing order that have candidates: each one's position in the plan, its layout index and its candidate
     set (``cset``, CSR into ``cset_server`` and ``cset_online``: the candidates the selector chooses among,
     after ``orderedPreferredPools``), plus the count of unavailable segments."""
 
     epoch_times: np.ndarray
-    case_of: np.ndarray  # [epoch, plan] -> case
+    case_of: np.ndarray  # [routing state, plan] -> case
     case_offsets: np.ndarray
     entry_position: np.ndarray
     entry_segment: np.ndarray
@@ -113,27 +113,63 @@ class _Cases:
     member_cand: np.ndarray
 
 
-def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
-    """Every (epoch, plan) case, from Pinot's selector's candidates as servers go down and come back (the
-    SimPy engine's brokers hear of each crash when it happens). ``rank``: the selector ranks every candidate
-    of the query (replica groups), so a candidate set is a segment's whole candidates, preferred pools being
+class _CaseTable:
+    """Every (routing state, plan) case, from Pinot's selector's candidates in that state: the servers down in
+    a crash epoch (the SimPy engine's brokers hear of each crash when it happens), and those a broker's failure
+    detector excludes (states the kernel meets and asks for). ``rank``: the selector ranks every candidate of
+    the query (replica groups), so a candidate set is a segment's whole candidates, preferred pools being
     applied to the ranking; else the selector picks per segment within the first preferred pool."""
-    events = sorted(((t, s, up) for s, c in enumerate(plan.crashes) for start, end in c.intervals()
-                     for t, up in ((start, False), (end, True))), key=lambda e: (e[0], e[1]))
-    router = Router(layout, sc.table, sc.workload.query_options, broker_config=sc.cluster.broker.config)
-    server_index = {name: i for i, name in enumerate(layout.servers)}
-    seg_index = {name: i for i, name in enumerate(layout.segments)}
-    csets: dict[tuple[tuple[int, bool], ...], int] = {}
-    cases: list[tuple[list[int], list[int], list[int], int, list[tuple[int, int]], list[list[tuple[int, int]]]]] = []
-    case_key: dict[tuple[int, tuple[int, ...]], int] = {}
-    case_of = np.empty((len(events) + 1, len(plan.plans)), dtype=np.int64)
-    for epoch in range(len(events) + 1):
-        if epoch:
-            _, server, up = events[epoch - 1]
-            router.set_server_health(server, up)
+
+    def __init__(self, sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> None:
+        self.layout, self.plan, self.rank = layout, plan, rank
+        events = sorted(((t, s, up) for s, c in enumerate(plan.crashes) for start, end in c.intervals()
+                         for t, up in ((start, False), (end, True))), key=lambda e: (e[0], e[1]))
+        self.epoch_times = np.array([e[0] for e in events], dtype=float)
+        down: set[int] = set()
+        self.epoch_down = [frozenset(down)]
+        for _, server, up in events:
+            (down.discard if up else down.add)(server)
+            self.epoch_down.append(frozenset(down))
+        self.router = Router(layout, sc.table, sc.workload.query_options, broker_config=sc.cluster.broker.config)
+        self._down: frozenset[int] = frozenset()
+        self._excluded: frozenset[int] = frozenset()
+        self.server_index = {name: i for i, name in enumerate(layout.servers)}
+        self.seg_index = {name: i for i, name in enumerate(layout.segments)}
+        self.csets: dict[tuple[tuple[int, bool], ...], int] = {}
+        self.cases: list[tuple[list[int], list[int], list[int], int, list[tuple[int, int]],
+                               list[list[tuple[int, int]]]]] = []
+        self._case_key: dict[tuple[int, int, tuple[int, ...]], int] = {}
+        self._states: dict[tuple[frozenset[int], frozenset[int]], int] = {}
+        self._rows: list[list[int]] = []
+        self._arrays: _Cases | None = None
+        #: Each crash epoch's state (no server excluded by a detector).
+        self.epoch_state = np.array([self.state(e, ()) for e in range(len(self.epoch_down))], dtype=np.int64)
+
+    def state(self, epoch: int, excluded: Sequence[int]) -> int:
+        """The routing state of a broker in ``epoch`` whose detector excludes ``excluded`` (its cases made once)."""
+        key = (self.epoch_down[epoch], frozenset(excluded))
+        if key not in self._states:
+            self._states[key] = len(self._rows)
+            self._rows.append(self._cases_of(*key))
+            self._arrays = None
+        return self._states[key]
+
+    def _cases_of(self, down: frozenset[int], excluded: frozenset[int]) -> list[int]:
+        router, layout, plan = self.router, self.layout, self.plan
+        for server in sorted(self._down - down):
+            router.set_server_health(server, True)
+        for server in sorted(down - self._down):
+            router.set_server_health(server, False)
+        for server in sorted(self._excluded - excluded):
+            router.set_server_excluded(server, False)
+        for server in sorted(excluded - self._excluded):
+            router.set_server_excluded(server, True)
+        self._down, self._excluded = down, excluded
+        state, rank, server_index, csets = len(self._rows), self.rank, self.server_index, self.csets
         states = router.selector.segment_states
-        lists: dict[tuple[Any, ...], int] = {}  # this epoch's routing lists, by segment list and preferred pools
+        lists: dict[tuple[Any, ...], int] = {}  # this state's routing lists, by segment list and preferred pools
         listed_as: list[tuple[list[int], list[int], int, list[tuple[int, int]], list[list[tuple[int, int]]]]] = []
+        row = []
         for p, query in enumerate(plan.plans):
             preferred = parse_routing_options(router.options_for(own_routing_options(query.query))
                                               ).ordered_preferred_pools
@@ -162,7 +198,7 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
                         keep = [i for i in keep if ranks[i] == min(ranks)]
                     cset = tuple((server_index[cand.servers[i]], cand.online is None or bool(cand.online[i]))
                                  for i in keep)
-                    segments.append(seg_index[name])
+                    segments.append(self.seg_index[name])
                     chosen.append(csets.setdefault(cset, len(csets)))
                 listed_as.append((segments, chosen, sum(1 for name in listed if name in states.unavailable),
                                   list(pool.items()), [groups[g] for g in sorted(groups)]))
@@ -171,29 +207,37 @@ def _cases(sc: Scenario, layout: Layout, plan: Plan, rank: bool) -> _Cases:
             plan_segments = plan.plan_segment[plan.plan_offsets[p]:plan.plan_offsets[p + 1]].tolist()
             position = {seg: i for i, seg in enumerate(plan_segments)}
             positions = tuple(position[seg] for seg in segments)
-            ck = (epoch * len(plan.plans) + which, positions)
-            if ck not in case_key:
-                case_key[ck] = len(cases)
-                cases.append((segments, chosen, list(positions), unavailable, pools, members))
-            case_of[epoch, p] = case_key[ck]
-    sizes = np.array([len(c[0]) for c in cases], dtype=np.int64)
-    cset_list = sorted(csets, key=csets.__getitem__)
-    return _Cases(
-        np.array([e[0] for e in events], dtype=float), case_of, _offsets(sizes),
-        np.array([x for c in cases for x in c[2]], dtype=np.int64),
-        np.array([x for c in cases for x in c[0]], dtype=np.int64),
-        np.array([x for c in cases for x in c[1]], dtype=np.int64),
-        np.array([c[3] for c in cases], dtype=np.int32),
-        _offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
-        np.array([s for c in cset_list for s, _ in c], dtype=np.int64),
-        np.array([on for c in cset_list for _, on in c], dtype=np.bool_),
-        _offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
-        np.array([s for c in cases for s, _ in c[4]], dtype=np.int64),
-        np.array([r for c in cases for _, r in c[4]], dtype=np.int64),
-        _offsets(np.array([len(c[5]) for c in cases], dtype=np.int64)),
-        _offsets(np.array([len(g) for c in cases for g in c[5]], dtype=np.int64)),
-        np.array([e for c in cases for g in c[5] for e, _ in g], dtype=np.int64),
-        np.array([i for c in cases for g in c[5] for _, i in g], dtype=np.int64))
+            ck = (state, which, positions)
+            if ck not in self._case_key:
+                self._case_key[ck] = len(self.cases)
+                self.cases.append((segments, chosen, list(positions), unavailable, pools, members))
+            row.append(self._case_key[ck])
+        return row
+
+    def arrays(self) -> _Cases:
+        """The cases as flat arrays for the kernel (made again after a new state)."""
+        if self._arrays is None:
+            cases = self.cases
+            sizes = np.array([len(c[0]) for c in cases], dtype=np.int64)
+            cset_list = sorted(self.csets, key=self.csets.__getitem__)
+            self._arrays = _Cases(
+                self.epoch_times, np.array(self._rows, dtype=np.int64).reshape(len(self._rows), len(self.plan.plans)),
+                _offsets(sizes),
+                np.array([x for c in cases for x in c[2]], dtype=np.int64),
+                np.array([x for c in cases for x in c[0]], dtype=np.int64),
+                np.array([x for c in cases for x in c[1]], dtype=np.int64),
+                np.array([c[3] for c in cases], dtype=np.int32),
+                _offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
+                np.array([s for c in cset_list for s, _ in c], dtype=np.int64),
+                np.array([on for c in cset_list for _, on in c], dtype=np.bool_),
+                _offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
+                np.array([s for c in cases for s, _ in c[4]], dtype=np.int64),
+                np.array([r for c in cases for _, r in c[4]], dtype=np.int64),
+                _offsets(np.array([len(c[5]) for c in cases], dtype=np.int64)),
+                _offsets(np.array([len(g) for c in cases for g in c[5]], dtype=np.int64)),
+                np.array([e for c in cases for g in c[5] for e, _ in g], dtype=np.int64),
+                np.array([i for c in cases for g in c[5] for _, i in g], dtype=np.int64))
+        return self._arrays
 
 
 class _Templates:
@@ -318,18 +362,22 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     whole_group = adaptive and (sc.table.instance_selector_type == "strictReplicaGroup"
                                 and sc.cluster.broker.adaptive.enable_strict_replica_group)
     rank = adaptive and (ranks_candidates(sc) or whole_group)
-    cases = _cases(sc, layout, plan, rank)  # without adaptive selection: the bounds below (routes come from
+    table = _CaseTable(sc, layout, plan, rank)  # without adaptive selection: the bounds below (routes come from
+    cases = table.arrays()
     templates = _Templates(sc, layout, plan, cases)  # Pinot's selector per routing state, as the kernel asks)
     nq, servers = plan.num_queries, layout.num_servers
     epoch = np.searchsorted(cases.epoch_times, plan.arrival_ms, side="right").astype(np.int64)
-    case = cases.case_of[epoch, plan.plan_index] if nq else np.empty(0, dtype=np.int64)
+    # each query's case with no server excluded (with a failure detector, the kernel asks for its broker's)
+    case = cases.case_of[table.epoch_state[epoch], plan.plan_index] if nq else np.empty(0, dtype=np.int64)
+    detector = spec.broker.failure_detector
+    shuffle_live = rank and detector.enabled  # the shuffle's size then depends on what the detector excludes
     rng = streams.routing
     # a ranking selector shuffles every query's candidates before sorting them by score (ties in random
     # order): one permutation per query, of a size its case fixes, drawn in query order as the SimPy brokers do
-    pool_counts = np.diff(cases.pool_offsets)[case] if rank else np.zeros(nq, dtype=np.int64)
+    pool_counts = np.diff(cases.pool_offsets)[case] if rank and not shuffle_live else np.zeros(nq, dtype=np.int64)
     perm_offsets = _offsets(pool_counts)
     perms = (np.concatenate([rng.permutation(int(n)) for n in pool_counts.tolist()]).astype(np.int64)
-             if rank and nq else np.empty(0, dtype=np.int64))
+             if rank and not shuffle_live and nq else np.empty(0, dtype=np.int64))
     unavailable = np.zeros(nq, dtype=np.int32)  # per query: its case's, plus a whole group's misses
     sizes = np.diff(cases.case_offsets)[case]
     # bounds: requests (each query asks each server at most once), per server its rows and tasks
@@ -366,13 +414,13 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     outs = (np.full((servers, rows_max + 1), _INF), np.zeros((servers, rows_max + 1), np.int16),
             np.zeros((servers, rows_max + 1), np.bool_), np.zeros((servers, rows_max + 1), np.bool_),
             np.zeros((servers, rows_max + 1)))
-    a, detector = config, spec.broker.failure_detector
+    a = config
     stats_config = np.array([a.ewma_alpha, a.autodecay_window_ms, a.warmup_duration_ms, a.avg_initialization_val,
                              float(a.hybrid_score_exponent), float(a.hybrid_score_queue_size_floor),
                              float(_SCORE.get(a.type, -1)), float(rank), float(whole_group), float(not adaptive),
                              float(detector.enabled), float(detector.retry_initial_delay_ms),
                              float(detector.retry_delay_factor), float(detector.max_retries),
-                             float(templates.period)])
+                             float(templates.period), float(shuffle_live)])
     brokers = spec.brokers
     broker_stats = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers), np.int64),
                     np.zeros((brokers, 2, 4, servers)), np.zeros(brokers))
@@ -388,16 +436,19 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     gathers = (np.zeros(nq, np.bool_), np.zeros(nq, np.int64), np.zeros(request_max, np.bool_))
     counters = np.zeros(16, np.int64)
     per_server = np.zeros((servers, 3), np.int64)
-    draws, bounds = np.empty(max(1, int(sizes.max()) if nq else 1), np.int64), np.empty(
-        max(1, int(sizes.max()) if nq else 1), np.int64)
+    most = max(1, servers, int(sizes.max()) if nq else 1)  # draws: random picks, or a shuffle of the servers
+    draws, bounds = np.empty(most, np.int64), np.empty(most, np.int64)
     queries = (plan.arrival_ms, plan.broker.astype(np.int64), plan.timeout_ms, plan.group_by, plan.secondary,
                plan.execution_threads.astype(np.int64), plan.plan_index.astype(np.int64), plan.query_segments,
                plan.work,
                plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
-    routing = (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
-               cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
-               perm_offsets, perms, cases.group_offsets, cases.member_offsets, cases.member_entry, cases.member_cand,
-               cases.case_unavailable, unavailable, epoch)
+    def routing_of(cases: _Cases) -> tuple[np.ndarray, ...]:
+        return (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
+                cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
+                perm_offsets, perms, cases.group_offsets, cases.member_offsets, cases.member_entry,
+                cases.member_cand, cases.case_unavailable, unavailable, epoch, cases.case_of)
+
+    routing = routing_of(cases)
     # the failure detector's state per broker and server: unhealthy (excluded), delay, retries, generation; per
     # broker its routing state (-1: to be looked up) and the epoch it was looked up for
     detectors = (np.zeros((brokers, servers), np.bool_), np.zeros((brokers, servers)),
@@ -416,8 +467,17 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
             counters[9] = counters[8]
         elif status == _NEED_STATE:  # a broker's routing state changed (a crash epoch, its detector)
             b = int(counters[10])
-            detectors[4][b] = templates.state(int(counters[11]), np.flatnonzero(detectors[0][b]).tolist())
+            excluded = np.flatnonzero(detectors[0][b]).tolist()
+            if adaptive:
+                detectors[4][b] = table.state(int(counters[11]), excluded)
+                routing = routing_of(table.arrays())
+            else:
+                detectors[4][b] = templates.state(int(counters[11]), excluded)
             detectors[5][b] = counters[11]
+        elif status == _NEED_SHUFFLE:  # a ranking selector's shuffle, of a size the detector's state fixes
+            n = int(counters[8])
+            draws[:n] = rng.permutation(n)
+            counters[15] = 1
         else:  # _NEED_TEMPLATE: Pinot's selector routes a (state, plan, request id residue) once
             templates.route(int(counters[12]), int(counters[13]), int(counters[14]))
     return _collect(plan, unavailable, counters, requests, outs, state, work)
@@ -551,17 +611,17 @@ def _score(stats: tuple[np.ndarray, ...], b: int, s: int, cfg: np.ndarray) -> fl
 
 
 @helper
-def _rank(q: int, b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndarray, pool_rank: np.ndarray,
-          perm_offsets: np.ndarray, perms: np.ndarray, stats: tuple[np.ndarray, ...], cfg: np.ndarray,
+def _rank(b: int, c: int, pool_offsets: np.ndarray, pool_server: np.ndarray, pool_rank: np.ndarray,
+          perms: np.ndarray, p0: int, stats: tuple[np.ndarray, ...], cfg: np.ndarray,
           ranked: np.ndarray, score: np.ndarray, rank_of: np.ndarray) -> None:
-    """``rank_in_pools``: query ``q``'s candidates scored (-1 without stats) in their order, shuffled by the
-    query's permutation, sorted stably by score and then by preferred pool; ``rank_of[server]`` its place."""
+    """``rank_in_pools``: case ``c``'s candidates scored (-1 without stats) in their order, shuffled by the
+    query's permutation (``perms[p0:]``), sorted stably by score and then by preferred pool; ``rank_of[server]``
+    its place."""
     lo, hi = pool_offsets[c], pool_offsets[c + 1]
     n = hi - lo
     for i in range(n):
         s = pool_server[lo + i]
         score[i] = _score(stats, b, s, cfg) if stats[0][b, s] else -1.0
-    p0 = perm_offsets[q]
     for i in range(n):  # shuffled[i] = scored[perm[i]], then a stable insertion sort on (pool rank, score)
         k = perms[p0 + i]
         j = i
@@ -682,7 +742,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
     case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
     pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:12]
-    group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable, epoch_q = routing[12:]
+    group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable, epoch_q = routing[12:19]
+    case_of = routing[19]
     template_of, tpl_offsets, tpl_position, tpl_segment, tpl_server, tpl_unavailable = tpl
     broker_state, state_epoch = det[4], det[5]
     slow_offsets, slow_start, slow_end, slow_factor = slow
@@ -709,6 +770,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     ranked = np.empty(servers, np.int64)
     rank_score = np.empty(servers)
     ranking, whole_group, template_mode = cfg[7] != 0, cfg[8] != 0, cfg[9] != 0
+    detector, shuffle_live = cfg[10] != 0, cfg[15] != 0
     period, n_brokers = int(cfg[14]), len(broker_state)
     q = counters[1]
     while True:
@@ -785,10 +847,10 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             break
         # 3. route query q
         b = broker[q]
+        if (template_mode or detector) and (broker_state[b] < 0 or state_epoch[b] != epoch_q[q]):
+            counters[10], counters[11], counters[1] = b, epoch_q[q], q
+            return _NEED_STATE  # the broker's routing state: its crash epoch and what its detector excludes
         if template_mode:  # a selector without adaptive feedback: its route in the broker's routing state
-            if broker_state[b] < 0 or state_epoch[b] != epoch_q[q]:
-                counters[10], counters[11], counters[1] = b, epoch_q[q], q
-                return _NEED_STATE
             residue = (q // n_brokers) % period
             t_id = template_of[broker_state[b], plan_index[q] * period + residue]
             if t_id < 0:
@@ -801,7 +863,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             unavailable[q] = tpl_unavailable[t_id]
         else:
             # 3. route query q: first, the random picks it needs (a candidate without stats)
-            c = case[q]
+            c = case[q] if not detector else case_of[broker_state[b], plan_index[q]]
             e0, e1 = case_offsets[c], case_offsets[c + 1]
             needed = 0
             for e in range(e0 if not ranking else e1, e1):  # a ranking selector draws no random pick
@@ -815,8 +877,14 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
                 counters[8], counters[1] = needed, q
                 return _NEED_DRAWS  # the caller fills ``draws`` and sets counters[9]
             counters[9] = 0
-            if ranking:
-                _rank(q, b, c, pool_offsets, pool_server, pool_rank, perm_offsets, perms, stats, cfg, ranked,
+            if ranking and shuffle_live:  # the shuffle is drawn now, its size known only now
+                if counters[15] == 0:
+                    counters[8], counters[1] = pool_offsets[c + 1] - pool_offsets[c], q
+                    return _NEED_SHUFFLE
+                counters[15] = 0
+                _rank(b, c, pool_offsets, pool_server, pool_rank, draws, 0, stats, cfg, ranked, rank_score, rank_of)
+            elif ranking:
+                _rank(b, c, pool_offsets, pool_server, pool_rank, perms, perm_offsets[q], stats, cfg, ranked,
                       rank_score, rank_of)
             # select: per listed segment the first best-scored candidate (``AdaptiveServerSelector.select``), or the
             # best-ranked one (``ReplicaGroupInstanceSelector``'s adaptive pick)
