@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -38,3 +39,8 @@ def test_report_has_cache_and_provisioning_pages(sweep_dir: Path, tmp_path: Path
     text = "".join(doc[i].get_textpage().get_text_range() for i in range(len(doc)))
     assert "Broker result cache on this workload" in text and "optimal" in text
     assert "RealtimeProvisioningHelper" in text and "numHours" in text
+    # every size carries its unit: Pinot's bare "2.27M" reads as a count; the page prints "2.27MiB"
+    matrix = next(doc[i].get_textpage().get_text_range() for i in range(len(doc))
+                  if "RealtimeProvisioningHelper" in doc[i].get_textpage().get_text_range())
+    assert re.search(r"\d(KiB|MiB|GiB) / \d", matrix)
+    assert not re.search(r"\d[KMGT](?![iB])", matrix), re.findall(r"\S*\d[KMGT](?![iB])\S*", matrix)[:5]

@@ -27,6 +27,7 @@ from workbench.io.summary import (
     UTILISATION_MEAN,
     latency_column,
 )
+from workbench.report.assumptions import checks_lead
 from workbench.report.cluster_cost import part_line, total
 from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
@@ -34,9 +35,9 @@ from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
 
-__all__ = ["bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows", "money", "ms",
-           "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page",
-           "sureness_sentences", "whatif_frame"]
+__all__ = ["assumption_sentences", "bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows",
+           "money", "ms", "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence",
+           "summary_page", "sureness_sentences", "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -175,6 +176,18 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     return out
 
 
+def assumption_sentences(d: SizingData, f: Findings) -> list[str]:
+    """The assumptions that drive the answer: the long-lived heap against G1's IHOP (read from the runs),
+    then each assumption varied within its plausible range, those that move the answer first."""
+    if f.best is None:
+        return []
+    currency = d.prices.currency if d.prices is not None else ""
+    out = [f.ihop] if f.ihop else []
+    lead = checks_lead(f.assumptions, f.best, currency, cost_of)
+    out += [lead] if lead else []
+    return out + [c.sentence() for c in sorted(f.assumptions, key=lambda c: not c.drives)]
+
+
 def cost_of(row: pd.Series) -> float:
     """A configuration's monthly cost as the report ranks it: the whole cluster's, else the servers'."""
     value = row.get("cluster_cost", math.nan)
@@ -228,7 +241,11 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
     if f.cheaper is not None:
         c = f.cheaper
         saving = cost_of(best) - cost_of(c)
-        if f.fragile is None or str(c["point"]) != str(f.fragile["point"]):
+        if f.fragile is not None and str(c["point"]) == str(f.fragile["point"]):
+            pass  # said above
+        elif bool(c.get("meets_slo")) and str(c["point"]) in f.survival:  # meets it until a server is lost
+            out.append("Cheaper but failing: " + fragile_sentence(f, c, best, currency))
+        else:
             out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
                        f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
     return out
@@ -262,8 +279,11 @@ def resilience_sentence(f: Findings) -> str | None:
     s = f.survival.get(str(f.best["point"])) if f.best is not None else None
     if s is None:
         return text + "."
-    cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
-    text += f". The recommendation: {cases}"
+    if f.whatifs is not None and s.rows and all(r["name"] in set(f.whatifs["name"]) for r in s.rows):
+        text += " (the recommendation's cases are in the table below)"  # said once, in the table
+    else:
+        cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
+        text += f". The recommendation: {cases}"
     if s.after_loss is not None:
         text += (". The state before the rebalance lasts until the lost server is made good: "
                  + s.after_loss.sentence())
@@ -309,10 +329,13 @@ _FOOTER_TOP = 0.055
 def summary_page(d: SizingData, f: Findings) -> Figure:
     """Page 1 (A4 portrait), its type made smaller when the content would run into the footer."""
     bottom = _FOOTER_TOP if d.prices is not None else 0.02
-    return fitted(lambda scale: _summary(d, f, scale), bottom).fig
+    page = fitted(lambda scale: _summary(d, f, scale), bottom)
+    if page.y < bottom and f.routing:  # the routing question has its own page: leave it there
+        page = fitted(lambda scale: _summary(d, f, scale, routing=False), bottom)
+    return page.fig
 
 
-def _summary(d: SizingData, f: Findings, scale: float) -> Page:
+def _summary(d: SizingData, f: Findings, scale: float, routing: bool = True) -> Page:
     title, sub = _title(d)
     page = Page(title, sub, scale=scale)
     slo = d.slo_p99_ms
@@ -354,9 +377,16 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
         page.heading("What if load grows or a server dies")
         page.table(whatif_frame(f, slo), size=8)
         page.paragraph(headroom_sentence(f), size=9)
-    if f.routing:
+    if f.routing and routing:
         page.heading("Balanced routing or replica groups?")
         page.paragraph(f.routing, size=9)
+    assumed = assumption_sentences(d, f)
+    if assumed:
+        page.heading("Assumptions behind the answer")
+        for sentence in assumed[:-len(f.assumptions) or None]:
+            page.paragraph(sentence, size=9)
+        if f.assumptions:
+            page.bullets(assumed[-len(f.assumptions):], size=9)
     sure = sureness_sentences(d, f)
     if sure:
         page.heading("How sure we are")

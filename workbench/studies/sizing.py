@@ -3,7 +3,8 @@
 First every configuration that meets the SLO is run in the failure it must survive (``slo.survive``,
 :mod:`workbench.report.survival`), since the recommendation is the cheapest that meets the SLO in both.
 The report then asks what happens when things change: the what-ifs of the recommendation, its
-headroom, and the rebalance to the recommendation and to the next size up (:mod:`workbench.report.whatif`). Those are
+headroom, its assumptions at the ends of their plausible range (:mod:`workbench.report.assumptions`),
+and the rebalance to the recommendation and to the next size up (:mod:`workbench.report.whatif`). Those are
 runs of the model, so they are made here, before the report, by walking the report's own searches
 with a fetch that runs (:func:`~workbench.studies.whatif.run_whatif`) instead of one that reads: the
 report then finds every run it asks for, in the same order, and never simulates. ``workbench studies
@@ -27,7 +28,9 @@ import pandas as pd
 
 from workbench.io import write_json_atomic
 from workbench.io.tables import read_json_file
+from workbench.report.assumptions import assumption_checks
 from workbench.report.data import SizingData, load_sizing_data, meeting, recommend, workload_of
+from workbench.report.findings import cheaper_than
 from workbench.report.options import ReportOptions
 from workbench.report.survival import survival_frame, with_survival
 from workbench.report.whatif import (
@@ -66,6 +69,7 @@ def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = No
         return None
     whatif_table(d, best, fetch=run_whatif)
     headroom(d, best, fetch=run_whatif)
+    assumption_checks(d, best, cheaper_than(d, best), fetch=run_failure_case, loss=plan_after_loss)
     write_movement(d, best)
     return point_of(d, best)[1]
 
