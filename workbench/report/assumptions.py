@@ -28,7 +28,7 @@ import pandas as pd
 
 from workbench import defaults as D
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH
-from workbench.report.data import SizingData, binary_size, size_text
+from workbench.report.data import SizingData, binary_size
 from workbench.report.survival import Loss, failure_cases, read_after_loss
 from workbench.report.whatif import Fetch, WhatIf, point_of, read_whatif, whatif_row
 from workbench.scenario import Scenario

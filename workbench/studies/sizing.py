@@ -86,23 +86,22 @@ def studies_note(sweep_dir: str | Path) -> str | None:
 
 def write_movement(d: SizingData, best: pd.Series) -> Path:
     """Pinot's rebalance plan for each of :func:`~workbench.report.whatif.movement_steps`, and the run on
-    the first one's rebalanced ideal state (p99 once the move is done), as ``movement.json``."""
+    each one's rebalanced ideal state (p99 once the move is done), as ``movement.json``: the report's
+    movement page and notebook 05 read them (:func:`~workbench.report.whatif.read_movement`)."""
     sc, scratch, seed = point_of(d, best)
     data = workload_of(d.base_scenario)
-    has_segments = data is not None and data.has_segments()
+    estimated = data is None or not data.has_segments()  # sizes from document counts (scale_out.segment_sizes)
     steps: list[dict[str, Any]] = []
-    for i, (before, after, label) in enumerate(movement_steps(d, best) if has_segments else []):
+    for before, after, label in movement_steps(d, best):
         plan, total = rebalance_layout(sc.with_overrides({"cluster.servers": before}), after,
                                        data=data.path if data is not None else None)
-        run = None
-        if i == 0:
-            moved = WhatIf(f"rebalanced-{before}-to-{after}", f"rebalanced to {after}", {"cluster.servers": after},
-                           ideal_state=plan.assignment)
-            run_whatif(sc, moved, scratch / moved.name, seed)
-            run = moved.name
+        moved = WhatIf(f"rebalanced-{before}-to-{after}", f"rebalanced to {after}", {"cluster.servers": after},
+                       ideal_state=plan.assignment)
+        run_whatif(sc, moved, scratch / moved.name, seed)
         steps.append({"label": label, "before": before, "after": after, "segments_moved": plan.segments_moved,
-                      "bytes_moved": plan.bytes_moved, "table_bytes": total,
-                      "minimize_data_movement": plan.minimize_data_movement, "rows": plan.table_rows(), "run": run})
+                      "bytes_moved": plan.bytes_moved, "table_bytes": total, "estimated": estimated,
+                      "minimize_data_movement": plan.minimize_data_movement, "rows": plan.table_rows(),
+                      "run": moved.name})
     path = movement_path(d, best)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, {"point": str(best["point"]), "steps": steps})
