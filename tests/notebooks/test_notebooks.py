@@ -104,6 +104,13 @@ def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:
             assert entry["end_live_bytes"] <= facts["ihop_bytes"]
         # the notebook's note: Pinot's estimator leaves out the map's nodes and slots, so it is lower
         assert entry["pinot_estimate_bytes"] < entry["end_map_bytes"]
+    # a heap past the IHOP with shorter young pauses than one under it is explained, and the explanation
+    # holds: its pauses come more often (G1 keeps the young generation at its minimum in a cycle)
+    ttl = facts["ttl"]
+    shorter = [(o, u) for o in ttl.values() for u in ttl.values() if o["ihop_hour"] is not None
+               and u["ihop_hour"] is None and not o["oom"] and o["young_p99_ms"] < u["young_p99_ms"]]
+    assert facts["shorter_past_ihop"] == bool(shorter)
+    assert all(o["young_per_s"] > u["young_per_s"] for o, u in shorter)
     assert facts["ttl"]["no TTL"]["claim"] == "grows"  # without TTL no key ever leaves the map
     assert facts["ttl"]["TTL 6 h"]["claim"] == "levels"
 
