@@ -255,8 +255,8 @@ def _past_ihop(ttl: dict[str, dict[str, Any]]) -> str | None:
     o, u = pairs[0]
     a, b = live[o], live[u]
     text = (f"{o[0].upper()}{o[1:]}'s young pauses are shorter than {u}'s because its heap is past the IHOP, not "
-            f"because it is healthier: G1 then runs concurrent cycles back to back and holds the young generation at its minimum "
-            f"(G1NewSizePercent), so pauses come {a['young_per_s'] / b['young_per_s']:.0f} times as often")
+            "because it is healthier: G1 then runs concurrent cycles back to back and holds the young generation at "
+            f"its minimum (G1NewSizePercent), so pauses come {a['young_per_s'] / b['young_per_s']:.0f} times as often")
     if "paused_share" in a and "paused_share" in b:
         text += f" and the JVM is paused {a['paused_share']:.1%} of the time against {b['paused_share']:.1%}"
     return (text + "; under the IHOP G1 grows eden until its young pauses near the 200 ms goal (MaxGCPauseMillis). "
