@@ -323,14 +323,18 @@ def provisioning_reading(matrix: pd.DataFrame, hosts: int, retention_hours: floa
     held = [h * (math.ceil(retention_hours / h) - 1) for h in hours]
     drops = [(hours[i], hours[i + 1]) for i in range(len(hours) - 1) if active[i + 1] < active[i]]
     facts = {"hosts": hosts, "num_hours": hours, "active_gib": active, "completed_hours_held": held}
+    # a small table's memory in GiB would print as 0.0 throughout: MiB below a GiB
+    unit, scale = ("GiB", 1.0) if max(active, default=0.0) >= 1.0 else ("MiB", 1024.0)
+    shown = [v * scale for v in active]
     if not drops:
-        return Reading(f"At {hosts} hosts the active memory grows with numHours, from {active[0]:.1f} GiB to "
-                       f"{active[-1]:.1f} GiB.", facts)
+        return Reading(f"At {hosts} hosts the active memory grows with numHours, from {shown[0]:.1f} {unit} to "
+                       f"{shown[-1]:.1f} {unit}.", facts)
     a, b = drops[0]
     ia, ib = hours.index(a), hours.index(b)
-    values = ", ".join(f"{v:.1f}" for v in active)
+    values = ", ".join(f"{v:.1f}" for v in shown)
+    listed = ", ".join(str(h) for h in hours)
     return Reading(f"At {hosts} hosts the active memory is not monotone in numHours ({values} "
-                   f"GiB for {', '.join(str(h) for h in hours)} h): Pinot keeps ceil({retention_hours:g} / numHours) "
+                   f"{unit} for {listed} h): Pinot keeps ceil({retention_hours:g} / numHours) "
                    f"segments per partition, and a partial last segment counts whole, so the completed data a host "
                    f"holds is {held[ia]} h at {a} h but {held[ib]} h at {b} h; memory follows it. This is Pinot's "
                    f"own rounding, reproduced, not noise.", facts)
