@@ -109,7 +109,8 @@ class AssumptionCheck:
         if self.cheaper is None:
             at_low = ""
         elif self.cheaper_meets:
-            at_low = f"; at {text(self.low)} the cheaper shape meets it, one server lost included"
+            cases = ", its failure case included" if len(self.rows_cheaper) > 1 else ""
+            at_low = f"; at {text(self.low)} the cheaper shape meets it{cases}"
         else:
             failing = max(self.rows_cheaper, key=_bound)
             at_low = f"; at {text(self.low)} the cheaper shape still fails ({_case(failing)})"
@@ -174,7 +175,7 @@ def assumption_checks(d: SizingData, best: pd.Series, cheaper: pd.Series | None,
 
 
 def checks_lead(checks: list[AssumptionCheck], best: pd.Series, currency: str,
-                cost: Callable[[pd.Series], float]) -> str | None:
+                cost: Callable[[pd.Series], float], survive: str = "server") -> str | None:
     """The sentence before the checks: what was run at which end, and which the cheaper shape is."""
     if not checks:
         return None
@@ -185,7 +186,8 @@ def checks_lead(checks: list[AssumptionCheck], best: pd.Series, currency: str,
         saving = cost(best) - cost(cheaper)
         money = f", {saving:,.0f} {currency}/month less" if currency else ""
         text += f", the next cheaper shape ({cheaper['shape']}{money}) at the kind end"
-    return text + ", each with every server up and in the failure the SLO names."
+    failure = "" if survive == "none" else f" and in its failure case (slo.survive: {survive})"
+    return text + f", each with every server up{failure}."
 
 
 def ihop_sentence(d: SizingData, row: pd.Series, table_bytes: float | None) -> str | None:

@@ -183,7 +183,7 @@ def assumption_sentences(d: SizingData, f: Findings) -> list[str]:
         return []
     currency = d.prices.currency if d.prices is not None else ""
     out = [f.ihop] if f.ihop else []
-    lead = checks_lead(f.assumptions, f.best, currency, cost_of)
+    lead = checks_lead(f.assumptions, f.best, currency, cost_of, f.survive)
     out += [lead] if lead else []
     return out + [c.sentence() for c in sorted(f.assumptions, key=lambda c: not c.drives)]
 
