@@ -12,7 +12,7 @@ import yaml
 from workbench import defaults as D
 from workbench.report.findings import find
 from workbench.report.sizing import load_sizing_data
-from workbench.report.summary import summary_page
+from workbench.report.summary import summary_page, summary_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 SLO_MS = 60.0
@@ -82,3 +82,30 @@ def test_each_assumption_is_tried_at_both_ends_and_page_one_says_which_move_the_
     moving = [c.assumption.key for c in f.assumptions if c.drives]
     assert ("MOVES the answer" in page) == bool(moving)
     assert all(any(k in w for w in f.warnings) for k in moving)
+
+
+def test_a_full_page_one_keeps_the_answer_and_its_assumptions_and_continues_on_a_second(assumed_sweep: Path,
+                                                                                        tmp_path: Path) -> None:
+    """Page 1 with more warnings than fit: it keeps the answer, the assumptions, how sure and the warnings
+    in readable type, and hands the alternatives to a page that says it continues the first."""
+    import dataclasses
+
+    import pypdfium2 as pdfium
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    d = load_sizing_data(assumed_sweep)
+    f = find(d)
+    crowded = dataclasses.replace(f, warnings=[*f.warnings, *(f"Warning {i}: " + "a long warning. " * 30
+                                                                for i in range(4))])
+    pages = summary_pages(d, crowded)
+    assert len(pages) == 2
+    with PdfPages(tmp_path / "summary.pdf") as pdf:
+        for fig in pages:
+            pdf.savefig(fig)
+    doc = pdfium.PdfDocument(str(tmp_path / "summary.pdf"))
+    first, second = (" ".join(doc[i].get_textpage().get_text_range().split()) for i in range(2))
+    doc.close()
+    for kept in ("Buy 2 x", "Assumptions behind the answer", "How sure we are", "Warning 3"):
+        assert kept in first
+    assert "The alternatives" not in first and "The alternatives" in second
+    assert second.startswith("Executive summary, continued")

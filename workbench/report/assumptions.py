@@ -180,13 +180,12 @@ def checks_lead(checks: list[AssumptionCheck], best: pd.Series, currency: str,
     if not checks:
         return None
     cheaper = next((c.cheaper for c in checks if c.cheaper is not None), None)
-    text = ("Each assumption below was tried at both ends of its plausible range: the recommendation at the unkind "
-            "end")
+    text = "Each tried at both ends of a plausible range: the recommendation at the unkind end"
     if cheaper is not None:
         saving = cost(best) - cost(cheaper)
         money = f", {saving:,.0f} {currency}/month less" if currency else ""
         text += f", the next cheaper shape ({cheaper['shape']}{money}) at the kind end"
-    failure = "" if survive == "none" else f" and in its failure case (slo.survive: {survive})"
+    failure = "" if survive == "none" else " and in its failure case"
     return text + f", each with every server up{failure}."
 
 
@@ -210,5 +209,4 @@ def ihop_sentence(d: SizingData, row: pd.Series, table_bytes: float | None) -> s
     return (f"The scenario assumes {binary_size(live)} of long-lived heap per server (cluster.gc.live_heap"
             f"{upsert}){table}. "
             f"On the recommended {binary_size(heap)} heap that is past G1's IHOP ({gc.ihop:.0%}, {binary_size(ihop)}), "
-            f"so G1 runs concurrent cycles back to back and keeps its young generation at its minimum{met}; "
-            "a server's GC log (`workbench import gc-log`) measures it.")
+            f"so G1 runs concurrent cycles back to back and keeps its young generation at its minimum{met}.")
