@@ -267,8 +267,19 @@ def find(d: SizingData) -> Findings:
     if best is not None:
         whatifs, room, missing_runs = _studies(d, best, survivals.get(str(best["point"])))
         missing = missing or missing_runs
-    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
+    cheaper = cheaper_than(d, best)
+    checks: list[AssumptionCheck] = []
+    missing_checks = None
+    if best is not None:
+        try:
+            checks = assumption_checks(d, best, cheaper)
+        except StudyMissing as gone:
+            missing_checks = missing_sentence(d, gone)
+    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined,
+                  moving_assumptions=tuple(c.assumption.key for c in checks if c.drives))
     warnings = warnings_for(best, ctx) if best is not None else []
+    if missing_checks is not None and missing is None:
+        warnings.append(missing_checks)
     if best is None and cal.backtest is not None and (text := warnings_for_backtest(ctx)) is not None:
         warnings.append(text)
     if missing is not None:
@@ -289,17 +300,6 @@ def find(d: SizingData) -> Findings:
     if best is not None and "instance" in best and best["instance"] is None:
         warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
                         "in money is unknown; give a price table with larger instances (report.prices).")
-    cheaper = cheaper_than(d, best)
-    checks: list[AssumptionCheck] = []
-    if best is not None:
-        try:
-            checks = assumption_checks(d, best, cheaper)
-        except StudyMissing as gone:
-            warnings.append(missing_sentence(d, gone))
-        moving = [c.assumption.key for c in checks if c.drives]
-        if moving:
-            warnings.append(f"The answer depends on {', '.join(moving)}: within its plausible range the recommendation "
-                            "breaks or a cheaper shape suffices (see the assumptions on this page).")
     ihop = ihop_sentence(d, best, table_bytes(d.base_scenario)) if best is not None else None
     return Findings(best, runner, cheaper, whatifs, room, warnings, load_facts(d, best), cal,
                     routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals), per_load,
