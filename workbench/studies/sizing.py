@@ -15,7 +15,7 @@ Written under the sweep directory::
     whatif/POINT/NAME/          one run directory per what-if (summary.json and its records)
     whatif/POINT/movement.json  the rebalance plans of the recommended point, per step
     whatif/POINT/after-loss.json  the rebalance (or replacement) after the point loses a server
-    whatif/studies.json         how many failure-case runs the studies made and the time they took
+    whatif/studies.json         how many failure-case and assumption runs the studies made and their time
 """
 
 from __future__ import annotations
@@ -62,14 +62,19 @@ def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = No
     spent = time.perf_counter() - started
     path = d.sweep_dir / WHATIF_DIR / STUDIES_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, {"failure_cases": {"configurations": len(survivals), "seconds": round(spent, 2),
-                                               "runs": sum(len(s.rows) for s in survivals.values())}})
+    record: dict[str, Any] = {"failure_cases": {"configurations": len(survivals), "seconds": round(spent, 2),
+                                                "runs": sum(len(s.rows) for s in survivals.values())}}
+    write_json_atomic(path, record)
     best, _ = recommend(with_survival(d.combined, survivals))
     if best is None:
         return None
     whatif_table(d, best, fetch=run_whatif)
     headroom(d, best, fetch=run_whatif)
-    assumption_checks(d, best, cheaper_than(d, best), fetch=run_failure_case, loss=plan_after_loss)
+    started = time.perf_counter()
+    checks = assumption_checks(d, best, cheaper_than(d, best), fetch=run_failure_case, loss=plan_after_loss)
+    record["assumptions"] = {"checked": len(checks), "seconds": round(time.perf_counter() - started, 2),
+                             "runs": sum(len(c.rows_best) + len(c.rows_cheaper) for c in checks)}
+    write_json_atomic(path, record)
     write_movement(d, best)
     return point_of(d, best)[1]
 
@@ -79,9 +84,14 @@ def studies_note(sweep_dir: str | Path) -> str | None:
     path = Path(sweep_dir) / WHATIF_DIR / STUDIES_FILE
     if not path.is_file():
         return None
-    cases = read_json_file(path, "studies record").get("failure_cases", {})
-    return (f"studies: {cases.get('configurations', 0)} configurations meeting the SLO run in their failure case "
+    record = read_json_file(path, "studies record")
+    cases, assumed = record.get("failure_cases", {}), record.get("assumptions")
+    text = (f"studies: {cases.get('configurations', 0)} configurations meeting the SLO run in their failure case "
             f"({cases.get('runs', 0)} runs, reused when on disk) in {cases.get('seconds', 0):.1f} s")
+    if assumed:
+        text += (f"; {assumed.get('checked', 0)} assumptions at the ends of their range ({assumed.get('runs', 0)} "
+                 f"runs) in {assumed.get('seconds', 0):.1f} s")
+    return text
 
 
 def write_movement(d: SizingData, best: pd.Series) -> Path:
