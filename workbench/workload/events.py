@@ -150,6 +150,8 @@ def key_strings(prefix: str, key_id: I64) -> npt.NDArray[np.str_]:
 
 
 def _source_values(ctx: Context, source: str, key_id: I64) -> npt.NDArray[Any]:
+    if ctx.user is not None and ctx.user.column(source) is not None:
+        return ctx.user.per_key_values(source, key_id)
     if source == "key_id":
         return key_id
     if source == "category":
@@ -180,7 +182,10 @@ def per_key(key_id: I64, compute: Callable[[I64], Any]) -> Any:
 def partition_ids(ctx: Context, column: PartitionColumn, key_id: I64) -> npt.NDArray[np.int32]:
     """Pinot partition ids of ``column`` for rows with these key ids (every routing column is per key)."""
     fn = get_partition_function(column.function, column.num_partitions, column.function_config)
-    ids: npt.NDArray[np.int32] = per_key(key_id, lambda k: fn.get_partitions(_source_values(ctx, column.source, k)))
+    user = ctx.user.column(column.source) if ctx.user is not None else None
+    data_type = user.data_type if user is not None else None
+    ids: npt.NDArray[np.int32] = per_key(
+        key_id, lambda k: fn.get_partitions(_source_values(ctx, column.source, k), data_type))
     return ids.astype(np.int32)
 
 
