@@ -220,23 +220,17 @@ class GenerateSpec:
     queries: QuerySpec = _f(QuerySpec)
     #: Generate the scenario schema's own columns (``docs/data.md``) instead of the generator's.
     from_schema: bool = False
-    #: Per-column settings of schema-driven generation: column name -> :class:`ColumnSpec` keys.
-    columns: Mapping[str, Any] = _f(dict)
+    #: Per-column settings of schema-driven generation: column name -> :class:`ColumnSpec`.
+    columns: Mapping[str, ColumnSpec] = _f(dict)
 
     def column(self, name: str) -> ColumnSpec:
         """The settings of column ``name`` (defaults when ``columns`` does not name it)."""
-        from workbench.scenario.build import build_section
-
-        return build_section(ColumnSpec, self.columns.get(name), f"columns.{name}")
+        return self.columns.get(name) or ColumnSpec()
 
     def check(self, path: str) -> None:
         if self.columns and not self.from_schema:
             raise ScenarioError(f"{path}.columns", "sets columns of the user's schema, which only schema-driven "
                                                    "generation uses; add from_schema: true (and a schema)")
-        for name in self.columns:
-            from workbench.scenario.build import build_section
-
-            build_section(ColumnSpec, self.columns[name], f"{path}.columns.{name}")
         if self.span_s < 1.0:
             raise ScenarioError(f"{path}.span_s", f"must be at least one second, got {self.span_s:g} s")
 

@@ -46,6 +46,7 @@ from workbench.errors import InputError
 from workbench.pinot.pruning.timeformat import DateTimeFormat, granularity_millis
 from workbench.pinot.schema import FieldSpec, Schema
 from workbench.pinot.table_config import TableConfig
+from workbench.workload.draws import per_key, zipf_ranks
 from workbench.workload.spec import ColumnSpec, GenerateSpec
 from workbench.workload.timeline import rng_for, unit_floats
 
@@ -321,8 +322,6 @@ def build_user_schema(schema: Schema, table: TableConfig | None, spec: GenerateS
 
 # -- values ---------------------------------------------------------------------------------------------
 def _indices(column: UserColumn, u: npt.NDArray[np.float64]) -> I64:
-    from workbench.workload.events import zipf_ranks
-
     n = column.cardinality
     if column.settings.distribution == "zipf":
         return zipf_ranks(u, n, column.settings.zipf_s)
@@ -374,8 +373,6 @@ def _multi(column: UserColumn, rows: Mapping[str, npt.NDArray[Any]],
 
 
 def _key(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
-    from workbench.workload.events import per_key
-
     return per_key(rows["key_id"], lambda keys: _typed(column, us.per_key_values(column.name, keys)))
 
 
@@ -403,8 +400,6 @@ def _delete(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np
 
 
 def _per_key(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
-    from workbench.workload.events import per_key
-
     if not column.single_value:
         return _multi(column, rows, lambda u: _python_values(column, _indices(column, u)))
     return per_key(rows["key_id"], lambda keys: _typed(column, us.per_key_values(column.name, keys)))
