@@ -166,6 +166,13 @@ class UserSchema:
         value = column.time_format.format_millis(np.array([floored], dtype=np.int64))[0]
         return column.literal(value.item() if isinstance(value, np.generic) else value)
 
+    def time_text(self, millis: I64) -> list[str]:
+        """The time column's values for event times ``millis``, as text (offline segment names hold them)."""
+        column = self.time
+        assert column.time_format is not None
+        floored = np.floor_divide(millis, column.granularity_ms) * column.granularity_ms
+        return [str(v) for v in column.time_format.format_millis(floored).tolist()]
+
     def floor_time(self, millis: I64) -> I64:
         """Epoch millis of the time column's values for event times ``millis`` (segment time ranges)."""
         column = self.time
@@ -354,13 +361,25 @@ def _typed(column: UserColumn, values: npt.NDArray[Any]) -> pa.Array:
     return pa.array(values, target)
 
 
+_TEXT = ("STRING", "JSON", "BYTES")
+
+
+def _arrow_values(column: UserColumn, index: I64) -> pa.Array:
+    """Value number ``index`` of a dimension as Arrow: text taken from the column's vocabulary (built
+    once per call, ``cardinality`` strings) rather than formatted per row."""
+    if column.data_type in _TEXT:
+        vocab = _typed(column, _python_values(column, np.arange(column.cardinality, dtype=np.int64)))
+        return vocab.take(pa.array(index))
+    return _typed(column, _python_values(column, index))
+
+
 def _row_uniforms(rows: Mapping[str, npt.NDArray[Any]], column: UserColumn) -> npt.NDArray[np.float64]:
     per_key = column.settings.per_key
     return unit_floats(rows["key_id"] if per_key else rows["event_id"], column.salt)
 
 
 def _multi(column: UserColumn, rows: Mapping[str, npt.NDArray[Any]],
-           make: Callable[[npt.NDArray[np.float64]], npt.NDArray[Any]]) -> pa.Array:
+           make: Callable[[npt.NDArray[np.float64]], pa.Array]) -> pa.Array:
     """A multi-value column: 1 to ``max_values`` values per row, each drawn like a single value."""
     ids = rows["key_id"] if column.settings.per_key else rows["event_id"]
     most = column.settings.max_values
@@ -369,10 +388,13 @@ def _multi(column: UserColumn, rows: Mapping[str, npt.NDArray[Any]],
     owner = np.repeat(np.arange(len(ids)), counts)
     position = np.arange(int(offsets[-1])) - offsets[:-1][owner]
     values = make(unit_floats(ids[owner] * 64 + position, column.salt))
-    return pa.ListArray.from_arrays(pa.array(offsets), _typed(column, values))
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
 def _key(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
+    if column.key_index == 0 and column.data_type in ("STRING", "JSON"):  # what per_key_values gives, in Arrow
+        return per_key(rows["key_id"], lambda keys: pc.binary_join_element_wise(
+            us.key_prefix, pc.cast(pa.array(keys), pa.string()), ""))
     return per_key(rows["key_id"], lambda keys: _typed(column, us.per_key_values(column.name, keys)))
 
 
@@ -401,21 +423,21 @@ def _delete(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np
 
 def _per_key(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
     if not column.single_value:
-        return _multi(column, rows, lambda u: _python_values(column, _indices(column, u)))
-    return per_key(rows["key_id"], lambda keys: _typed(column, us.per_key_values(column.name, keys)))
+        return _multi(column, rows, lambda u: _arrow_values(column, _indices(column, u)))
+    return per_key(rows["key_id"], lambda keys: _arrow_values(column, _indices(column, unit_floats(keys, column.salt))))
 
 
 def _dimension(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
     if not column.single_value:
-        return _multi(column, rows, lambda u: _python_values(column, _indices(column, u)))
-    return _typed(column, _python_values(column, _indices(column, _row_uniforms(rows, column))))
+        return _multi(column, rows, lambda u: _arrow_values(column, _indices(column, u)))
+    return _arrow_values(column, _indices(column, _row_uniforms(rows, column)))
 
 
 def _metric(us: UserSchema, column: UserColumn, rows: Mapping[str, Any], rng: np.random.Generator) -> pa.Array:
     if column.settings.cardinality is not None or column.data_type not in _NUMERIC:
         return _dimension(us, column, rows, rng)
     if not column.single_value:
-        return _multi(column, rows, lambda u: _metric_values(column, len(u), rng))
+        return _multi(column, rows, lambda u: _typed(column, _metric_values(column, len(u), rng)))
     return _typed(column, _metric_values(column, len(rows["event_id"]), rng))
 
 
