@@ -32,7 +32,9 @@ __all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offli
 #: How many of the workload's queries ``workbench agree`` checks by default (in arrival order).
 DEFAULT_QUERIES = 300
 _PINOT_TYPES = {"int64": "LONG", "int32": "INT", "float64": "DOUBLE", "float32": "FLOAT", "bool": "BOOLEAN"}
-_WORKLOAD_ONLY = ("segment_name", "doc_id")  # where a row went, not a column of the table
+#: Where a row went, not a column of the table; rows generated from the user's schema also carry the
+#: generator's bookkeeping under ``$`` names (``docs/data.md``), which Pinot does not get either.
+_WORKLOAD_ONLY = ("segment_name", "doc_id")
 
 
 def server_names(count: int) -> tuple[str, ...]:
@@ -104,7 +106,8 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
     completed = list(segments_table.loc[~consuming, "segment_name"])
     events = read_events(data)
-    by_segment = {name: rows.drop(columns=[c for c in _WORKLOAD_ONLY if c in rows]).reset_index(drop=True)
+    by_segment = {name: rows.drop(columns=[c for c in rows if c in _WORKLOAD_ONLY or str(c).startswith("$")]
+                                  ).reset_index(drop=True)
                   for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
     schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
