@@ -37,6 +37,15 @@ _PINOT_TYPES = {"int64": "LONG", "int32": "INT", "float64": "DOUBLE", "float32":
 _WORKLOAD_ONLY = ("segment_name", "doc_id")
 
 
+def _pinot_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A segment's rows as Pinot reads them: the table's columns only, TIMESTAMP values as epoch millis
+    (pandas writes ``datetime64[ms]`` to JSON in the wrong unit, and Pinot reads a TIMESTAMP from a long)."""
+    out = rows.drop(columns=[c for c in rows if c in _WORKLOAD_ONLY or str(c).startswith("$")])
+    for column in out.columns[[pd.api.types.is_datetime64_any_dtype(t) for t in out.dtypes]]:
+        out[column] = out[column].astype("datetime64[ms]").astype("int64")
+    return out.reset_index(drop=True)
+
+
 def server_names(count: int) -> tuple[str, ...]:
     """Instance names as Pinot gives servers on their own loopback addresses (``Server_127.0.0.2_8098``...)."""
     if count > 253:
@@ -106,9 +115,7 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
     completed = list(segments_table.loc[~consuming, "segment_name"])
     events = read_events(data)
-    by_segment = {name: rows.drop(columns=[c for c in rows if c in _WORKLOAD_ONLY or str(c).startswith("$")]
-                                  ).reset_index(drop=True)
-                  for name, rows in events.groupby("segment_name", sort=False)}
+    by_segment = {name: _pinot_rows(rows) for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
     schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
     sql = list(read_replay_queries(data)["sql"].head(queries))

@@ -491,9 +491,13 @@ def schema_shapes(us: UserSchema) -> dict[str, tuple[str, ...]]:
     d2 = dims[1].name if len(dims) > 1 else d1
     m = metrics[0] if metrics else None
     k = us.lookup_column
+    fmt = us.time.time_format
+    fine = fmt is not None and (fmt.kind == "TIMESTAMP" or (fmt.kind == "EPOCH" and fmt.granule_ms == 1))
+    bucket = f"DATETRUNC('MINUTE', {t})" if fine else t  # per minute on millis, else per value (a day...)
     shapes: dict[str, list[tuple[str, tuple[str | None, ...]]]] = {
         "dashboard": [
-            (f"SELECT {t}, COUNT(*) FROM {{table}} WHERE {rng} GROUP BY {t} ORDER BY {t} LIMIT 1440", ()),
+            (f"SELECT {bucket} AS minute, COUNT(*) FROM {{table}} WHERE {rng} GROUP BY {bucket} ORDER BY {bucket} "
+             "LIMIT 1440", ()),
             (f"SELECT {d1}, COUNT(*) FROM {{table}} WHERE {rng} GROUP BY {d1} ORDER BY COUNT(*) DESC LIMIT 10", (d1,)),
             (f"SELECT SUM({m}), COUNT(*) FROM {{table}} WHERE {rng}", (m,)),
             (f"SELECT COUNT(*) FROM {{table}} WHERE {d1} = {{category}} AND {rng}", (d1,)),
