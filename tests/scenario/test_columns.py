@@ -191,3 +191,12 @@ def test_from_schema_refuses_a_layout_column_or_one_it_cannot_produce(extra: dic
         check_scenario(_from_schema([{"name": "event_id", "dataType": "STRING"}, extra]))
     assert caught.value.where == where and words in caught.value.problem and repr(extra["name"]) in \
         caught.value.problem
+
+
+def test_from_schema_settings_may_not_redraw_the_key() -> None:
+    sc = _from_schema([{"name": "event_id", "dataType": "STRING"}])
+    sc["workload"]["generate"]["columns"] = {"event_id": {"cardinality": 3}}
+    with pytest.raises(ScenarioError) as caught:
+        check_scenario(sc)
+    assert caught.value.where == "workload.generate.columns.event_id"
+    assert "primary key column" in caught.value.problem

@@ -69,6 +69,9 @@ BOOKKEEPING: dict[str, str] = {c: f"${c}" for c in ("event_id", "key_id", "event
 _NUMERIC = ("INT", "LONG", "FLOAT", "DOUBLE", "BIG_DECIMAL")
 _KEY_TYPES = ("STRING", "JSON", "BYTES", "INT", "LONG")
 _SALT = 1_000
+#: Roles whose values follow the stream, not a column's settings (``columns.NAME`` may not set them).
+_FIXED_ROLES = {"key": "primary key column", "time": "date-time column", "comparison": "upsert comparison column",
+                "delete": "upsert delete column"}
 _METRIC_MEDIAN = 10.0
 STREAM_COLUMNS = 6
 
@@ -307,6 +310,10 @@ def build_user_schema(schema: Schema, table: TableConfig | None, spec: GenerateS
             raise _problem(schema_key, fs, f"column {fs.name!r}: names starting with '$' are Pinot's virtual columns")
         settings = spec.column(fs.name)
         role = _role(fs, roles, settings)
+        if fs.name in spec.columns and role in _FIXED_ROLES:
+            raise InputError(f"workload.generate.columns.{fs.name}",
+                             f"sets how {fs.name!r} is drawn, but it is the table's {_FIXED_ROLES[role]}, which "
+                             "follows the generated stream (docs/data.md); remove this entry")
         if role == "key" and fs.data_type not in _KEY_TYPES and keys.index(fs.name) == 0:
             raise _problem(schema_key, fs, f"primary key column {fs.name!r}: the generator writes keys as "
                                            f"{', '.join(_KEY_TYPES)}, not {fs.data_type}")
