@@ -44,6 +44,7 @@ TIME_COLUMN = "event_time_ms"
 
 # Random streams (the second element of every seed sequence).
 STREAM_EVENTS, STREAM_KEYS, STREAM_OFFLINE, STREAM_QUERIES, STREAM_CALIBRATE = 1, 2, 3, 4, 5
+#: (stream 6 is the user-schema columns' metrics: :data:`workbench.workload.user_schema.STREAM_COLUMNS`)
 SALT_CATEGORY = 11
 
 

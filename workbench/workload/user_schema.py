@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 from workbench import defaults as D
 from workbench.errors import InputError
 from workbench.pinot.pruning.timeformat import DateTimeFormat, granularity_millis
-from workbench.pinot.schema import FieldSpec, Schema
+from workbench.pinot.schema import FieldSpec, Schema, dotted
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.draws import per_key, zipf_ranks
 from workbench.workload.spec import ColumnSpec, GenerateSpec
@@ -73,6 +73,7 @@ _SALT = 1_000
 _FIXED_ROLES = {"key": "primary key column", "time": "date-time column", "comparison": "upsert comparison column",
                 "delete": "upsert delete column"}
 _METRIC_MEDIAN = 10.0
+#: The random stream of metric values (after :mod:`~workbench.workload.context`'s streams 1-5).
 STREAM_COLUMNS = 6
 
 
@@ -123,18 +124,18 @@ class UserSchema:
     lookup_column: str | None
     comparison: str
     left_to_pinot: tuple[str, ...]
-    _by_name: dict[str, UserColumn] = field(default_factory=dict, repr=False, compare=False)
+    _by_name: dict[str, UserColumn] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._by_name.update({c.name: c for c in self.columns})
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
 
     def column(self, name: str) -> UserColumn | None:
         return self._by_name.get(name)
 
     @property
     def time(self) -> UserColumn:
-        column = self._by_name[self.time_column]
-        return column
+        """The time column's generation settings."""
+        return self._by_name[self.time_column]
 
     # -- values ----------------------------------------------------------------------------------
     def per_key_values(self, name: str, key_id: I64) -> npt.NDArray[Any]:
@@ -222,8 +223,7 @@ class UserSchema:
 
 # -- building it ------------------------------------------------------------------------------------
 def _problem(schema_key: str, spec: FieldSpec, problem: str) -> InputError:
-    place = ".".join(f"[{k}]" if isinstance(k, int) else str(k) for k in spec.where).replace(".[", "[")
-    return InputError(f"{schema_key}.{place}" if place else schema_key, problem)
+    return InputError(f"{schema_key}.{dotted(spec.where)}" if spec.where else schema_key, problem)
 
 
 def _transformed(schema: Schema, table: TableConfig | None) -> set[str]:
@@ -317,8 +317,10 @@ def build_user_schema(schema: Schema, table: TableConfig | None, spec: GenerateS
         if role == "key" and fs.data_type not in _KEY_TYPES and keys.index(fs.name) == 0:
             raise _problem(schema_key, fs, f"primary key column {fs.name!r}: the generator writes keys as "
                                            f"{', '.join(_KEY_TYPES)}, not {fs.data_type}")
-        if role in ("time", "comparison") and partitions and fs.name in partitions:
-            raise _problem(schema_key, fs, f"column {fs.name!r}: the generator cannot partition by a time column")
+        if role in ("time", "comparison") and fs.name in partitions:
+            raise _problem(schema_key, fs, f"column {fs.name!r}: the table config (or workload.generate.partitioning"
+                                           ") partitions by this time column, which the generator cannot: its "
+                                           "values follow the event time, not the key")
         fmt, grain = _time_format(fs, schema_key) if role == "time" else (None, 1)
         default = 2 if fs.data_type == "BOOLEAN" else D.GENERATE_COLUMN_CARDINALITY
         columns.append(UserColumn(fs.name, fs.data_type, fs.single_value_field or role in ("key", "time"), role,
@@ -327,6 +329,9 @@ def build_user_schema(schema: Schema, table: TableConfig | None, spec: GenerateS
     by_name = {c.name: c for c in columns}
     lookup = keys[0] if keys else next((p for p in partitions if p in by_name), None)
     compared = (upsert.comparison_columns[0] if upsert is not None and upsert.comparison_columns else time_column)
+    if compared not in by_name:
+        raise InputError(schema_key, f"has no column {compared!r}, which the table's upsertConfig.comparisonColumns "
+                                     "names; add it to the schema or compare by the time column")
     comparison = compared if pa.types.is_integer(by_name[compared].arrow_type) or pa.types.is_floating(
         by_name[compared].arrow_type) or pa.types.is_timestamp(by_name[compared].arrow_type) else BOOKKEEPING[
         "event_time_ms"]
