@@ -37,7 +37,7 @@ from workbench.workload.events import category_of, scatter_keys, zipf_ranks
 from workbench.workload.schema import EVENTS_SCHEMA, QUERIES_SCHEMA
 from workbench.workload.spec import QuerySpec
 from workbench.workload.timeline import rng_for
-from workbench.workload.user_schema import filter_dimension, schema_shapes
+from workbench.workload.user_queries import filter_dimension, schema_shapes
 
 __all__ = ["TEMPLATES", "Template", "generate_queries", "kinds_generated", "lookup_column", "query_window",
            "template_columns", "templates_of"]
