@@ -137,6 +137,12 @@ GENERATE_KEYS: Final = 10_000
 GENERATE_PARTITIONS: Final = 4
 GENERATE_SPAN_S: Final = 6 * 3600.0
 GENERATE_SEGMENT_ROWS: Final = 20_000
+#: Schema-driven generation (``workload.generate.from_schema``): distinct values of a dimension (or a
+#: numeric column given a ``cardinality``) unless its ``columns`` entry says otherwise. 100 keeps group-bys
+#: and filters on a dimension meaningful (each value holds about 1% of the rows) at any table size.
+GENERATE_COLUMN_CARDINALITY: Final = 100
+#: ... and the most values a multi-value column holds in one row (each row holds 1 to this many).
+GENERATE_MAX_VALUES: Final = 3
 
 # -- JVM heap and GC models (workbench.jvm) -------------------------------------------------------------
 # G1: medians of the per-run fits to the UpsertHeapProbe logs of tests/fixtures/gc/ (JDK 17, 2 GC workers,
