@@ -163,7 +163,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     partitions = np.repeat(np.arange(spec.partitions), per)
     consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
     servers = tuple(f"Server_{i}" for i in range(sc.cluster.servers))
-    ideal = assign_layout(table, servers, names, consuming, partitions)
+    ideal = assign_layout(table, tuple(servers[i] for i in sc.table_servers()), names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
     return Layout(servers, names, np.ones(len(names)), consuming, ideal, replicas, None, partitions)

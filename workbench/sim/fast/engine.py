@@ -145,7 +145,8 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
     settings = ServerSettings.of(sc.cluster.server.query,
                                  ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
-                _slow_arrays(slow), float(plan.prepare_ms), float(plan.merge_ms_per_segment),
+                _slow_arrays(slow), np.ascontiguousarray(plan.prepare_ms, dtype=float),
+                np.ascontiguousarray(plan.merge_ms_per_segment, dtype=float),
                 (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
                 (pauses.offsets, pauses.start, pauses.end), (crashes.offsets, crashes.start, crashes.end), settings,
                 horizon_ms,
