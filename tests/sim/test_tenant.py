@@ -1,0 +1,138 @@
+"""Several tables on one tenant: Pinot's tags and assignment per table, the classic form unchanged, bad input.
+
+Pinot (release-1.5.1) with ``cluster.tenant.isolation.enable=true`` tags each server for one tenant; a table's
+default instance partitions are the servers tagged ``<tenants.server>_OFFLINE``, sorted by name and rotated
+left by ``abs(tableNameWithType.hashCode()) % n`` (``InstancePartitionsUtils
+.computeDefaultInstancePartitionsForTag``), and each new segment goes to the ``replication`` instances holding
+the fewest of *that table's* segments, ties to the earlier instance of that list
+(``SegmentAssignmentUtils.assignSegmentWithoutReplicaGroup``). The expected placements below are computed by
+those two rules in the test, from Java's ``String.hashCode``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from workbench.errors import ScenarioError
+from workbench.scenario import load_scenario
+from workbench.sim.layout import build_layout
+from workbench.sim.run import simulate
+
+SIM = {"duration_s": 3, "warmup_s": 0.5, "replications": 2, "seed": 4}
+
+
+def java_hash(text: str) -> int:
+    """Java's ``String.hashCode``: ``s[0] 31^(n-1) + ... + s[n-1]`` in 32-bit two's complement."""
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def pinot_balanced(table_with_type: str, servers: list[str], segments: list[str], replication: int
+                   ) -> dict[str, set[str]]:
+    """Pinot's default instance partitions and balanced assignment, segment by segment."""
+    ordered = sorted(servers)
+    k = abs(java_hash(table_with_type)) % len(ordered)
+    ordered = ordered[k:] + ordered[:k]
+    held = dict.fromkeys(ordered, 0)
+    out = {}
+    for segment in segments:
+        chosen = sorted(range(len(ordered)), key=lambda i: (held[ordered[i]], i))[:replication]
+        out[segment] = {ordered[i] for i in chosen}
+        for i in chosen:
+            held[ordered[i]] += 1
+    return out
+
+
+def table(name: str, tenant: str | None = None, replication: int = 1) -> dict[str, Any]:
+    config: dict[str, Any] = {"tableName": name, "tableType": "OFFLINE", "segmentsConfig": {"replication": replication}}
+    if tenant:
+        config["tenants"] = {"server": tenant}
+    return config
+
+
+TENANT = {
+    "cluster": {"servers": 6, "tenants": {"dashboards": 4}, "server": {"cores": 2}},
+    "tables": [
+        {"table": table("orders", "dashboards", 2), "workload": {"synthetic": {"segments_per_server": 3},
+                                                                 "arrival": {"qps": 30}}},
+        {"table": table("clicks", "dashboards"), "workload": {"synthetic": {"segments_per_server": 1},
+                                                              "arrival": {"qps": 20}}},
+        {"table": table("audit"), "workload": {"synthetic": {"segments_per_server": 2}, "arrival": {"qps": 10}}},
+    ],
+    "simulation": SIM,
+}
+
+
+def test_each_table_lands_on_its_tenants_servers_as_pinot_assigns_it() -> None:
+    sc = load_scenario(TENANT)
+    dashboards = [f"Server_{i}" for i in range(4)]
+    expected = {
+        # 4 servers x 3 per server / 2 replicas = 6 segments; 4 x 1 = 4; DefaultTenant's 2 servers x 2 = 4
+        "orders": pinot_balanced("orders_OFFLINE", dashboards, [f"orders_{i}" for i in range(6)], 2),
+        "clicks": pinot_balanced("clicks_OFFLINE", dashboards, [f"clicks_{i}" for i in range(4)], 1),
+        "audit": pinot_balanced("audit_OFFLINE", ["Server_4", "Server_5"], [f"audit_{i}" for i in range(4)], 1),
+    }
+    for view in sc.tables:
+        layout = build_layout(view)
+        assert {n: set(s) for n, s in layout.ideal_state.items()} == expected[view.table.table_name]
+    # each table is balanced on its own: orders 3 per dashboards server, clicks 1, audit 2 per DefaultTenant one
+    per_server = pd.Series([s for t in expected.values() for hosts in t.values() for s in hosts]).value_counts()
+    assert per_server.to_dict() == {**{s: 4 for s in dashboards}, "Server_4": 2, "Server_5": 2}
+
+
+def test_a_tenant_run_sends_each_table_only_to_its_tenants_servers() -> None:
+    r = simulate(load_scenario(TENANT))
+    assert set(r.queries["table"]) == {"orders", "clicks", "audit"}
+    served = r.servers.groupby("server")["requests"].sum()
+    assert (served[[f"Server_{i}" for i in range(4)]] > 0).all()
+    audit = r.queries[r.queries["table"] == "audit"]
+    assert (audit["servers_queried"] <= 2).all() and (r.queries["servers_queried"] <= 4).all()
+
+
+def test_one_table_written_as_tables_gives_exactly_the_classic_records() -> None:
+    classic = {"cluster": {"servers": 3, "server": {"cores": 2}, "gc": {"collector": "fixed", "interval_s": 1,
+                                                                       "pause_ms": 20}},
+               "table": table("t", replication=2),
+               "workload": {"synthetic": {"segments_per_server": 2, "docs_per_segment": 5000}, "arrival": {"qps": 40}},
+               "service": {"variability": 0.5}, "simulation": SIM}
+    tables = {k: v for k, v in classic.items() if k not in ("table", "workload", "service")}
+    tables["tables"] = [{k: classic[k] for k in ("table", "workload", "service")}]
+    for engine in ("simpy", "fast"):
+        runs = [simulate(load_scenario({**sc, "simulation": {**SIM, "engine": engine}})) for sc in (classic, tables)]
+        for name in ("queries", "servers", "gc_pauses", "windows"):
+            pd.testing.assert_frame_equal(getattr(runs[0], name), getattr(runs[1], name))
+        assert set(runs[0].queries["table"]) == {"t"}
+
+
+def test_adding_a_table_changes_no_draw_of_the_others() -> None:
+    """Table 0 keeps its arrivals when a table joins it (its own streams); only queueing moves its latency."""
+    two = copy.deepcopy(TENANT)
+    two["tables"] = TENANT["tables"][:2]
+    one = copy.deepcopy(TENANT)
+    one["tables"] = TENANT["tables"][:1]
+    arrivals = [r.queries[r.queries["table"] == "orders"]["arrival_s"].to_numpy()
+                for r in (simulate(load_scenario(sc)) for sc in (one, two))]
+    assert len(arrivals[0]) and (arrivals[0] == arrivals[1]).all()
+
+
+@pytest.mark.parametrize(("change", "key", "says"), [
+    (lambda sc: sc["tables"].append({"table": table("clicks")}), "tables[3].table.tableName", "also tables[1]'s"),
+    (lambda sc: sc["tables"][2]["table"].update(tenants={"server": "gold"}), "tables[2].table.tenants.server",
+     "tenant 'gold' has no servers"),
+    (lambda sc: sc["cluster"].update(tenants={"dashboards": 6}), "tables[2].table.tenants.server",
+     "tenant 'DefaultTenant' has no servers"),
+    (lambda sc: sc["cluster"].update(tenants={"dashboards": 7}), "cluster.tenants", "tags 7 servers"),
+    (lambda sc: sc.update(slo={"p99_ms": 100}), "slo", "goes inside each entry of tables"),
+])
+def test_bad_tenant_input_is_one_error_naming_the_key(change: Any, key: str, says: str) -> None:
+    sc = copy.deepcopy(TENANT)
+    change(sc)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(sc)
+    assert err.value.where == key and says in err.value.problem
