@@ -34,8 +34,6 @@ __all__ = ["EXAMPLE", "FAILED", "FAILED_WHY", "GC_DELAYED_RATE", "P99", "P99_HIG
 
 #: Field metadata key naming the JSON key of a field stored under another name (``p99.9``, ``L_measured``).
 _JSON = "json"
-#: Field metadata key naming how a mapping field's keys are written in its column names (default ``CODE``).
-_KEY = "key"
 
 
 @dataclass(frozen=True)
@@ -201,6 +199,9 @@ class TableSummary:
     """One table of a scenario of several (``tables:``): its own queries' latency and outcome, the utilisation
     of its tenant's servers (shared with the tenant's other tables), and its own SLO."""
 
+    #: How the table's name is written in the columns of a mapping of these (``tables.TABLE.queries``).
+    COLUMN_KEY: typing.ClassVar[str] = "TABLE"
+
     tenant: str
     latency_ms: Latency
     queries: int
@@ -244,7 +245,7 @@ class Summary:
     model_uncertainty: ModelUncertainty | None = None
     #: Per table, by name, for a scenario of several tables (``tables:``); the fields above are then every
     #: table's queries together (the tenant's), and ``slo`` is met when every table meets its own.
-    tables: dict[str, TableSummary] | None = field(default=None, metadata={_KEY: "TABLE"})
+    tables: dict[str, TableSummary] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The summary as ``summary.json`` holds it: nested objects, keys sorted, unset optionals left out."""
@@ -362,7 +363,8 @@ def _schema(cls: type[Any], prefix: str, within_optional: bool = False) -> Itera
         if dataclasses.is_dataclass(kind):
             yield from _schema(kind, name, optional)  # type: ignore[arg-type]
         elif typing.get_origin(kind) is dict:
-            item, key = typing.get_args(kind)[1], f.metadata.get(_KEY, "CODE")
+            item = typing.get_args(kind)[1]
+            key = getattr(item, "COLUMN_KEY", "CODE")
             if dataclasses.is_dataclass(item):
                 yield from _schema(item, f"{name}.{key}", True)  # type: ignore[arg-type]
             else:
@@ -374,8 +376,8 @@ def _schema(cls: type[Any], prefix: str, within_optional: bool = False) -> Itera
 def schema_columns(cls: type[Any] = Summary) -> dict[str, str]:
     """Every column a summary of type ``cls`` can flatten into, in column order, with its type (``or null``
     when it may be missing: an optional field or one inside one; a mapping field's keys are written
-    ``CODE``: ``errors.by_code.CODE``, or as its metadata names them, each field of a mapping of objects
-    under it: ``tables.TABLE.queries``)."""
+    ``CODE``: ``errors.by_code.CODE``; each field of a mapping of objects is written under the key its class
+    names, ``COLUMN_KEY``: ``tables.TABLE.queries``)."""
     return dict(_schema(cls, ""))
 
 
