@@ -56,8 +56,10 @@ def _validate(args: argparse.Namespace) -> int:
 
     for path in args.scenarios:
         sc = check_scenario(path, data=args.data)
-        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
-             f"workload {sc.workload.source})")
+        tables = ", ".join(f"{t.table.table_name_with_type} on {t.tenant}" for t in sc.tables)
+        what = f"tables {tables}" if sc.tables else \
+            f"table {sc.table.table_name_with_type}, workload {sc.workload.source}"
+        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, {what})")
         for warning in scenario_warnings(sc, data=args.data):
             _say(f"{path}: WARNING: {warning}")
     return 0

@@ -259,12 +259,16 @@ class Summary:
         return summary
 
     def headline(self) -> str:
-        """The run in one line, its failures said before any percentile (the CLI's ``simulate`` line).
+        """The run in one line, its failures said before any percentile (the CLI's ``simulate`` line); with
+        several tables, each table's p99 after the tenant's.
 
         >>> Summary.from_json(EXAMPLE).headline()
         'p99 30.00 ms over 1,000 queries'
         """
         p99 = f"p99 {self.latency_ms.p99.value:.2f} ms over {self.queries:,} queries"
+        if self.tables:
+            each = (f"{name} p99 {t.latency_ms.p99.value:.2f} ms" for name, t in self.tables.items())
+            p99 += f" ({', '.join(each)})"
         line = f"FAILED RUN: {self.failures.why}. {p99}" if self.failures.failed else p99
         return f"{line}; WARNING: {self.table_fit.why}" if self.table_fit.why else line
 
