@@ -136,3 +136,12 @@ def test_bad_tenant_input_is_one_error_naming_the_key(change: Any, key: str, say
     with pytest.raises(ScenarioError) as err:
         load_scenario(sc)
     assert err.value.where == key and says in err.value.problem
+
+
+def test_an_override_steps_into_a_table_by_its_position() -> None:
+    """Sweeps and what-ifs reach one table's keys: ``tables.1.workload.arrival.qps``."""
+    sc = load_scenario(TENANT, overrides={"tables.1.workload.arrival.qps": 77, "cluster.servers": 8})
+    assert [t.workload.arrival.qps for t in sc.tables] == [30, 77, 10] and sc.cluster.servers == 8
+    assert sc.with_overrides({"tables.0.slo.p99_ms": 5}).tables[0].slo.p99_ms == 5
+    with pytest.raises(ScenarioError, match="names no entry of a list of 3"):
+        load_scenario(TENANT, overrides={"tables.3.workload.arrival.qps": 1})

@@ -25,7 +25,7 @@ from workbench.pinot.schema import dotted as dotted_path
 from workbench.pinot.table_config import TableConfig, freeze_json, thaw_json
 from workbench.scenario.build import build_section
 from workbench.scenario.columns import check_columns
-from workbench.scenario.limits import check_limits
+from workbench.scenario.limits import check_limits, check_work
 from workbench.scenario.schema import (
     DEFAULT_TENANT,
     ClusterSpec,
@@ -122,17 +122,30 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[
 
     >>> apply_overrides({"cluster": {"servers": 3}}, {"cluster.servers": 12, "slo.p99_ms": 100})
     {'cluster': {'servers': 12}, 'slo': {'p99_ms': 100}}
+
+    A number steps into a list: ``tables.1.workload.arrival.qps`` is the second table's rate.
     """
     for dotted, value in overrides.items():
-        node = data
+        node: Any = data
         *parents, leaf = dotted.split(".")
         for i, key in enumerate(parents):
-            child = node.setdefault(key, {})
-            if not isinstance(child, dict):
+            child = _item(node, key, ".".join(parents[: i + 1])) if isinstance(node, list) else node.setdefault(key, {})
+            if not isinstance(child, dict | list):
                 raise ScenarioError(".".join(parents[: i + 1]), f"cannot override inside a {type(child).__name__}")
             node = child
-        node[leaf] = value
+        if isinstance(node, list):
+            _item(node, leaf, dotted)
+            node[int(leaf)] = value
+        else:
+            node[leaf] = value
     return data
+
+
+def _item(entries: list[Any], key: str, where: str) -> Any:
+    """Entry ``key`` (a number) of a list being overridden (``tables.1.workload.arrival.qps``)."""
+    if not key.isdigit() or int(key) >= len(entries):
+        raise ScenarioError(where, f"names no entry of a list of {len(entries)}: use 0 .. {len(entries) - 1}")
+    return entries[int(key)]
 
 
 def _read_file(path: Path) -> Any:
@@ -315,6 +328,12 @@ def _load_tenant(data: Mapping[str, Any], base: Path) -> Scenario:
                                     "table; give each table of the scenario its own name (a hybrid table's OFFLINE "
                                     "and REALTIME halves are not modelled)")
         views.append(view)
+    poisson = [v for v in views if v.workload.arrival.process == "poisson"]
+    if len(poisson) > 1:
+        sim = views[0].simulation
+        check_work(sum(v.workload.arrival.qps for v in poisson) * sim.duration_s * sim.replications, views[0].limits,
+                   "simulated_queries", "tables", "queries of every table (their qps x simulation.duration_s x "
+                   "replications)")
     first = views[0]
     return replace(first, name=str(data.get("name", "scenario")), description=str(data.get("description", "")),
                    raw=freeze_json(dict(data)), tables=tuple(views))
