@@ -145,3 +145,17 @@ def test_an_override_steps_into_a_table_by_its_position() -> None:
     assert sc.with_overrides({"tables.0.slo.p99_ms": 5}).tables[0].slo.p99_ms == 5
     with pytest.raises(ScenarioError, match="names no entry of a list of 3"):
         load_scenario(TENANT, overrides={"tables.3.workload.arrival.qps": 1})
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    ({"server": {"config": {"pinot.query.scheduler.name": "tokenbucket"}}},
+     "cluster.server.config.pinot.query.scheduler.name"),
+    ({"broker": {"config": {"pinot.broker.query.cache.enabled": True}}}, "cluster.broker.config"),
+])
+def test_what_the_tenant_model_does_not_run_yet_is_refused_at_its_key(config: dict[str, Any], key: str) -> None:
+    """Per-table scheduler groups and the broker result cache are not merged yet: refused, never ignored."""
+    sc = copy.deepcopy(TENANT)
+    sc["cluster"].update(config)
+    with pytest.raises(ScenarioError) as err:
+        simulate(load_scenario(sc))
+    assert err.value.where == key

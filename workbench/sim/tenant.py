@@ -69,6 +69,12 @@ _NOT_YET: tuple[tuple[Callable[[Scenario], bool], str, str], ...] = (
      "the broker result cache (pinot.broker.query.cache.*) is not in the tenant model yet"),
     (lambda sc: sc.cluster.server.segment_cache.enabled, "cluster.server.config",
      "the server segment cache (pinot.server.segment.query.cache.*) is not in the tenant model yet"),
+    # Pinot's bounded schedulers keep one group per table (its pending limit, tokens and thread reservations);
+    # the model's servers keep one group, which is Pinot's only with one table
+    (lambda sc: sc.cluster.server.query.scheduler in ("bounded_fcfs", "tokenbucket"),
+     "cluster.server.config.pinot.query.scheduler.name",
+     "bounded_fcfs and tokenbucket keep one scheduler group per table in Pinot, which the model does not yet "
+     "(it keeps one group per server); use fcfs, binary_workload or workload"),
 )
 
 
