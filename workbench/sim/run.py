@@ -182,10 +182,13 @@ class _Tables:
     @classmethod
     def of(cls, sc: Scenario, data: Path | None, ideal_state: Mapping[str, Mapping[str, str]] | None) -> _Tables:
         views = sc.table_scenarios
-        if len(views) > 1 and (data is not None or ideal_state is not None):
-            raise InputError("data" if data is not None else "ideal_state",
-                             "names one table's data; a scenario of several tables reads each table's "
-                             "workload.data (give it there)")
+        if len(views) > 1 and data is not None:
+            raise InputError("data", "names one table's data; a scenario of several tables reads each table's "
+                                     "workload.data (give it there)")
+        if len(views) > 1 and ideal_state is not None:
+            raise InputError("ideal_state", "places one table's segments: a rebalance (the sizing studies' scale-out "
+                                            "and failure cases) of a scenario of several tables is not in the model "
+                                            "yet; run its sweep with --no-studies")
         parts, memories = [], []
         for view in views:
             own = workload_dir(view, data)
