@@ -49,6 +49,26 @@ def pinot_balanced(table_with_type: str, servers: list[str], segments: list[str]
     return out
 
 
+def pinot_replica_groups(table_with_type: str, servers: list[str], segments: list[str], groups: int,
+                         per_group: int) -> dict[str, set[str]]:
+    """Pinot's replica-group instance assignment (no pools, one partition: ``InstanceTagPoolSelector`` sorts by
+    name, ``HashBasedRotateInstanceConstraintApplier`` rotates by the table's hash, ``InstanceReplicaGroup
+    PartitionSelector`` deals the instances to the groups round robin) and segment assignment
+    (``assignSegmentWithReplicaGroup``: the group-0 instance with the fewest segments, ties to the first,
+    mirrored to the same position of every group)."""
+    ordered = sorted(servers)
+    k = abs(java_hash(table_with_type)) % len(ordered)
+    ordered = ordered[k:] + ordered[:k]
+    group = [[ordered[i * groups + g] for i in range(per_group)] for g in range(groups)]
+    held = [0] * per_group
+    out = {}
+    for segment in segments:
+        i = held.index(min(held))
+        held[i] += 1
+        out[segment] = {group[g][i] for g in range(groups)}
+    return out
+
+
 def table(name: str, tenant: str | None = None, replication: int = 1) -> dict[str, Any]:
     config: dict[str, Any] = {"tableName": name, "tableType": "OFFLINE", "segmentsConfig": {"replication": replication}}
     if tenant:
@@ -84,6 +104,25 @@ def test_each_table_lands_on_its_tenants_servers_as_pinot_assigns_it() -> None:
     # each table is balanced on its own: orders 3 per dashboards server, clicks 1, audit 2 per DefaultTenant one
     per_server = pd.Series([s for t in expected.values() for hosts in t.values() for s in hosts]).value_counts()
     assert per_server.to_dict() == {**{s: 4 for s in dashboards}, "Server_4": 2, "Server_5": 2}
+
+
+def test_a_replica_group_table_beside_a_balanced_one_lands_as_pinot_assigns_it() -> None:
+    """Two replica groups of two over the tenant's four servers, beside a balanced table on the same tenant."""
+    sc = copy.deepcopy(TENANT)
+    orders = sc["tables"][0]["table"]
+    orders["routing"] = {"instanceSelectorType": "replicaGroup"}
+    orders["instanceAssignmentConfigMap"] = {"OFFLINE": {
+        "tagPoolConfig": {"tag": "dashboards_OFFLINE"},
+        "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 2,
+                                        "numInstancesPerReplicaGroup": 2}}}
+    views = load_scenario(sc).tables
+    dashboards = [f"Server_{i}" for i in range(4)]
+    expected = pinot_replica_groups("orders_OFFLINE", dashboards, [f"orders_{i}" for i in range(6)], 2, 2)
+    assert {n: set(s) for n, s in build_layout(views[0]).ideal_state.items()} == expected
+    clicks = pinot_balanced("clicks_OFFLINE", dashboards, [f"clicks_{i}" for i in range(4)], 1)
+    assert {n: set(s) for n, s in build_layout(views[1]).ideal_state.items()} == clicks
+    r = simulate(load_scenario(sc))
+    assert (r.queries[r.queries["table"] == "orders"]["servers_queried"] == 2).all()  # one replica group each
 
 
 def test_a_tenant_run_sends_each_table_only_to_its_tenants_servers() -> None:
