@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -198,3 +199,31 @@ def test_what_the_tenant_model_does_not_run_yet_is_refused_at_its_key(config: di
     with pytest.raises(ScenarioError) as err:
         simulate(load_scenario(sc))
     assert err.value.where == key
+
+
+def test_a_servers_heap_holds_the_upsert_keys_of_every_table_on_it() -> None:
+    """Table a on both servers (1M keys of 100 B each), b on Server_1 only (2M of 40 B, 50 MB of bitmaps):
+    Server_1's JVM holds both maps and b's bitmaps beside the 1 GB it holds anyway."""
+    from workbench.jvm import LiveHeap
+    from workbench.scenario.schema import GCSpec
+    from workbench.sim.layout import Layout
+    from workbench.sim.memory import Memory, ServerMemory
+    from workbench.sim.tenant import merge_memory
+
+    base, empty = 1e9, pd.DataFrame()
+    servers = ("Server_0", "Server_1")
+
+    def layout(replicas: tuple[tuple[int, ...], ...]) -> Layout:
+        return Layout(servers, tuple(f"s{i}" for i in range(len(replicas))), np.ones(len(replicas)),
+                      np.zeros(len(replicas), bool), {}, replicas)
+
+    a = Memory((ServerMemory(LiveHeap(base, 1_000_000, 100.0), 5.0),) * 2, empty)
+    b = Memory((ServerMemory(LiveHeap(base + 50e6, 2_000_000, 40.0), 7.0),) * 2, empty)
+    merged = merge_memory([a, b], [layout(((0,), (1,))), layout(((1,),))], GCSpec(live_heap=base))
+    s0, s1 = merged.servers
+    assert s0.live.total == base + 1_000_000 * 100.0 and s0.update_rate == 5.0
+    assert s1.live.total == pytest.approx(base + 50e6 + 1_000_000 * 100.0 + 2_000_000 * 40.0)
+    assert s1.live.upsert_keys == 3_000_000 and s1.update_rate == 12.0
+    # a key count given by hand (gc.upsert_keys) is the JVM's, whatever its tables: counted once
+    assert merge_memory([a, b], [layout(((0,), (1,))), layout(((1,),))],
+                        GCSpec(live_heap=base, upsert_keys=1_000_000)) is a

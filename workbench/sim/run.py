@@ -199,7 +199,7 @@ class _Tables:
                                               view.cluster.broker.config)))
             memories.append(server_memory(view, layout, own))
         layouts = [p.layout for p in parts]
-        return cls(tuple(parts), merge_layouts(layouts), merge_memory(memories, layouts, sc.cluster.gc.live_heap),
+        return cls(tuple(parts), merge_layouts(layouts), merge_memory(memories, layouts, sc.cluster.gc),
                    tuple(v.table.table_name for v in views))
 
     def plan(self, sc: Scenario, child: np.random.SeedSequence, horizon_ms: float) -> tuple[Plan, Streams, np.ndarray]:

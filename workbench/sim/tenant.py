@@ -26,6 +26,7 @@ import pandas as pd
 from workbench.errors import InputError, ScenarioError
 from workbench.jvm import LiveHeap
 from workbench.scenario import Scenario
+from workbench.scenario.schema import GCSpec
 from workbench.sim.fast.plan_kernels import delivery_order, offsets
 from workbench.sim.layout import Layout
 from workbench.sim.memory import Memory, ServerMemory
@@ -120,11 +121,14 @@ def merge_layouts(layouts: Sequence[Layout]) -> Layout:
                   np.concatenate(partitions).astype(np.int64))
 
 
-def merge_memory(memories: Sequence[Memory], layouts: Sequence[Layout], base_heap: float) -> Memory:
-    """Each server's long-lived heap with every table it holds: the JVM's own ``base_heap`` (``gc.live_heap``)
-    once, plus each table's upsert keys (and bitmaps) on the servers that hold that table's segments."""
-    if len(memories) == 1:
+def merge_memory(memories: Sequence[Memory], layouts: Sequence[Layout], gc: GCSpec) -> Memory:
+    """Each server's long-lived heap with every table it holds: the JVM's own ``gc.live_heap`` once, plus each
+    table's upsert keys (and bitmaps, replayed from its data) on the servers that hold that table's segments.
+    ``gc.upsert_keys``, when given, is what a server holds whatever its tables (a GC-log calibration measures
+    the JVM, not a table), so it is counted once."""
+    if len(memories) == 1 or gc.upsert_keys is not None:
         return memories[0]
+    base_heap = gc.live_heap
     servers = []
     for s in range(len(layouts[0].servers)):
         held = [m.servers[s] for m, lay in zip(memories, layouts, strict=True)
