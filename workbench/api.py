@@ -4,6 +4,7 @@
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary:
   the one verb every run goes through (defined in :mod:`workbench.runs`, below the studies that call it);
+- :func:`day`: the steps of a day's load profile that decide the verdict, each simulated on one seed;
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
@@ -31,11 +32,12 @@ from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, Sim
 if TYPE_CHECKING:
     from workbench.calibrate import CalibrationResult
     from workbench.groundtruth import Agreement
+    from workbench.studies.day import Day
     from workbench.studies.scale_out import ScaleOut
 
-__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings",
-           "studies_note", "write_run"]
+__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
+           "load_generate_spec", "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out",
+           "scenario_warnings", "studies_note", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -133,7 +135,7 @@ def report(directory: str | Path, out: str | Path) -> Path:
 
     The report reads files only: a sweep's what-if runs come from :func:`run_studies` (the report says
     so when they are missing) and nothing is simulated here."""
-    from workbench.report import build_run_report, build_sizing_report
+    from workbench.report import build_day_report, build_run_report, build_sizing_report
 
     root = Path(directory)
     if not root.is_dir():
@@ -141,6 +143,8 @@ def report(directory: str | Path, out: str | Path) -> Path:
         raise InputError(str(root), f"is {what}; give a sweep directory (`workbench sweep`) or a run directory "
                                     "(`workbench simulate`)")
     check_output(out, kind="file")
+    if (root / "day.json").is_file():
+        return build_day_report(directory, out)
     is_sweep = (root / "combined.parquet").is_file()
     return (build_sizing_report if is_sweep else build_run_report)(directory, out)
 
@@ -260,6 +264,17 @@ def scale_out(
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
             "before": result.before.to_json(), "after": result.after.to_json()})
     return result
+
+
+def day(scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, seed: int | None = None,
+        every_step: bool = False) -> Day:
+    """The steps of the scenario's ``workload.profile`` that decide its verdict, simulated on one seed into
+    ``out`` (``day.json`` and a run directory per rate; :func:`workbench.studies.day.simulate_day`).
+    ``every_step`` runs every distinct rate of the day, not only those the rule needs."""
+    from workbench.studies.day import simulate_day
+
+    check_seed(seed)
+    return simulate_day(scenario, out, seed=seed, every_step=every_step)
 
 
 def agree(

@@ -158,6 +158,17 @@ def _scale_out(args: argparse.Namespace) -> int:
     return 0
 
 
+def _day(args: argparse.Namespace) -> int:
+    from workbench.api import day
+
+    result = day(args.scenario, args.out, seed=args.seed, every_step=args.every_step)
+    for step in result.simulated():
+        _say(f"  {step.hour:5.2f} h  x{step.factor:<5g} p99 {step.p99_ms:8.1f} ms [upper {step.p99_high_ms:.1f}]  "
+             f"utilisation {step.utilisation:.0%}  {'' if step.meets is None else 'meets' if step.meets else 'BREAKS'}")
+    _say(f"{result.sentence()}; wrote {args.out}")
+    return 0
+
+
 def _studies(args: argparse.Namespace) -> int:
     from workbench.api import run_studies
 
@@ -301,6 +312,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="the servers' process CPU per query (summed over servers), when measured: added to "
                         "service.per_request_ms beyond the log's thread CPU")
     c.set_defaults(handler=_calibrate)
+
+    y = sub.add_parser("day", help="simulate the hours of the scenario's day profile that decide its verdict",
+                       description="Run the steps of workload.profile (docs/scenario.md) in decreasing rate from the "
+                                   "peak until one meets the p99 SLO with margin (lower rates then meet too), each "
+                                   "on the same seed; writes OUT/day.json and a run per rate. `workbench report OUT` "
+                                   "draws p99 and utilisation per step with the SLO line.")
+    y.add_argument("scenario", help="scenario file with workload.profile")
+    y.add_argument("--out", required=True, help="output directory (runs already there are reused)")
+    y.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    y.add_argument("--every-step", action="store_true", help="simulate every distinct rate of the day")
+    y.set_defaults(handler=_day)
 
     o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",
                        description="Grow (or shrink) the scenario's cluster to --servers: Pinot's instance and "

@@ -1,0 +1,247 @@
+"""A day of load: the steps of ``workload.profile`` whose verdict could differ, simulated on one seed.
+
+A dashboard tenant's peak hour can carry several times its night's load, and the cluster must meet its
+SLO at the peak. The profile (``workload.profile.hourly``, :class:`~workbench.scenario.schema.ProfileSpec`)
+gives each step of the day a factor on the scenario's query rate. Running all of them is rarely needed:
+
+**The rule.** The distinct factors are simulated in decreasing order, starting with the peak, until one
+meets the p99 SLO with :data:`~workbench.defaults.DAY_MARGIN` to spare (the upper end of its interval at
+most ``(1 - margin) x slo.p99_ms``). Every lower rate then meets it too. *Assumption*: p99 does not fall
+as the query rate rises with everything else unchanged (more load never shortens a queue; with common
+random numbers the runs differ only in the rate), and the margin covers the run's noise near the line.
+Without a p99 SLO there is nothing to decide, so only the peak runs. The peak is therefore always run
+and, by the same assumption, is the worst step: the verdict binds there (sizing for the worst hour is
+sizing at the peak's rate). ``every_step`` runs every distinct factor (the full curve).
+
+Each step runs the scenario as the load what-if does (:func:`~workbench.report.whatif.load_variant`):
+Poisson arrivals at ``qps x factor``, or the replayed log ``factor`` times faster; factor 1 is the
+scenario exactly as written (so a flat profile of ones gives the single-rate run's answer exactly).
+Every step uses the same seed, so the random streams are the same and the steps differ only by load.
+
+Written under ``OUT``::
+
+    OUT/day.json           the profile, the rule, one entry per step (simulated or inferred)
+    OUT/rate-x<f>/         one run directory per distinct factor simulated
+    OUT/workloads/         faster replays (a replayed log only)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench import defaults as D
+from workbench.errors import InputError
+from workbench.io import write_json_atomic
+from workbench.io.summary import Summary
+from workbench.io.tables import read_json_file
+from workbench.report.whatif import WhatIf, load_variant
+from workbench.runs import resolve
+from workbench.scenario import Scenario
+from workbench.studies.whatif import run_whatif
+
+__all__ = ["DAY_FILE", "Day", "Step", "read_day", "simulate_day", "steps_to_run"]
+
+#: The day's record under the output directory.
+DAY_FILE = "day.json"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the day: its index, start (hours since midnight), factor, and how its verdict is known.
+
+    ``run`` names the run directory of its factor (``None``: inferred, not simulated); ``p99_ms``,
+    ``p99_high_ms`` (the interval's upper end), ``qps`` (measured), ``utilisation`` (mean busy share of
+    the servers' cores) and ``busiest`` (the busiest server's) are NaN for an inferred step. ``meets``
+    is the SLO verdict (``None`` without a p99 SLO).
+    """
+
+    index: int
+    hour: float
+    factor: float
+    run: str | None
+    meets: bool | None
+    p99_ms: float = math.nan
+    p99_high_ms: float = math.nan
+    qps: float = math.nan
+    utilisation: float = math.nan
+    busiest: float = math.nan
+
+    def to_json(self) -> dict[str, Any]:
+        """The step as ``day.json`` holds it (NaN as ``null``)."""
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in vars(self).items()}
+
+
+@dataclass(frozen=True)
+class Day:
+    """A day of load: every step of the profile, the rule that chose what ran, and the worst step.
+
+    ``binding`` is the index of the step the verdict binds on: the simulated step with the highest p99
+    upper end (the peak, by the rule's assumption).
+    """
+
+    steps: tuple[Step, ...]
+    step_s: float
+    slo_p99_ms: float | None
+    margin: float
+    binding: int
+    scenario: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        """Whether every step meets the p99 SLO (``None`` without one)."""
+        verdicts = [s.meets for s in self.steps]
+        return None if self.slo_p99_ms is None else all(v is True for v in verdicts)
+
+    @property
+    def peak(self) -> Step:
+        return self.steps[self.binding]
+
+    def simulated(self) -> list[Step]:
+        return [s for s in self.steps if s.run is not None]
+
+    def sentence(self) -> str:
+        """The day in one line: the binding step, its p99 against the SLO, and how many steps break it."""
+        s = self.peak
+        when = f"{_clock(s.hour)}-{_clock(s.hour + self.step_s / 3600)}"
+        text = (f"day: the worst step is {when} (x{s.factor:g} the rate): p99 {s.p99_ms:.1f} ms "
+                f"[upper {s.p99_high_ms:.1f}], utilisation {s.utilisation:.0%}")
+        if self.slo_p99_ms is None:
+            return text + "; no p99 SLO, so only the peak was run"
+        broken = sum(1 for x in self.steps if x.meets is False)
+        verdict = ("meets the SLO all day" if broken == 0 else
+                   f"{broken} of {len(self.steps)} steps break the SLO of {self.slo_p99_ms:g} ms")
+        rates = len({x.factor for x in self.simulated()})
+        return f"{text}; {verdict} ({rates} of {len({x.factor for x in self.steps})} distinct rates simulated)"
+
+    def to_json(self) -> dict[str, Any]:
+        """``day.json``: the steps, the rule and the verdict."""
+        return {"scenario": self.scenario, "step_s": self.step_s, "slo_p99_ms": self.slo_p99_ms,
+                "margin": self.margin, "binding": self.binding, "met": self.met, "rule": RULE,
+                "steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Day:
+        steps = tuple(_step_of(s) for s in data["steps"])
+        return cls(steps, float(data["step_s"]), data.get("slo_p99_ms"), float(data["margin"]),
+                   int(data["binding"]), str(data.get("scenario", "")))
+
+
+def _step_of(data: Mapping[str, Any]) -> Step:
+    """A :class:`Step` from ``day.json`` (``null`` figures back to NaN)."""
+    figures = {k: math.nan if data.get(k) is None else float(data[k])
+               for k in ("p99_ms", "p99_high_ms", "qps", "utilisation", "busiest")}
+    return Step(int(data["index"]), float(data["hour"]), float(data["factor"]), data.get("run"), data.get("meets"),
+                **figures)
+
+
+#: The rule as ``day.json`` and the report state it.
+RULE = ("distinct rates simulated in decreasing order from the peak until one meets the p99 SLO with the margin "
+        "to spare; lower rates are inferred to meet it (p99 does not fall as the rate rises); without a p99 SLO "
+        "only the peak runs")
+
+
+def _clock(hour: float) -> str:
+    """``07:30`` from 7.5 hours.
+
+    >>> _clock(7.5), _clock(24)
+    ('07:30', '24:00')
+    """
+    minutes = round(hour * 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def steps_to_run(factors: Sequence[float], bound: Callable[[float], float], slo_p99_ms: float | None,
+                 margin: float = D.DAY_MARGIN, every_step: bool = False) -> list[float]:
+    """The distinct factors to simulate, in the order the rule runs them; ``bound(f)`` runs factor ``f``
+    and returns its p99 upper end, ms.
+
+    >>> runs = []
+    >>> steps_to_run([1, 3, 2, 3, 0.5], lambda f: runs.append(f) or 50 * f, slo_p99_ms=120)
+    [3.0, 2.0, 1.0]
+    >>> steps_to_run([1, 3], lambda f: 10 * f, slo_p99_ms=None)
+    [3.0]
+    """
+    order = sorted({float(f) for f in factors if f > 0}, reverse=True)
+    done: list[float] = []
+    for f in order:
+        high = bound(f)
+        done.append(f)
+        if every_step:
+            continue
+        if slo_p99_ms is None or high <= (1 - margin) * slo_p99_ms:
+            break
+    return done
+
+
+def _at(sc: Scenario, factor: float, out: Path) -> WhatIf:
+    """The run of ``factor`` times the scenario's rate: the scenario as written at factor 1."""
+    if factor == 1.0:
+        return WhatIf("rate-x1", "as written", {})
+    what = load_variant(sc, factor, out)
+    return WhatIf(f"rate-x{factor:g}", what.label, what.overrides, what.load, what.data, what.note)
+
+
+def _step(i: int, hour: float, factor: float, name: str | None, s: Summary | None, slo: float | None,
+          inferred: bool | None) -> Step:
+    if s is None:
+        return Step(i, hour, factor, None, inferred)
+    high = s.latency_ms.p99.bound()
+    meets = None if slo is None else bool(high <= slo and s.slo.met is not False)
+    return Step(i, hour, factor, name, meets, float(s.latency_ms.p99.value), float(high),
+                float(s.throughput_qps), float(s.utilisation.mean), float(s.utilisation.max))
+
+
+def simulate_day(scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, seed: int | None = None,
+                 every_step: bool = False, margin: float = D.DAY_MARGIN) -> Day:
+    """Run the steps of ``scenario``'s ``workload.profile`` that the rule (module text) needs, into ``out``.
+
+    Runs already in ``out`` with the same seed and change are reused. Returns the :class:`Day`, also
+    written to ``out/day.json``.
+
+    Raises
+    ------
+    InputError
+        When the scenario has no ``workload.profile``.
+    """
+    sc = resolve(scenario, None, None)
+    profile = sc.workload.profile
+    if profile is None or profile.hourly is None:
+        raise InputError("workload.profile", "the scenario has no day profile: add e.g. "
+                                             "`profile: {hourly: [24 factors]}` under workload (docs/scenario.md)")
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    used = sc.simulation.seed if seed is None else seed
+    slo = sc.slo.p99_ms
+    summaries: dict[float, tuple[str, Summary]] = {}
+
+    def bound(f: float) -> float:
+        what = _at(sc, f, root)
+        run = run_whatif(sc, what, root / what.name, used)
+        summaries[f] = (what.name, run.summary)
+        return float(run.summary.latency_ms.p99.bound())
+
+    ran = steps_to_run(profile.hourly, bound, slo, margin, every_step)
+    lowest = min(ran)
+    hours = [i * profile.step_s / 3600 for i in range(len(profile.hourly))]
+    steps = []
+    for i, (hour, f) in enumerate(zip(hours, profile.hourly, strict=True)):
+        name, summary = summaries.get(float(f), (None, None))
+        inferred = None if slo is None or summary is not None else (True if f < lowest else None)
+        steps.append(_step(i, hour, float(f), name, summary, slo, inferred))
+    simulated = [s for s in steps if s.run is not None]
+    binding = max(simulated, key=lambda s: (s.p99_high_ms, s.factor, -s.index)).index
+    day = Day(tuple(steps), profile.step_s, slo, margin, binding, sc.name)
+    write_json_atomic(root / DAY_FILE, day.to_json())
+    return day
+
+
+def read_day(directory: str | Path) -> Day:
+    """The :class:`Day` a :func:`simulate_day` wrote to ``directory``."""
+    path = Path(directory) / DAY_FILE
+    if not path.is_file():
+        raise InputError(str(directory), f"has no {DAY_FILE}; run `workbench day SCENARIO --out DIR` first")
+    return Day.from_json(read_json_file(path, "day record"))
