@@ -13,16 +13,20 @@ Without a p99 SLO there is nothing to decide, so only the peak runs. The peak is
 and, by the same assumption, is the worst step: the verdict binds there (sizing for the worst hour is
 sizing at the peak's rate). ``every_step`` runs every distinct factor (the full curve).
 
-Each step runs the scenario as the load what-if does (:func:`~workbench.report.whatif.load_variant`):
-Poisson arrivals at ``qps x factor``, or the replayed log ``factor`` times faster; factor 1 is the
-scenario exactly as written (so a flat profile of ones gives the single-rate run's answer exactly).
-Every step uses the same seed, so the random streams are the same and the steps differ only by load.
+Each step runs the scenario at ``factor`` times its rate. Poisson arrivals: ``qps x factor`` (factor 1
+is the scenario exactly as written, so a flat profile of ones gives the single-rate run's answer
+exactly). A replayed log: its queries, in their logged order, at steady Poisson times of rate ``factor x``
+the log's mean rate (queries over its span), the gaps drawn once from the seed and divided by the factor
+(:func:`steady_replay`): a log that spans the day already holds its own peak and night, which a faster
+replay of it would carry into every step, so each step keeps the log's mix of queries and takes its
+rate from the profile. Every step uses the same seed, so the random streams are the same and the steps
+differ only by load.
 
 Written under ``OUT``::
 
     OUT/day.json           the profile, the rule, one entry per step (simulated or inferred)
     OUT/rate-x<f>/         one run directory per distinct factor simulated
-    OUT/workloads/         faster replays (a replayed log only)
+    OUT/workloads/         the steady replays of each rate (a replayed log only)
 """
 
 from __future__ import annotations
@@ -33,17 +37,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from workbench import defaults as D
 from workbench.errors import InputError
 from workbench.io import write_json_atomic
 from workbench.io.summary import Summary
 from workbench.io.tables import read_json_file
-from workbench.report.whatif import WhatIf, load_variant
+from workbench.report.data import workload_of
+from workbench.report.whatif import WhatIf
 from workbench.runs import resolve
 from workbench.scenario import Scenario
 from workbench.studies.whatif import run_whatif
+from workbench.workload.directory import WorkloadDir
 
-__all__ = ["DAY_FILE", "Day", "Step", "read_day", "simulate_day", "steps_to_run"]
+__all__ = ["DAY_FILE", "Day", "Step", "mean_rate", "read_day", "simulate_day", "steady_queries", "steady_replay",
+           "steps_to_run"]
 
 #: The day's record under the output directory.
 DAY_FILE = "day.json"
@@ -177,12 +187,62 @@ def steps_to_run(factors: Sequence[float], bound: Callable[[float], float], slo_
     return done
 
 
-def _at(sc: Scenario, factor: float, out: Path) -> WhatIf:
-    """The run of ``factor`` times the scenario's rate: the scenario as written at factor 1."""
+def steady_queries(queries: pd.DataFrame, rate: float, span_s: float, seed: int) -> pd.DataFrame:
+    """``queries`` in their order (repeated as needed) at Poisson times of ``rate`` per second up to ``span_s``;
+    the gaps are one seed's standard exponentials divided by ``rate``, so two rates differ only in scale.
+
+    >>> q = pd.DataFrame({"arrival_s": [0.0, 5.0], "sql": ["a", "b"]})
+    >>> one, two = steady_queries(q, 1.0, 20.0, 7), steady_queries(q, 2.0, 20.0, 7)
+    >>> bool(np.allclose(two["arrival_s"].to_numpy()[:len(one)], one["arrival_s"].to_numpy() / 2))
+    True
+    >>> one["sql"].tolist()[:4]
+    ['a', 'b', 'a', 'b']
+    """
+    rng = np.random.default_rng(seed)
+    count = int(rate * span_s + 10 * math.sqrt(rate * span_s) + 10)
+    times = np.cumsum(rng.standard_exponential(count)) / rate
+    times = times[times < span_s]
+    base = queries.sort_values("arrival_s", kind="stable").reset_index(drop=True)
+    out = base.iloc[np.arange(len(times)) % len(base)].reset_index(drop=True).assign(arrival_s=times)
+    return out.assign(query_id=np.arange(len(out), dtype=np.int64)) if "query_id" in out else out
+
+
+def mean_rate(queries: pd.DataFrame) -> float:
+    """A query log's mean rate, queries per second: its queries over its span (one mean gap added, so a
+    log of n evenly spaced queries has exactly their rate)."""
+    times = np.sort(queries["arrival_s"].to_numpy(dtype=float))
+    if len(times) < 2 or times[-1] <= times[0]:
+        raise InputError("workload.data", "a day profile of a replayed log needs at least two queries at "
+                                          "different times (the log's mean rate)")
+    span = float(times[-1] - times[0])
+    return len(times) / (span + span / (len(times) - 1))
+
+
+def steady_replay(sc: Scenario, factor: float, out: Path, seed: int) -> WhatIf:
+    """The run of a replayed scenario at ``factor`` times its log's mean rate (:func:`steady_queries`),
+    its workload written under ``out/workloads`` once."""
+    source = workload_of(sc)
+    if source is None or not source.has_queries():
+        raise InputError("workload.data", "a replayed scenario's day profile needs its workload directory's "
+                                          "query log")
+    name = f"rate-x{factor:g}"
+    target = WorkloadDir(out / "workloads" / name)
+    queries = source.queries()
+    rate = factor * mean_rate(queries)
+    if not target.has_queries():
+        target.with_queries(source, steady_queries(queries, rate, sc.simulation.duration_s, seed))
+    return WhatIf(name, f"x{factor:g}", {}, factor, target.path,
+                  note=f"the log's queries at steady Poisson times, {rate:.3g} queries/s")
+
+
+def _at(sc: Scenario, factor: float, out: Path, seed: int) -> WhatIf:
+    """The run of ``factor`` times the scenario's rate (module text)."""
+    if sc.workload.arrival.process == "replay":
+        return steady_replay(sc, factor, out, seed)
     if factor == 1.0:
         return WhatIf("rate-x1", "as written", {})
-    what = load_variant(sc, factor, out)
-    return WhatIf(f"rate-x{factor:g}", what.label, what.overrides, what.load, what.data, what.note)
+    return WhatIf(f"rate-x{factor:g}", f"x{factor:g}", {"workload.arrival.qps": sc.workload.arrival.qps * factor},
+                  factor, note=f"Poisson arrivals at {sc.workload.arrival.qps * factor:g} queries/s")
 
 
 def _step(i: int, hour: float, factor: float, name: str | None, s: Summary | None, slo: float | None,
@@ -219,7 +279,7 @@ def simulate_day(scenario: Scenario | str | Path | Mapping[str, Any], out: str |
     summaries: dict[float, tuple[str, Summary]] = {}
 
     def bound(f: float) -> float:
-        what = _at(sc, f, root)
+        what = _at(sc, f, root, used)
         run = run_whatif(sc, what, root / what.name, used)
         summaries[f] = (what.name, run.summary)
         return float(run.summary.latency_ms.p99.bound())
