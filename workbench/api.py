@@ -5,6 +5,7 @@
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary:
   the one verb every run goes through (defined in :mod:`workbench.runs`, below the studies that call it);
 - :func:`day`: the steps of a day's load profile that decide the verdict, each simulated on one seed;
+- :func:`verdict`: UNDER, OVER or RIGHT-sized for a calibrated cluster today and after growth, and the fix;
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
@@ -34,10 +35,11 @@ if TYPE_CHECKING:
     from workbench.groundtruth import Agreement
     from workbench.studies.day import Day
     from workbench.studies.scale_out import ScaleOut
+    from workbench.studies.verdict import Verdict
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
            "load_generate_spec", "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out",
-           "scenario_warnings", "studies_note", "write_run"]
+           "scenario_warnings", "studies_note", "verdict", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -275,6 +277,38 @@ def day(scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *,
 
     check_seed(seed)
     return simulate_day(scenario, out, seed=seed, every_step=every_step)
+
+
+def verdict(directory: str | Path, out: str | Path, *, growth: float = 0.5, measured: bool = False,
+            rate: float | None = None, p99_ms: float | None = None, survive: str | None = None) -> Verdict:
+    """UNDER, OVER or RIGHT-sized: today's cluster (a calibrated directory, or with ``measured`` a `workbench
+    measure` directory, calibrated first into ``out/calibrated``) at today's peak and at the peak grown by
+    ``growth``, with the smallest change that fixes it, what Pinot moves, the money and why
+    (:mod:`workbench.studies.verdict`); writes ``out/verdict.json``.
+
+    ``p99_ms`` and ``survive`` set ``slo.p99_ms`` and ``slo.survive`` (a calibrated scenario has no SLO);
+    ``rate`` picks the measured rate to calibrate from.
+    """
+    from workbench.studies.verdict import judge
+
+    root = Path(directory)
+    if measured:
+        calibrated = Path(out) / "calibrated"
+        calibrate(out=calibrated, measured=root, rate=rate, backtest_queries=0, overwrite=True)
+        root = calibrated
+    elif rate is not None:
+        raise InputError("--rate", "picks a rate of a `workbench measure` directory: give --measured with it")
+    path = root / "scenario.yaml"
+    if not path.is_file():
+        raise InputError(str(root), "is not a calibrated directory (no scenario.yaml): run `workbench calibrate` "
+                                    "first, or give --measured for a `workbench measure` directory")
+    overrides: dict[str, Any] = {}
+    if p99_ms is not None:
+        overrides["slo.p99_ms"] = p99_ms
+    if survive is not None:
+        overrides["slo.survive"] = survive
+    sc = load_scenario(path, overrides=overrides)
+    return judge(sc, out, growth=growth, source=str(directory))
 
 
 def agree(

@@ -169,6 +169,17 @@ def _day(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verdict(args: argparse.Namespace) -> int:
+    from workbench.api import verdict
+
+    result = verdict(args.directory, args.out, growth=args.growth, measured=args.measured, rate=args.rate,
+                     p99_ms=args.p99_ms, survive=args.survive)
+    for line in result.lines():
+        _say(line)
+    _say(f"wrote {args.out}/verdict.json")
+    return 0
+
+
 def _studies(args: argparse.Namespace) -> int:
     from workbench.api import run_studies
 
@@ -323,6 +334,22 @@ def _parser() -> argparse.ArgumentParser:
     y.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
     y.add_argument("--every-step", action="store_true", help="simulate every distinct rate of the day")
     y.set_defaults(handler=_day)
+
+    e = sub.add_parser("verdict", help="UNDER, OVER or RIGHT-sized: today's calibrated cluster and after growth",
+                       description="Judge a calibrated directory (`workbench calibrate`; or with --measured a "
+                                   "`workbench measure` directory, calibrated first) at today's peak and at the peak "
+                                   "grown by --growth: the sizing report's rule over neighbouring server counts and "
+                                   "instance types, the smallest change that fixes it, what Pinot's rebalance moves, "
+                                   "the money and why. See docs/calibrate.md.")
+    e.add_argument("directory", help="calibrated directory (or a measure directory with --measured)")
+    e.add_argument("--out", required=True, help="output directory: verdict.json and the runs (reused)")
+    e.add_argument("--growth", type=float, default=0.5, help="load growth to judge as well (default 0.5: +50%%)")
+    e.add_argument("--measured", action="store_true", help="DIRECTORY is a `workbench measure` directory")
+    e.add_argument("--rate", type=_rate, help="with --measured: the measured rate to calibrate from")
+    e.add_argument("--p99-ms", type=float, help="the p99 SLO, ms (a calibrated scenario has none)")
+    e.add_argument("--survive", choices=("none", "server", "replica_group"),
+                   help="the failure the SLO must hold through (default: the scenario's slo.survive, `server`)")
+    e.set_defaults(handler=_verdict)
 
     o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",
                        description="Grow (or shrink) the scenario's cluster to --servers: Pinot's instance and "

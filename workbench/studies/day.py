@@ -52,8 +52,8 @@ from workbench.scenario import Scenario
 from workbench.studies.whatif import run_whatif
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["DAY_FILE", "Day", "Step", "mean_rate", "read_day", "simulate_day", "steady_queries", "steady_replay",
-           "steps_to_run"]
+__all__ = ["DAY_FILE", "Day", "Step", "load_at", "mean_rate", "read_day", "simulate_day", "steady_queries",
+           "steady_replay", "steps_to_run"]
 
 #: The day's record under the output directory.
 DAY_FILE = "day.json"
@@ -233,6 +233,15 @@ def steady_replay(sc: Scenario, factor: float, out: Path, seed: int) -> WhatIf:
         target.with_queries(source, steady_queries(queries, rate, sc.simulation.duration_s, seed))
     return WhatIf(name, f"x{factor:g}", {}, factor, target.path,
                   note=f"the log's queries at steady Poisson times, {rate:.3g} queries/s")
+
+
+def load_at(sc: Scenario, factor: float, out: Path, seed: int) -> Scenario:
+    """``sc`` at ``factor`` times its rate, the load in the scenario itself (module text): ``qps x factor``,
+    or a replayed log's steady replay (written under ``out/workloads``) as its ``workload.data``."""
+    what = _at(sc, factor, out, seed)
+    if what.data is not None:
+        return sc.with_overrides({"workload.data": str(Path(what.data).resolve())})
+    return sc.with_overrides(what.overrides) if what.overrides else sc
 
 
 def _at(sc: Scenario, factor: float, out: Path, seed: int) -> WhatIf:
