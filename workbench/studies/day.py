@@ -52,7 +52,7 @@ from workbench.scenario import Scenario
 from workbench.studies.whatif import run_whatif
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["DAY_FILE", "Day", "Step", "load_at", "mean_rate", "read_day", "simulate_day", "steady_queries",
+__all__ = ["DAY_FILE", "Day", "Step", "clock", "load_at", "mean_rate", "read_day", "simulate_day", "steady_queries",
            "steady_replay", "steps_to_run"]
 
 #: The day's record under the output directory.
@@ -116,7 +116,7 @@ class Day:
     def sentence(self) -> str:
         """The day in one line: the binding step, its p99 against the SLO, and how many steps break it."""
         s = self.peak
-        when = f"{_clock(s.hour)}-{_clock(s.hour + self.step_s / 3600)}"
+        when = f"{clock(s.hour)}-{clock(s.hour + self.step_s / 3600)}"
         text = (f"day: the worst step is {when} (x{s.factor:g} the rate): p99 {s.p99_ms:.1f} ms "
                 f"[upper {s.p99_high_ms:.1f}], utilisation {s.utilisation:.0%}")
         if self.slo_p99_ms is None:
@@ -154,10 +154,10 @@ RULE = ("distinct rates simulated in decreasing order from the peak until one me
         "only the peak runs")
 
 
-def _clock(hour: float) -> str:
+def clock(hour: float) -> str:
     """``07:30`` from 7.5 hours.
 
-    >>> _clock(7.5), _clock(24)
+    >>> clock(7.5), clock(24)
     ('07:30', '24:00')
     """
     minutes = round(hour * 60)

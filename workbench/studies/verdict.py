@@ -46,7 +46,7 @@ from workbench.report.whatif import WhatIf, whatif_row
 from workbench.scenario import Scenario
 from workbench.sim.layout import build_layout
 from workbench.sim.run import check_run, workload_dir
-from workbench.studies.day import load_at
+from workbench.studies.day import clock, load_at
 from workbench.studies.scale_out import rebalance_layout, segment_sizes
 from workbench.studies.survival import plan_after_loss, run_failure_case
 from workbench.studies.whatif import run_whatif
@@ -342,8 +342,8 @@ def _peak(sc: Scenario) -> tuple[float, str]:
             "no day profile: the log's mean rate"
     i = profile.peak()
     start = i * profile.step_s / 3600
-    end = start + profile.step_s / 3600
-    return float(profile.hourly[i]), f"the peak step {start:05.2f}-{end:05.2f} h, x{profile.hourly[i]:g} the rate"
+    span = f"{clock(start)}-{clock(start + profile.step_s / 3600)}"
+    return float(profile.hourly[i]), f"the day's peak, {span} (x{profile.hourly[i]:g} the rate)"
 
 
 def judge(sc: Scenario, out: str | Path, *, growth: float = 0.5, source: str = "",
