@@ -33,7 +33,7 @@ from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, Sim
 if TYPE_CHECKING:
     from workbench.calibrate import CalibrationResult
     from workbench.groundtruth import Agreement
-    from workbench.studies.day import Day
+    from workbench.report.day_record import Day
     from workbench.studies.scale_out import ScaleOut
     from workbench.studies.verdict import Verdict
 

@@ -17,9 +17,10 @@ import pytest
 
 from workbench.api import day, report
 from workbench.errors import InputError, ScenarioError
+from workbench.report.day_record import read_day
 from workbench.runs import run_scenario
 from workbench.scenario import load_scenario
-from workbench.studies.day import read_day, steps_to_run
+from workbench.studies.day import steps_to_run
 
 #: Two one-core servers, exponential 10 ms per request (every query reaches both): utilisation = qps x 10 ms.
 BASE: dict[str, Any] = {

@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 
 from workbench.analysis.figure import InlineFigure
 from workbench.io import atomic_file
+from workbench.report.day_record import RULE, Day, read_day
 from workbench.report.layout import plot_page
-from workbench.studies.day import RULE, Day, read_day
 
 __all__ = ["build_day_report", "day_figure", "day_frame"]
 

@@ -39,6 +39,7 @@ from workbench.io import write_json_atomic
 from workbench.io.summary import P99, P99_HIGH
 from workbench.report.cluster_cost import cluster_parts, total
 from workbench.report.data import layout_of, recommend, size_text, table_bytes
+from workbench.report.day_record import clock
 from workbench.report.options import ReportOptions
 from workbench.report.prices import PriceTable, load_prices
 from workbench.report.survival import MODE_TEXT, failure_cases
@@ -46,7 +47,7 @@ from workbench.report.whatif import WhatIf, whatif_row
 from workbench.scenario import Scenario
 from workbench.sim.layout import build_layout
 from workbench.sim.run import check_run, workload_dir
-from workbench.studies.day import clock, load_at
+from workbench.studies.day import load_at
 from workbench.studies.scale_out import rebalance_layout, segment_sizes
 from workbench.studies.survival import plan_after_loss, run_failure_case
 from workbench.studies.whatif import run_whatif
