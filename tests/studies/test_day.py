@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from workbench.api import day, report
+from workbench.cli import main
 from workbench.errors import InputError, ScenarioError
 from workbench.report.day_record import read_day
 from workbench.runs import run_scenario
@@ -42,9 +44,14 @@ def _with_profile(hourly: Any) -> dict[str, Any]:
     return data
 
 
-def test_a_flat_profile_gives_the_single_rate_answer_exactly(tmp_path: Path) -> None:
+def test_a_flat_profile_gives_the_single_rate_answer_exactly(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     single = run_scenario(BASE, None).summary
-    result = day(_with_profile([1] * 24), tmp_path / "day")
+    scenario = tmp_path / "flat.yaml"
+    scenario.write_text(yaml.safe_dump(_with_profile([1] * 24)))
+    assert main(["day", str(scenario), "--out", str(tmp_path / "day")]) == 0
+    assert "meets the SLO all day" in capsys.readouterr().out or single.latency_ms.p99.bound() > 100
+    result = read_day(tmp_path / "day")
     assert {s.run for s in result.steps} == {"rate-x1"}  # one rate, run once
     assert result.peak.p99_ms == single.latency_ms.p99.value
     assert result.peak.p99_high_ms == single.latency_ms.p99.bound()
