@@ -72,6 +72,8 @@ def test_a_cluster_that_breaks_its_slo_today_is_under_with_a_larger_shape(calibr
 def test_bad_input_is_one_error_naming_what_to_give(calibrated: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a calibrated directory"):
         verdict(tmp_path, tmp_path / "v", p99_ms=100)
+    with pytest.raises(InputError, match=r"measure\.json"):  # --measured wants what `workbench measure` wrote
+        verdict(tmp_path, tmp_path / "v", p99_ms=100, measured=True)
     with pytest.raises(InputError) as caught:
         verdict(calibrated, tmp_path / "v")
     assert caught.value.where == "slo.p99_ms"
