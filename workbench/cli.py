@@ -173,6 +173,28 @@ def _table_added(args: argparse.Namespace) -> int:
     return 0
 
 
+def _day(args: argparse.Namespace) -> int:
+    from workbench.api import day
+
+    result = day(args.scenario, args.out, seed=args.seed, every_step=args.every_step)
+    for step in result.simulated():
+        _say(f"  {step.hour:5.2f} h  x{step.factor:<5g} p99 {step.p99_ms:8.1f} ms [upper {step.p99_high_ms:.1f}]  "
+             f"utilisation {step.utilisation:.0%}  {'' if step.meets is None else 'meets' if step.meets else 'BREAKS'}")
+    _say(f"{result.sentence()}; wrote {args.out}")
+    return 0
+
+
+def _verdict(args: argparse.Namespace) -> int:
+    from workbench.api import verdict
+
+    result = verdict(args.directory, args.out, growth=args.growth, measured=args.measured, rate=args.rate,
+                     p99_ms=args.p99_ms, survive=args.survive)
+    for line in result.lines():
+        _say(line)
+    _say(f"wrote {args.out}/verdict.json")
+    return 0
+
+
 def _studies(args: argparse.Namespace) -> int:
     from workbench.api import run_studies
 
@@ -316,6 +338,33 @@ def _parser() -> argparse.ArgumentParser:
                    help="the servers' process CPU per query (summed over servers), when measured: added to "
                         "service.per_request_ms beyond the log's thread CPU")
     c.set_defaults(handler=_calibrate)
+
+    y = sub.add_parser("day", help="simulate the hours of the scenario's day profile that decide its verdict",
+                       description="Run the steps of workload.profile (docs/scenario.md) in decreasing rate from the "
+                                   "peak until one meets the p99 SLO with margin (lower rates then meet too), each "
+                                   "on the same seed; writes OUT/day.json and a run per rate. `workbench report OUT` "
+                                   "draws p99 and utilisation per step with the SLO line.")
+    y.add_argument("scenario", help="scenario file with workload.profile")
+    y.add_argument("--out", required=True, help="output directory (runs already there are reused)")
+    y.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    y.add_argument("--every-step", action="store_true", help="simulate every distinct rate of the day")
+    y.set_defaults(handler=_day)
+
+    e = sub.add_parser("verdict", help="UNDER, OVER or RIGHT-sized: today's calibrated cluster and after growth",
+                       description="Judge a calibrated directory (`workbench calibrate`; or with --measured a "
+                                   "`workbench measure` directory, calibrated first) at today's peak and at the peak "
+                                   "grown by --growth: the sizing report's rule over neighbouring server counts and "
+                                   "instance types, the smallest change that fixes it, what Pinot's rebalance moves, "
+                                   "the money and why. See docs/calibrate.md.")
+    e.add_argument("directory", help="calibrated directory (or a measure directory with --measured)")
+    e.add_argument("--out", required=True, help="output directory: verdict.json and the runs (reused)")
+    e.add_argument("--growth", type=float, default=0.5, help="load growth to judge as well (default 0.5: +50%%)")
+    e.add_argument("--measured", action="store_true", help="DIRECTORY is a `workbench measure` directory")
+    e.add_argument("--rate", type=_rate, help="with --measured: the measured rate to calibrate from")
+    e.add_argument("--p99-ms", type=float, help="the p99 SLO, ms (a calibrated scenario has none)")
+    e.add_argument("--survive", choices=("none", "server", "replica_group"),
+                   help="the failure the SLO must hold through (default: the scenario's slo.survive, `server`)")
+    e.set_defaults(handler=_verdict)
 
     o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",
                        description="Grow (or shrink) the scenario's cluster to --servers: Pinot's instance and "

@@ -72,6 +72,12 @@ SERVICE_MEAN_MS: Final = 10.0
 # -- workload ---------------------------------------------------------------------------------------
 ARRIVAL_PROCESS: Final = "poisson"
 QPS: Final = 100.0
+#: Seconds in the day a load profile (``workload.profile.hourly``) divides into equal steps.
+DAY_SECONDS: Final = 86_400
+#: A day's steps are simulated in decreasing rate until one meets the p99 SLO with this share to spare
+#: (its interval's upper end at most ``(1 - DAY_MARGIN) x slo.p99_ms``): every lower rate then meets as
+#: well (p99 does not fall as the rate rises, the rest unchanged), and the margin covers the run's noise.
+DAY_MARGIN: Final = 0.2
 SEGMENTS_PER_SERVER: Final = 4
 DOCS_PER_SEGMENT: Final = 1_000_000
 #: Bytes per document of a segment whose size is unknown (a synthetic layout, or an import without

@@ -35,6 +35,7 @@ from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
+from workbench.report.verdict_section import verdict_sentences
 
 __all__ = ["assumption_sentences", "bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows",
            "money", "ms", "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence",
@@ -369,6 +370,11 @@ def _answer(d: SizingData, f: Findings, page: Page) -> bool:
     page.paragraph(f"The question: which cluster shape serves this table's load with {target}, for the least money?",
                    size=9)
     page.facts(load_rows(f.load), size=9)
+    today = verdict_sentences(d)
+    if today:
+        page.heading("Today's cluster")
+        page.paragraph(today[0], size=9)
+        page.bullets(today[1:], size=9)
     currency = d.prices.currency if d.prices is not None else ""
     if f.best is None and f.fragile is not None:
         page.callout(f"No configuration in this sweep meets the SLO with {MODE_TEXT[f.survive]}. "

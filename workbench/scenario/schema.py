@@ -33,6 +33,7 @@ __all__ = [
     "GenerateSpec",
     "LimitsSpec",
     "NetworkSpec",
+    "ProfileSpec",
     "SLOSpec",
     "ServerSpec",
     "ServiceSpec",
@@ -441,6 +442,42 @@ class ChurnSpec:
 
 
 @dataclass(frozen=True)
+class ProfileSpec:
+    """A day of load: factors that multiply the scenario's query rate, step by step through 24 hours.
+
+    ``hourly`` holds n factors for n equal steps of the day (24: hourly; 48: half-hourly; any n that
+    divides a day's 86,400 seconds). Factor 1 is the rate the scenario runs as written (``arrival.qps``,
+    or a replayed log at its own speed). ``workbench day`` runs the steps that decide the verdict
+    (:mod:`workbench.studies.day`); a single run (``simulate``) is unchanged.
+    """
+
+    hourly: tuple[float, ...] | None = _f(None, min=0)
+
+    def check(self, path: str) -> None:
+        if self.hourly is None:
+            raise ScenarioError(f"{path}.hourly", "is required: a list of factors for the day's steps, "
+                                                 "e.g. [0.5, 1, 3, 1] (24 for hourly)")
+        steps = len(self.hourly)
+        if steps == 0 or D.DAY_SECONDS % steps:
+            raise ScenarioError(f"{path}.hourly", f"has {steps} factors, which does not divide the day into equal "
+                                                 "steps (missing hours?): give 24 for hourly, or any count that "
+                                                 "divides 86,400 s (48, 96, 1440, ...)")
+        if max(self.hourly) <= 0:
+            raise ScenarioError(f"{path}.hourly", "has no step with load (every factor is 0): give the day's "
+                                                 "relative rates, e.g. 1 for the rate the scenario runs as written")
+
+    @property
+    def step_s(self) -> float:
+        """Seconds per step (3600 for 24 factors)."""
+        return D.DAY_SECONDS / len(self.hourly or (1.0,))
+
+    def peak(self) -> int:
+        """The index of the step of highest load (the first, at a tie)."""
+        factors = self.hourly or (1.0,)
+        return max(range(len(factors)), key=lambda i: (factors[i], -i))
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     """The data and the queries: ``synthetic`` (no Spark) or ``generate`` (Spark)."""
 
@@ -451,6 +488,8 @@ class WorkloadSpec:
     data: str | None = None
     arrival: ArrivalSpec = _f(ArrivalSpec)
     churn: ChurnSpec = _f(ChurnSpec)
+    #: A day of load (``profile.hourly``): the rate's factor per step of the day; ``None``: one steady rate.
+    profile: ProfileSpec | None = None
     #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
     query_options: Mapping[str, Any] = _f(dict)
     #: ``query_options`` read once, when the section is built: the strings Pinot passes on and the
