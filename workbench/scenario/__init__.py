@@ -48,7 +48,8 @@ SECTIONS: Mapping[str, type] = {
     "slo": SLOSpec,
     "limits": LimitsSpec,
 }
-_TOP_LEVEL = ("name", "description", "table", "schema", *SECTIONS)
+#: ``sizing`` is read by ``workbench size`` only (:mod:`workbench.sizing.space` validates it); a run ignores it.
+_TOP_LEVEL = ("name", "description", "table", "schema", *SECTIONS, "sizing")
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,9 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
         if key not in _TOP_LEVEL:
             raise ScenarioError(str(key), f"unknown section; allowed: {', '.join(_TOP_LEVEL)}")
     sections: dict[str, Any] = {name: build_section(cls, data.get(name), name) for name, cls in SECTIONS.items()}
+    if data.get("sizing") is not None and not isinstance(data["sizing"], Mapping):
+        raise ScenarioError("sizing", "must be a mapping (servers, replica_groups, vary, instances: docs/sizing.md), "
+                                      f"got {data['sizing']!r}")
     for key in ("name", "description"):
         if key in data and not isinstance(data[key], str):
             raise ScenarioError(key, f"must be a string, got {data[key]!r}")
