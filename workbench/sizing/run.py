@@ -349,12 +349,12 @@ def _closest(d: SizingData, sims: _Simulations) -> dict[str, Any] | None:
     slo = d.slo_p99_ms
     ok = meeting(d.combined)
     if len(ok):
-        row = ok.iloc[0]
-        s = sims.survivals.get(str(row["point"]))
+        first: pd.Series = ok.iloc[0]
+        s = sims.survivals.get(str(first["point"]))
         worst = s.worst() if s is not None else None
         bound = float(worst[S.P99_HIGH]) if worst is not None else None
         why = s.cannot if s is not None and s.cannot else "breaks the SLO in its failure case"
-        return {"point": str(row["point"]), "shape": str(row["shape"]), "p99_high_ms": bound,
+        return {"point": str(first["point"]), "shape": str(first["shape"]), "p99_high_ms": bound,
                 "over_slo_ms": None if bound is None or slo is None else round(bound - slo, 3), "why": why}
     if d.combined.empty:
         return None
