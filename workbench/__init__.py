@@ -37,6 +37,7 @@ __all__ = [
     "run_sweep",
     "scale_out",
     "simulate",
+    "size",
     "summarise",
     "write_run",
 ]
@@ -60,13 +61,14 @@ _LAZY = {
     "measure": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
+    "size": "workbench.api",
     "build_run_report": "workbench.report",
     "build_sizing_report": "workbench.report",
 }
 
 if TYPE_CHECKING:
     from workbench.analysis.stats import summarise
-    from workbench.api import agree, generate, measure, run_scenario, write_run
+    from workbench.api import agree, generate, measure, run_scenario, size, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report

@@ -292,7 +292,8 @@ def _decide(sims: _Simulations, exhaustive_grid: bool, width: int, progress: boo
             result = exhaustive(space.shapes, sims.evaluate, sims.survives)
         else:
             result = search(space.shapes, sims.evaluate, sims.survives, width=width, progress=show)
-        bar.n = len(result.verdicts)
+        bar.n = len(space)  # every shape is decided: evaluated, or ruled out without a run
+        bar.set_postfix_str(f"{len(result.verdicts)} evaluated, {len(space) - len(result.verdicts)} ruled out")
         bar.refresh()
     return result
 
@@ -359,7 +360,7 @@ def _closest(d: SizingData, sims: _Simulations) -> dict[str, Any] | None:
     if d.combined.empty:
         return None
     high = d.combined[S.P99_HIGH].fillna(d.combined[S.P99])
-    row: pd.Series = d.combined.loc[high.idxmin()]
+    row = d.combined.iloc[int(high.to_numpy().argmin())]
     bound = float(high.min())
     return {"point": str(row["point"]), "shape": str(row["shape"]), "p99_high_ms": bound,
             "over_slo_ms": None if slo is None else round(bound - slo, 3),
