@@ -133,7 +133,7 @@ def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *
     SLO), ``runs``, ``simulated_queries`` and every evaluated shape with its verdict (``docs/sizing.md``)."""
     from workbench.sizing import size as run_size
 
-    return run_size(scenario, out, exhaustive_grid=exhaustive, parallel=parallel, master=master,
+    return run_size(scenario, out, exhaustive=exhaustive, parallel=parallel, master=master,
                     progress=progress, studies=studies)
 
 

@@ -59,7 +59,7 @@ def _scenario(root: Path, name: str, sizing: dict[str, Any], **slo: Any) -> Path
 
 def _both(path: Path, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     found = size(path, out / "search", parallel=1, studies=False)
-    grid = size(path, out / "grid", exhaustive_grid=True, parallel=1, studies=False)
+    grid = size(path, out / "grid", exhaustive=True, parallel=1, studies=False)
     return found, grid
 
 

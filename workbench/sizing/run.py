@@ -43,7 +43,8 @@ from workbench.report.survival import Survival, survival, with_survival
 from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.run import check_run
-from workbench.sizing.search import SearchResult, SearchState, Verdict, exhaustive, search
+from workbench.sizing.search import SearchResult, SearchState, Verdict, search
+from workbench.sizing.search import exhaustive as every_shape
 from workbench.sizing.space import SizingSpace, parse_space
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
@@ -231,7 +232,7 @@ def _load(scenario: str | Path | Scenario | Mapping[str, Any], base_dir: Path | 
     return load_scenario(scenario, base_dir=base_dir), None
 
 
-def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *, exhaustive_grid: bool = False,
+def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *, exhaustive: bool = False,
          parallel: int | None = None, master: str | None = None, progress: bool = False, studies: bool = True,
          base_dir: Path | None = None) -> dict[str, Any]:
     """Answer the sizing question of ``scenario`` (its ``sizing:`` space, its SLO and ``slo.survive``) into
@@ -244,7 +245,7 @@ def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *
     out
         The output directory: a sweep directory (``workbench report OUT`` works on it) and ``sizing.json``;
         what an earlier sizing or sweep wrote there is replaced.
-    exhaustive_grid
+    exhaustive
         Simulate every shape (the reference the search is checked against) instead of searching.
     parallel, master
         Local worker processes (default one per core), or a Spark master to run the batches on.
@@ -262,10 +263,10 @@ def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *
     runner = make_runner(parallel, master)
     sims = _Simulations(space, out_dir, runner, base_path, replication_stages(base.simulation.replications))
     try:
-        result = _decide(sims, exhaustive_grid, width, progress)
+        result = _decide(sims, exhaustive, width, progress)
     finally:
         runner.close()
-    record = _record(sims, result, "exhaustive" if exhaustive_grid else "search", time.perf_counter() - started)
+    record = _record(sims, result, "exhaustive" if exhaustive else "search", time.perf_counter() - started)
     write_json_atomic(out_dir / SIZING_FILE, record)
     if studies and sims.points:
         from workbench.studies.sizing import run_sizing_studies
@@ -276,7 +277,7 @@ def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *
     return record
 
 
-def _decide(sims: _Simulations, exhaustive_grid: bool, width: int, progress: bool) -> SearchResult:
+def _decide(sims: _Simulations, exhaustive: bool, width: int, progress: bool) -> SearchResult:
     from tqdm import tqdm
 
     space = sims.space
@@ -288,8 +289,8 @@ def _decide(sims: _Simulations, exhaustive_grid: bool, width: int, progress: boo
             bar.set_postfix_str(f"best {servers}{best}; {state.left} candidates left")
             bar.refresh()
 
-        if exhaustive_grid:
-            result = exhaustive(space.shapes, sims.evaluate, sims.survives)
+        if exhaustive:
+            result = every_shape(space.shapes, sims.evaluate, sims.survives)
         else:
             result = search(space.shapes, sims.evaluate, sims.survives, width=width, progress=show)
         bar.n = len(space)  # every shape is decided: evaluated, or ruled out without a run
