@@ -61,20 +61,21 @@ _LAZY = {
     "measure": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
-    "size": "workbench.api",
+    "size": "workbench.sizing",
     "build_run_report": "workbench.report",
     "build_sizing_report": "workbench.report",
 }
 
 if TYPE_CHECKING:
     from workbench.analysis.stats import summarise
-    from workbench.api import agree, generate, measure, run_scenario, size, write_run
+    from workbench.api import agree, generate, measure, run_scenario, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report
     from workbench.scenario import Scenario, load_scenario
     from workbench.sim.records import Result
     from workbench.sim.run import simulate
+    from workbench.sizing import size
     from workbench.studies.scale_out import scale_out
     from workbench.sweep import run_sweep
     from workbench.workload.spark import get_spark

@@ -4,8 +4,6 @@
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary:
   the one verb every run goes through (defined in :mod:`workbench.runs`, below the studies that call it);
-- :func:`size`: the cheapest shape of a scenario's ``sizing:`` space that meets its SLO, found by search
-  (``workbench size``), written as a sweep directory plus ``sizing.json``;
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
@@ -36,7 +34,7 @@ if TYPE_CHECKING:
     from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings", "size",
+           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings",
            "studies_note", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
@@ -121,20 +119,6 @@ def run_studies(sweep_dir: str | Path) -> Path | None:
     if not (root / "combined.parquet").is_file():
         raise InputError(str(root), "is not a sweep directory (no combined.parquet); run `workbench sweep` first")
     return run_sizing_studies(root)
-
-
-def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *, exhaustive: bool = False,
-         parallel: int | None = None, master: str | None = None, progress: bool = False,
-         studies: bool = True) -> dict[str, Any]:
-    """The cheapest shape of ``scenario``'s ``sizing:`` space that meets its SLO (and ``slo.survive``), found
-    by search (``exhaustive``: every shape simulated, the reference); writes ``out`` as a sweep directory
-    (``workbench report OUT`` reads it) plus ``out/sizing.json``, and returns what that holds:
-    ``recommendation`` (the shape's overrides, or ``None`` with the ``closest`` shape and its distance to the
-    SLO), ``runs``, ``simulated_queries`` and every evaluated shape with its verdict (``docs/sizing.md``)."""
-    from workbench.sizing import size as run_size
-
-    return run_size(scenario, out, exhaustive=exhaustive, parallel=parallel, master=master,
-                    progress=progress, studies=studies)
 
 
 def studies_note(sweep_dir: str | Path) -> str | None:

@@ -120,7 +120,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _size_command(args: argparse.Namespace) -> int:
-    from workbench.api import size
+    from workbench.sizing import size
 
     record = size(args.scenario, args.out, exhaustive=args.exhaustive, parallel=args.parallel, master=args.master,
                   progress=not args.quiet, studies=not args.no_studies)

@@ -74,9 +74,9 @@ def test_failure_cases_walk_up_the_line_until_a_shape_survives() -> None:
 
 
 def test_a_shape_failing_above_the_boundary_sends_the_line_to_the_fallback() -> None:
-    # the line meets at 8 (position 7, found by bisection) and at 3, fails at 4..7 and at 9: bisection's
-    # probes (positions 4, 6, 7... ) never see position 2; the boundary breaks in its failure case, the walk
-    # up meets position 8 failing, the contradiction sends the line to a full scan, which finds 3 servers
+    # the line meets at 8 servers (position 7) and at 3, fails at 4..7 and at 9: the probes (positions 0, 1,
+    # 3, 7, then 5 and 6) never see position 2; the boundary at 8 breaks in its failure case, the walk up
+    # meets position 8 failing, the contradiction sends the line to a full scan, which finds 3 servers
     meets = [False, False, True, False, False, False, False, True, False, True]
     table = Table([meets], [[True, True, True, True, True, True, True, False, True, True]])
     found, ref, _ = table.both()
@@ -86,14 +86,14 @@ def test_a_shape_failing_above_the_boundary_sends_the_line_to_the_fallback() -> 
 
 
 def test_the_check_below_the_winning_boundary_catches_a_hidden_meeting_shape() -> None:
-    # meets at 5 servers (position 4) and from 7 on: bisection of 8 positions probes 3 and 5 (fail), then
-    # 6 (meets): boundary at 7 servers, position 4 never probed. Before 7 servers is declared the answer,
-    # the nearest untested shape below its boundary (position 4) is evaluated: it meets, so the line is
-    # scanned, and 5 servers is the answer, as in the grid
+    # meets at 5 servers (position 4) and from 7 on: the search gallops up (positions 0, 1, 3 fail, 7 meets)
+    # and bisects (5 fails, 6 meets): boundary at 7 servers, position 4 never probed. Before 7 servers is
+    # declared the answer, the nearest untested shape below its boundary (position 4) is evaluated: it
+    # meets, so the line is scanned, and 5 servers is the answer, as in the grid
     meets = [False, False, False, False, True, False, True, True]
     table = Table([meets])
     found, ref, _ = table.both()
-    assert table.evaluated[:3] == [3, 5, 6] and table.evaluated[3] == 4
+    assert table.evaluated[:7] == [0, 1, 3, 7, 5, 6, 4]
     assert found.best == ref.best and table.shapes[found.best or 0].servers == 5
     assert found.notes and "below the boundary" in found.notes[0]
 

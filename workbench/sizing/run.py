@@ -49,7 +49,7 @@ from workbench.sizing.space import SizingSpace, parse_space
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
 from workbench.sweep.resume import MANIFEST_FILE, prepare_output
-from workbench.sweep.runner import Runner, default_parallel
+from workbench.sweep.runner import Progress, Runner, default_parallel
 from workbench.sweep.spec import Point, SweepSpec, point_id
 from workbench.sweep.task import PointOutcome
 
@@ -94,6 +94,8 @@ class _Simulations:
     outcomes: dict[int, PointOutcome] = field(default_factory=dict)
     invalid: dict[int, str] = field(default_factory=dict)
     survivals: dict[str, Survival] = field(default_factory=dict)
+    #: What the runner reports finished first-stage runs to (the exhaustive mode's bar counts shapes by them).
+    first_stage: Progress = field(default_factory=_Quiet)
     runs: int = 0
     failure_runs: int = 0
     queries: int = 0
@@ -115,12 +117,12 @@ class _Simulations:
             return None
         return Point(i, point_id(i), ov, sc.simulation.seed, sc)
 
-    def _run(self, points: list[Point]) -> dict[int, PointOutcome]:
+    def _run(self, points: list[Point], progress: Progress) -> dict[int, PointOutcome]:
         spec = SweepSpec("size", self.space.base, self.base_path, tuple(points))
         todo = make_tasks(spec, self.out_dir)
         final: dict[str, PointOutcome] = {}
         for attempt in range(1, self.retries + 2):
-            for o in self.runner.run(todo, attempt, _Quiet()):
+            for o in self.runner.run(todo, attempt, progress if attempt == 1 else _Quiet()):
                 final[o.point_id] = o
                 self.runs += 1
                 self.queries += o.summary.summary.queries if o.summary is not None else 0
@@ -137,7 +139,7 @@ class _Simulations:
         for k, n in enumerate(self.stages):
             points = [p for i in pending if (p := self._point(i, n)) is not None]
             verdicts.update({i: Verdict(False, float("inf")) for i in pending if i in self.invalid})
-            outcomes = self._run(points) if points else {}
+            outcomes = self._run(points, self.first_stage if k == 0 else _Quiet()) if points else {}
             self.points.update({p.index: p for p in points})
             self.outcomes.update(outcomes)
             decided = _stage_verdicts(points, outcomes, self.slo, last=k == len(self.stages) - 1)
@@ -290,7 +292,16 @@ def _decide(sims: _Simulations, exhaustive: bool, width: int, progress: bool) ->
             bar.refresh()
 
         if exhaustive:
-            result = every_shape(space.shapes, sims.evaluate, sims.survives)
+            sims.first_stage = bar
+            cases = 0
+
+            def survives(i: int) -> bool:
+                nonlocal cases
+                cases += 1
+                bar.set_postfix_str(f"failure case of shape {cases} meeting the SLO")
+                return sims.survives(i)
+
+            result = every_shape(space.shapes, sims.evaluate, survives)
         else:
             result = search(space.shapes, sims.evaluate, sims.survives, width=width, progress=show)
         bar.n = len(space)  # every shape is decided: evaluated, or ruled out without a run

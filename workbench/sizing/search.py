@@ -8,9 +8,13 @@ report's rule (:func:`workbench.report.data.recommend`) picks over every shape: 
 the shapes that meet the SLO and survive their failure case. The search finds it best-first:
 
 - **Bisection on servers.** On a line, meeting the SLO is assumed monotone in the server count (more
-  servers never raise p99 past the SLO). The line is bisected for its first meeting shape (the
-  *boundary*) in about ``log2(L)`` evaluations instead of ``L``; shapes below a failing one are assumed to
-  fail, shapes above the boundary are *not* assumed to meet: each is evaluated before it can win.
+  servers never raise p99 past the SLO). The line's first meeting shape (the *boundary*) is found by
+  galloping up from its cheapest shape (steps of 1, 2, 4, ... shapes) until one meets, then bisecting
+  between the last failing and the first meeting one: about ``2 log2(b)`` evaluations for a boundary at
+  position ``b``, instead of ``b``, and never a probe far above the boundary while cheaper shapes are open
+  (the answer is usually cheap: a probe in the middle of a long line is wasted). Shapes below a failing
+  one are assumed to fail; shapes above the boundary are *not* assumed to meet: each is evaluated before
+  it can win.
 - **Best first.** Every line offers its cheapest still-possible shape with a lower bound of its key (its
   cost, and ``-inf`` for a bound not yet simulated). The lowest is worked on: a probe or an evaluation,
   or, for a shape known to meet, its failure case (:data:`Survives`). The first shape that survives while
@@ -111,6 +115,7 @@ class _Line:
     hi: int = -1
     start: int | None = None
     checked: bool = False
+    gap: int = 1
 
     def __post_init__(self) -> None:
         self.hi = len(self.shapes)
@@ -157,9 +162,10 @@ class _Search:
         line = self.lines[n]
         self._settle(n)
         if line.start is None:  # bisecting: the lowest shape not known to fail bounds the line
-            mid = (line.lo + line.hi) // 2
+            top = len(line.shapes)
+            probe = min(line.lo + line.gap, top - 1) if line.hi == top else (line.lo + line.hi) // 2
             low = min(s.cost for s in line.shapes[line.lo + 1:])
-            return _Action((low, -math.inf, 0, -1), n, mid, False)
+            return _Action((low, -math.inf, 0, -1), n, probe, False)
         best: _Action | None = None
         for p in self._open(n):
             shape = line.shapes[p]
@@ -180,6 +186,7 @@ class _Search:
                 if meets:
                     line.hi = min(line.hi, p)
                 else:
+                    line.gap = 1 if line.lo < 0 else 2 * line.gap  # steps of 1, 1, 2, 4...: positions 0, 1, 3, 7
                     line.lo = max(line.lo, p)
                 self._settle(n)
             elif not meets and p >= line.start and line.start > 0:
