@@ -96,8 +96,8 @@ def main() -> None:
               f"{s:7.1f} s  -> {r['recommended_point']}")
     print(f"same answer: {same}; {ratio:.1f}x fewer simulated queries (goal {GOAL_RATIO:.0f}x), "
           f"{grid_s / search_s:.1f}x less wall time")
-    if found["monotonicity"]:
-        print("monotonicity:", "; ".join(found["monotonicity"]))
+    if found["notes"]:
+        print("notes:", "; ".join(found["notes"]))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ class Table:
                        for n in range(len(meets)) for p in range(len(meets[0]))]
         self.meets = {s.index: meets[s.line][s.index % len(meets[0])] for s in self.shapes}
         surv = survives or [[True] * len(row) for row in meets]
-        self.survive = {s.index: surv[s.line][s.index % len(meets[0])] for s in self.shapes}
+        self.survive: dict[int, bool | None] = {s.index: surv[s.line][s.index % len(meets[0])] for s in self.shapes}
         self.evaluated: list[int] = []
         self.failure_cases: list[int] = []
 
@@ -32,7 +32,7 @@ class Table:
         self.evaluated += ids
         return {i: Verdict(self.meets[i], 100.0 / self.shapes[i].servers) for i in ids}
 
-    def survives(self, i: int) -> bool:
+    def survives(self, i: int) -> bool | None:
         self.failure_cases.append(i)
         return self.survive[i]
 
@@ -96,6 +96,17 @@ def test_the_check_below_the_winning_boundary_catches_a_hidden_meeting_shape() -
     assert table.evaluated[:7] == [0, 1, 3, 7, 5, 6, 4]
     assert found.best == ref.best and table.shapes[found.best or 0].servers == 5
     assert found.notes and "below the boundary" in found.notes[0]
+
+
+def test_a_line_whose_layout_cannot_survive_is_closed() -> None:
+    # line 0 (cheaper) meets from 2 servers but its layout cannot survive (None): no shape of it is walked;
+    # line 1 meets from 3 servers and survives
+    table = Table([_threshold(8, 1), _threshold(8, 2)])
+    table.survive = {i: (None if table.shapes[i].line == 0 else True) for i in table.survive}
+    found, ref, _ = table.both()
+    assert found.best == ref.best and table.shapes[found.best or 0].line == 1
+    assert [i for i in table.failure_cases if table.shapes[i].line == 0] == [1]  # its boundary's only
+    assert "cannot survive" in found.notes[0]
 
 
 def test_nothing_meets_the_slo() -> None:

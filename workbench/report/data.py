@@ -62,9 +62,10 @@ from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, recorded_scenario
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "binary_size", "cost_column", "layout_of",
-           "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend", "recommend_per_load",
-           "shape_costs", "size_text", "slo_verdicts", "table_bytes", "workload_of"]
+__all__ = ["LOAD_KEY", "RANKING_RULE", "SIZING_FILE", "LoadAnswer", "SizingData", "bill", "binary_size", "cost_column",
+           "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
+           "recommend_per_load", "search_note", "shape_costs", "size_text", "slo_verdicts", "table_bytes",
+           "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,23 @@ def slo_verdicts(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, 
     if S.P99_MODEL_HIGH in combined:
         return meets, meets & (combined[S.P99_MODEL_HIGH].fillna(high) <= slo)
     return meets, meets
+
+
+#: What ``workbench size`` writes beside a sweep's files (:mod:`workbench.sizing`): how the shapes were chosen.
+SIZING_FILE = "sizing.json"
+
+
+def search_note(sweep_dir: Path) -> str | None:
+    """How ``workbench size`` chose the configurations of ``sweep_dir`` (``None`` for a sweep's grid):
+    ``8 of 216 shapes simulated by search in 57 runs, the rest ruled out (sizing.json)``."""
+    path = sweep_dir / SIZING_FILE
+    if not path.is_file():
+        return None
+    record = read_json_file(path, "sizing record")
+    space = record.get("space", {}) if isinstance(record, dict) else {}
+    how = "by search" if record.get("mode") == "search" else "exhaustively"
+    return (f"{space.get('evaluated', '?')} of {space.get('shapes', '?')} shapes simulated {how} in "
+            f"{record.get('runs', '?')} runs, the rest ruled out ({SIZING_FILE})")
 
 
 #: The swept key that changes the load rather than the shape.

@@ -38,9 +38,9 @@ import pandas as pd
 from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.io import write_json_atomic
-from workbench.report.data import SizingData, load_sizing_data, meeting, recommend, slo_verdicts
+from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, meeting, recommend, slo_verdicts
 from workbench.report.survival import Survival, survival, with_survival
-from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun
+from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun, whatif_row
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.run import check_run
 from workbench.sizing.search import SearchResult, SearchState, Verdict, search
@@ -54,9 +54,6 @@ from workbench.sweep.spec import Point, SweepSpec, point_id
 from workbench.sweep.task import PointOutcome
 
 __all__ = ["SIZING_FILE", "replication_stages", "size"]
-
-#: The search's record beside the sweep files.
-SIZING_FILE = "sizing.json"
 
 
 def replication_stages(replications: int) -> list[int]:
@@ -155,21 +152,40 @@ class _Simulations:
             self._data = _write_sweep(self)
         return self._data
 
-    def survives(self, i: int) -> bool:
-        """Shape ``i`` in its failure case, by the report's rule (:func:`workbench.report.survival.survival`)."""
+    def survives(self, i: int) -> bool | None:
+        """Shape ``i`` in its failure case, by the report's rule (:func:`workbench.report.survival.survival`);
+        ``None`` when it cannot survive for a reason of its layout (one replica, no replica group), which
+        every shape of its line shares."""
         from workbench.studies.survival import plan_after_loss, run_failure_case
 
         def fetch(sc: Scenario, what: WhatIf, out: Path, seed: int) -> WhatIfRun:
-            run = run_failure_case(sc, what, out, seed)
-            self.failure_runs += 1
-            self.queries += run.summary.queries
+            """The failure case by the same sequential rule as the shape: more replications only while its
+            interval straddles the SLO (the report reads the last run: its change and seed match)."""
+            for k, n in enumerate(self.stages):
+                shutil.rmtree(out, ignore_errors=True)
+                run = run_failure_case(sc.with_overrides({"simulation.replications": n}), what, out, seed)
+                self.failure_runs += 1
+                self.queries += run.summary.queries
+                if k == len(self.stages) - 1 or _clear(run, self.slo):
+                    break
             return run
 
         d = self.data()
         row = d.combined[d.combined["point"] == point_id(i)].iloc[0]
         result = survival(d, row, fetch=fetch, loss=plan_after_loss)
         self.survivals[point_id(i)] = result
-        return result.survives
+        return None if result.cannot else result.survives
+
+
+def _clear(run: WhatIfRun, slo: float | None) -> bool:
+    """Whether a failure case's run is clear of the SLO: it meets it by the report's rule
+    (:func:`~workbench.report.whatif.whatif_row`), or its interval's lower end is above it, or it broke
+    the run's other checks."""
+    if bool(whatif_row(run, slo)["meets_slo"]) or run.summary.slo.met is False:
+        return True
+    p99 = run.summary.latency_ms.p99
+    low = p99.value if p99.ci_low != p99.ci_low else p99.ci_low
+    return slo is not None and low > slo
 
 
 def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome], slo: float | None,
@@ -295,7 +311,7 @@ def _decide(sims: _Simulations, exhaustive: bool, width: int, progress: bool) ->
             sims.first_stage = bar
             cases = 0
 
-            def survives(i: int) -> bool:
+            def survives(i: int) -> bool | None:
                 nonlocal cases
                 cases += 1
                 bar.set_postfix_str(f"failure case of shape {cases} meeting the SLO")
@@ -351,7 +367,7 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
         "skipped_why": ("shapes below a failing one on their line are taken to fail (bisection on servers); "
                         "shapes whose cost cannot beat the answer are not simulated; failure cases run only for "
                         "shapes that could be the answer") if mode == "search" else "nothing: every shape simulated",
-        "monotonicity": result.notes,
+        "notes": result.notes,
         "evaluated": evaluated,
     }
 

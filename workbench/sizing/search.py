@@ -71,8 +71,9 @@ class Verdict:
 Key = tuple[float, float, int, int]
 #: Simulate these shapes (by index); one verdict each.
 Evaluate = Callable[[Sequence[int]], Mapping[int, Verdict]]
-#: Run a shape that meets the SLO in its failure case: does it meet the SLO there too?
-Survives = Callable[[int], bool]
+#: Run a shape that meets the SLO in its failure case: does it meet the SLO there too? ``None``: it cannot,
+#: for a reason its whole line shares (one replica, or no replica group to lose), so no shape of the line can.
+Survives = Callable[[int], bool | None]
 
 
 def key(shape: Shape, bound: float) -> Key:
@@ -223,7 +224,11 @@ class _Search:
             if first.survive:
                 index = self.lines[first.line].shapes[first.position].index
                 if index not in self.result.survival:
-                    self.result.survival[index] = self.survives(index)
+                    verdict = self.survives(index)
+                    self.result.survival[index] = bool(verdict)
+                    if verdict is None:  # the line's layout cannot survive: no shape of it is a candidate
+                        self.lines[first.line].start = len(self.lines[first.line].shapes)
+                        self.result.notes.append(f"line {first.line}: cannot survive its failure case at any size")
                 if not self.result.survival[index]:
                     continue
                 below = None if self.lines[first.line].checked else self._check_below(first.line)
@@ -271,6 +276,6 @@ def exhaustive(shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives) 
     verdicts = dict(evaluate([s.index for s in shapes]))
     by_index = {s.index: s for s in shapes}
     meeting = sorted((i for i, v in verdicts.items() if v.meets), key=lambda i: key(by_index[i], verdicts[i].bound))
-    survival = {i: survives(i) for i in meeting}
+    survival = {i: bool(survives(i)) for i in meeting}
     best = next((i for i in meeting if survival[i]), None)
     return SearchResult(best, verdicts, survival)
