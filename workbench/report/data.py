@@ -221,15 +221,16 @@ SIZING_FILE = "sizing.json"
 
 def search_note(sweep_dir: Path) -> str | None:
     """How ``workbench size`` chose the configurations of ``sweep_dir`` (``None`` for a sweep's grid):
-    ``8 of 216 shapes simulated by search in 57 runs, the rest ruled out (sizing.json)``."""
+    ``8 of 216 shapes simulated by search in 57 runs, the others ruled out: sizing.json``."""
     path = sweep_dir / SIZING_FILE
     if not path.is_file():
         return None
     record = read_json_file(path, "sizing record")
     space = record.get("space", {}) if isinstance(record, dict) else {}
     how = "by search" if record.get("mode") == "search" else "exhaustively"
-    return (f"{space.get('evaluated', '?')} of {space.get('shapes', '?')} shapes simulated {how} in "
-            f"{record.get('runs', '?')} runs, the rest ruled out ({SIZING_FILE})")
+    evaluated, shapes = space.get("evaluated", "?"), space.get("shapes", "?")
+    rest = ", the others ruled out" if evaluated != shapes else ""
+    return f"{evaluated} of {shapes} shapes simulated {how} in {record.get('runs', '?')} runs{rest}: {SIZING_FILE}"
 
 
 #: The swept key that changes the load rather than the shape.

@@ -26,6 +26,7 @@ for shapes the search did not need are counted apart (``studies`` in ``sizing.js
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -48,7 +49,7 @@ from workbench.sizing.search import exhaustive as every_shape
 from workbench.sizing.space import SizingSpace, parse_space
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
-from workbench.sweep.resume import MANIFEST_FILE, prepare_output
+from workbench.sweep.resume import MANIFEST_FILE, fingerprint, prepare_output, resolved_base
 from workbench.sweep.runner import Progress, Runner, default_parallel
 from workbench.sweep.spec import Point, SweepSpec, point_id
 from workbench.sweep.task import PointOutcome
@@ -224,8 +225,6 @@ def _write_sweep(sims: _Simulations) -> SizingData:
     points = [sims.points[i] for i in order]
     write_combined(sims.out_dir, points, {p.point_id: sims.outcomes[p.index] for p in points})
     base = sims.space.base
-    from workbench.sweep.resume import fingerprint, resolved_base
-
     resolved = resolved_base(base)
     write_json_atomic(sims.out_dir / MANIFEST_FILE, {
         "name": f"size-{base.name}", "base": str(sims.base_path) if sims.base_path else base.to_dict(),
@@ -277,7 +276,8 @@ def size(scenario: str | Path | Scenario | Mapping[str, Any], out: str | Path, *
     space = parse_space(base)
     out_dir = Path(out).resolve()
     _fresh(out_dir, base)
-    width = parallel or default_parallel() if master is None else max(parallel or 0, 2 * default_parallel())
+    # a batch per round of as many shapes as there are workers (on Spark, at least twice this machine's cores)
+    width = (parallel or default_parallel()) if master is None else max(parallel or 0, 2 * default_parallel())
     runner = make_runner(parallel, master)
     sims = _Simulations(space, out_dir, runner, base_path, replication_stages(base.simulation.replications))
     try:
@@ -351,8 +351,8 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
             "replications": None if i not in sims.points else sims.points[i].scenario.simulation.replications,
             "verdict": "invalid" if i in sims.invalid else "failed run" if row is None else
                        "meets" if result.verdicts[i].meets else "fails",
-            "p99_ms": None if row is None else float(row[S.P99]),
-            "p99_high_ms": None if row is None else float(row[S.P99_HIGH]),
+            "p99_ms": None if row is None else _number(row[S.P99]),
+            "p99_high_ms": None if row is None else _number(row[S.P99_HIGH]),
             "survives": None if s is None else s.survives, "why": sims.invalid.get(i)})
     return {
         "mode": mode, "slo": {"p99_ms": space.base.slo.p99_ms, "survive": space.base.slo.survive},
@@ -370,6 +370,12 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
         "notes": result.notes,
         "evaluated": evaluated,
     }
+
+
+def _number(value: Any) -> float | None:
+    """A float for JSON (``None`` for NaN: one replication's interval can be undefined)."""
+    x = float(value)
+    return None if math.isnan(x) else x
 
 
 def _closest(d: SizingData, sims: _Simulations) -> dict[str, Any] | None:
