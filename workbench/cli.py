@@ -135,7 +135,9 @@ def _size_command(args: argparse.Namespace) -> int:
         _say(f"size: no shape meets the SLO ({how}); closest: {closest.get('shape')} ({closest.get('why')}"
              + (f", {over:+.1f} ms from the SLO" if over is not None else "") + ")")
     _say(f"wrote {Path(args.out) / 'sizing.json'}; `workbench report {args.out} --out REPORT.pdf` reports it")
-    return 0
+    for failed in record["failed"]:
+        sys.stderr.write(f"workbench size: {failed['point']} failed (taken as not meeting the SLO): {failed['error']}\n")
+    return 3 if record["failed"] else 0
 
 
 def _shape(record: Mapping[str, Any]) -> str:

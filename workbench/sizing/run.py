@@ -368,6 +368,8 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
                         "shapes whose cost cannot beat the answer are not simulated; failure cases run only for "
                         "shapes that could be the answer") if mode == "search" else "nothing: every shape simulated",
         "notes": result.notes,
+        "failed": [{"point": point_id(i), "overrides": space.overrides[i], "error": o.error}
+                   for i, o in sorted(sims.outcomes.items()) if not o.ok],
         "evaluated": evaluated,
     }
 
