@@ -136,7 +136,8 @@ def _size_command(args: argparse.Namespace) -> int:
              + (f", {over:+.1f} ms from the SLO" if over is not None else "") + ")")
     _say(f"wrote {Path(args.out) / 'sizing.json'}; `workbench report {args.out} --out REPORT.pdf` reports it")
     for failed in record["failed"]:
-        sys.stderr.write(f"workbench size: {failed['point']} failed (taken as not meeting the SLO): {failed['error']}\n")
+        sys.stderr.write(f"workbench size: {failed['point']} failed (taken as not meeting the SLO): "
+                         f"{failed['error']}\n")
     return 3 if record["failed"] else 0
 
 
