@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ScenarioError
 from workbench.io import check_output, read_document, write_json_atomic
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, servers_without_data, write_run
 from workbench.scenario import Scenario, build_section, load_scenario
@@ -76,11 +77,22 @@ def generate(
 
     check_seed(seed)
     spec, table, scenario_master, table_config = load_generate_spec(source)
+    schema = _scenario_schema(source) if spec.from_schema else None
     check_output(out, overwrite=overwrite)
     spark = get_spark(master, app_name="workbench-generate", scenario_master=scenario_master)
     chosen_seed = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite,
-                           table_config=table_config, progress=progress)
+                           table_config=table_config, progress=progress, schema=schema)
+
+
+def _scenario_schema(source: str | Path | Scenario) -> Schema | None:
+    """The scenario's Pinot schema (``workload.generate.from_schema`` generates its columns)."""
+    if isinstance(source, Scenario):
+        return source.schema
+    data = read_document(Path(source), "workload spec", ScenarioError)
+    if not isinstance(data, dict) or "workload" not in data:
+        return None  # a bare spec has no schema; generation says so
+    return load_scenario(data, base_dir=Path(source).parent).schema
 
 
 def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data: str | Path | None = None,
