@@ -18,6 +18,7 @@ import yaml
 
 from workbench.cli import main
 from workbench.errors import InputError
+from workbench.report.data import search_note
 from workbench.sizing import size
 
 SCENARIO: dict[str, Any] = {
@@ -79,6 +80,10 @@ def test_a_monotone_space(workload: Path, tmp_path: Path) -> None:
     _same_answer(found, grid)
     assert found["recommendation"] is not None
     assert found["space"]["evaluated"] < found["space"]["shapes"]
+    # the report's title line says how the shapes were chosen, from sizing.json
+    note = search_note(tmp_path / "search")
+    assert note is not None and note.startswith(f"{found['space']['evaluated']} of {found['space']['shapes']} shapes "
+                                                f"simulated by search in {found['runs']} runs, the others ruled out")
 
 
 def test_replica_groups_win_only_above_a_server_count(workload: Path, tmp_path: Path) -> None:
