@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError
@@ -173,8 +174,10 @@ def parse_space(base: Scenario) -> SizingSpace:
 
 
 def _label(groups: int, fixed: Mapping[str, Any], cores: int | None) -> str:
-    parts = ["balanced" if groups == 0 else f"{groups} replica groups"]
-    parts += [f"{k.split('.')[-1]}={v}" for k, v in fixed.items()]
+    """A line in words: its layout (unless ``vary`` sets the table config), each varied value, its cores."""
+    parts = [] if "table" in fixed else ["balanced" if groups == 0 else f"{groups} replica groups"]
+    parts += [f"{k.split('.')[-1]}={Path(str(v)).stem if k == 'table' and isinstance(v, str) else v}"
+              for k, v in fixed.items()]
     if cores is not None:
         parts.append(f"cores={cores}")
     return ", ".join(parts)
