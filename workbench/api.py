@@ -7,7 +7,8 @@
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
-- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files.
+- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files;
+- :func:`table_added`: what one table of a ``tables:`` scenario does to the others' p99 (``workbench table-added``).
 
 Each validates its input once, checks that its output can be written before any work starts, and
 writes that output atomically.
@@ -30,13 +31,15 @@ from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.calibrate import CalibrationResult
     from workbench.groundtruth import Agreement
     from workbench.studies.scale_out import ScaleOut
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
            "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings",
-           "studies_note", "write_run"]
+           "studies_note", "table_added", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -272,6 +275,17 @@ def scale_out(
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
             "before": result.before.to_json(), "after": result.after.to_json()})
     return result
+
+
+def table_added(scenario: Scenario | str | Path | Mapping[str, Any], table: str, *,
+                seed: int | None = None) -> pd.DataFrame:
+    """What adding ``table`` to a ``tables:`` scenario does to every other table: its p99 (and SLO verdict,
+    and its tenant's utilisation) without and with it, on common random numbers
+    (:func:`workbench.studies.tenant.table_added`)."""
+    from workbench.studies.tenant import table_added as run
+
+    check_seed(seed)
+    return run(resolve(scenario, None, None), table, seed=seed)
 
 
 def agree(

@@ -56,8 +56,10 @@ def _validate(args: argparse.Namespace) -> int:
 
     for path in args.scenarios:
         sc = check_scenario(path, data=args.data)
-        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
-             f"workload {sc.workload.source})")
+        tables = ", ".join(f"{t.table.table_name_with_type} on {t.tenant}" for t in sc.tables)
+        what = f"tables {tables}" if sc.tables else \
+            f"table {sc.table.table_name_with_type}, workload {sc.workload.source}"
+        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, {what})")
         for warning in scenario_warnings(sc, data=args.data):
             _say(f"{path}: WARNING: {warning}")
     return 0
@@ -183,6 +185,19 @@ def _scale_out(args: argparse.Namespace) -> int:
         _say(f"  {m.server:<12} segments {m.segments_before:>5} -> {m.segments_after:<5} "
              f"in {m.segments_in:>5} ({m.bytes_in / 1e9:.3g} GB)  out {m.segments_out:>5}")
     _say(result.sentence() + (f"; wrote {args.out}" if args.out else ""))
+    return 0
+
+
+def _table_added(args: argparse.Namespace) -> int:
+    from workbench.api import table_added
+
+    rows = table_added(args.scenario, args.table, seed=args.seed)
+    for r in rows.itertuples(index=False):
+        verdict = "met" if r.slo_met_with else f"BROKEN, interval up to {r.p99_with_ci_high_ms:.2f} ms"
+        slo = f" (SLO {r.p99_slo_ms:g} ms: {verdict})" if r.slo_met_with is not None else ""
+        _say(f"  {r.table:<20} p99 {r.p99_without_ms:8.2f} -> {r.p99_with_ms:8.2f} ms{slo}; "
+             f"{r.tenant} busy {r.utilisation_without:.0%} -> {r.utilisation_with:.0%}")
+    _say(f"adding {args.table} moves the p99 of {len(rows)} table{'s' if len(rows) != 1 else ''} above")
     return 0
 
 
@@ -362,6 +377,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="also move CONSUMING segments (always done when the cluster shrinks)")
     o.add_argument("--out", help="write the moves, the new ideal state and both summaries to this JSON file")
     o.set_defaults(handler=_scale_out)
+
+    t = sub.add_parser("table-added", help="each other table's p99 without and with one table of a tables: scenario",
+                       description="Run a scenario of several tables (tables:) without TABLE and with it (listed last, "
+                                   "so every other table draws the same numbers), and print each other table's p99, "
+                                   "SLO verdict and tenant utilisation before and after. See docs/scenario.md.")
+    t.add_argument("scenario", help="scenario file listing tables (tables:)")
+    t.add_argument("table", help="the tableName of the table being added")
+    t.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    t.set_defaults(handler=_table_added)
 
     a = sub.add_parser("agree", help="check the model's pruning, routing and docs scanned against Apache Pinot",
                        description="Run the scenario's table config, schema, segments (with their rows) and first "

@@ -23,6 +23,7 @@ from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorTyp
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
+    "DEFAULT_TENANT",
     "ArrivalSpec",
     "BrokerSpec",
     "ChurnSpec",
@@ -345,6 +346,22 @@ class FailureSpec:
                                 "mtbf_s and mttr_s must be given together")
 
 
+#: The server tenant of a table config without ``tenants.server``, and of every server no tenant claims.
+DEFAULT_TENANT = "DefaultTenant"
+
+
+def _check_tenants(tenants: Mapping[str, Any], path: str, servers: int) -> None:
+    """Each tenant names a positive server count, and together they fit the cluster."""
+    for name, count in tenants.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ScenarioError(f"{path}.{name}", f"must be a positive integer (servers tagged for the tenant), "
+                                                  f"got {count!r}")
+    total = sum(int(c) for c in tenants.values())
+    if total > servers:
+        raise ScenarioError(path, f"tags {total} servers, but cluster.servers is {servers}; raise cluster.servers "
+                                  "or give the tenants fewer servers")
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """Servers, brokers and what happens to them."""
@@ -356,8 +373,25 @@ class ClusterSpec:
     network: NetworkSpec = _f(NetworkSpec)
     gc: GCSpec = _f(GCSpec)
     failures: FailureSpec = _f(FailureSpec)
+    #: Server tenants, as Pinot's ``cluster.tenant.isolation.enable=true`` tags servers: tenant name -> how many
+    #: servers carry its tags, taken in order (``Server_0`` on); servers no tenant claims serve ``DefaultTenant``.
+    tenants: Mapping[str, int] = _f(dict)
+
+    def servers_of(self, tenant: str) -> tuple[int, ...]:
+        """The servers tagged for ``tenant`` (indices, ``Server_i``): each tenant of ``tenants`` takes the next
+        servers in its order; ``DefaultTenant`` also holds every server no tenant claims (Pinot tags a new
+        server ``DefaultTenant`` when tenant isolation is on)."""
+        start, out = 0, {}
+        for name, count in self.tenants.items():
+            out[name] = tuple(range(start, start + int(count)))
+            start += int(count)
+        rest = tuple(range(start, self.servers))
+        if tenant == DEFAULT_TENANT:
+            return out.get(DEFAULT_TENANT, ()) + rest
+        return out.get(tenant, ())
 
     def check(self, path: str) -> None:
+        _check_tenants(self.tenants, f"{path}.tenants", self.servers)
         names = [f"Server_{i}" for i in range(self.servers)]
         for i, name in enumerate(self.failures.down):
             if name not in names:
