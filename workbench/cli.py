@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,34 @@ def _sweep(args: argparse.Namespace) -> int:
                          f"see {Path(args.out) / 'failures.json'}\n")
         return 3
     return 0
+
+
+def _size_command(args: argparse.Namespace) -> int:
+    from workbench.sizing import size
+
+    record = size(args.scenario, args.out, exhaustive=args.exhaustive, parallel=args.parallel, master=args.master,
+                  progress=not args.quiet, studies=not args.no_studies)
+    how = (f"{record['runs']} runs ({record['failure_case_runs']} failure cases), "
+           f"{record['simulated_queries']:,} simulated queries, {record['space']['evaluated']} of "
+           f"{record['space']['shapes']} shapes evaluated")
+    if record["recommendation"] is not None:
+        _say(f"size: recommend {record['recommended_point']}: {_shape(record)} ({how})")
+    else:
+        closest = record["closest"] or {}
+        over = closest.get("over_slo_ms")
+        _say(f"size: no shape meets the SLO ({how}); closest: {closest.get('shape')} ({closest.get('why')}"
+             + (f", {over:+.1f} ms from the SLO" if over is not None else "") + ")")
+    _say(f"wrote {Path(args.out) / 'sizing.json'}; `workbench report {args.out} --out REPORT.pdf` reports it")
+    for failed in record["failed"]:
+        sys.stderr.write(f"workbench size: {failed['point']} failed (taken as not meeting the SLO): "
+                         f"{failed['error']}\n")
+    return 3 if record["failed"] else 0
+
+
+def _shape(record: Mapping[str, Any]) -> str:
+    """The recommended shape in words, from its evaluated row."""
+    row = next(e for e in record["evaluated"] if e["point"] == record["recommended_point"])
+    return f"{row['servers']} servers, {row['line']}, instance {row['instance']}"
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -276,6 +304,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="skip the report's what-if runs afterwards (`workbench studies` runs them later)")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
+
+    z = sub.add_parser("size", help="find the cheapest shape that meets the SLO by search (the scenario's sizing:)",
+                       description="Search the scenario's sizing: space (servers min..max, replica groups, vary, "
+                                   "instances) for the cheapest shape whose p99 interval meets slo.p99_ms and that "
+                                   "survives slo.survive: bisection on servers, failure cases only for shapes that "
+                                   "could win. OUT is a sweep directory (`workbench report OUT`) plus sizing.json. "
+                                   "Exit status 0 also when no shape meets the SLO (sizing.json says how close).")
+    z.add_argument("scenario", help="scenario file with a sizing: section")
+    z.add_argument("--out", required=True, help="output directory (replaced)")
+    z.add_argument("--exhaustive", action="store_true",
+                   help="simulate every shape instead (the reference the search is checked against)")
+    z.add_argument("--parallel", type=_count(1), metavar="N", help="local worker processes (default: one per core)")
+    z.add_argument("--master", help="run the batches as Spark tasks on this master, e.g. spark://host:7077")
+    z.add_argument("--no-studies", action="store_true",
+                   help="skip the report's what-if runs afterwards (`workbench studies OUT` runs them later)")
+    z.add_argument("--quiet", action="store_true", help="no progress bar")
+    z.set_defaults(handler=_size_command)
 
     t = sub.add_parser("studies", help="run the what-ifs a sweep's sizing report reads",
                        description="Run the recommendation's what-ifs (+50%% load, a server or replica group "
@@ -457,8 +502,6 @@ def _rate(text: str) -> float:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from collections.abc import Mapping
-
     from workbench.api import measure
 
     def said(rate: float, s: Mapping[str, Any]) -> None:

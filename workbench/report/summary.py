@@ -30,7 +30,7 @@ from workbench.io.summary import (
 )
 from workbench.report.assumptions import checks_lead
 from workbench.report.cluster_cost import part_line, total
-from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, size_text, table_bytes
+from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, search_note, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
@@ -319,7 +319,8 @@ def per_load_sentences(d: SizingData, f: Findings) -> list[str]:
 def _title(d: SizingData) -> tuple[str, str]:
     table = d.base.get("table", {}) if isinstance(d.base.get("table"), dict) else {}
     name = f"{table.get('tableName', d.scenario_name)}_{table.get('tableType', '')}".rstrip("_")
-    sub = (f"Sizing report of sweep '{d.sweep_name}' ({len(d.combined)} configurations simulated), "
+    searched = search_note(d.sweep_dir)
+    sub = (f"Sizing report of sweep '{d.sweep_name}' ({searched or f'{len(d.combined)} configurations simulated'}), "
            f"{_dt.date.today().isoformat()}")
     return f"Pinot sizing: {name}", sub
 

@@ -50,7 +50,8 @@ SECTIONS: Mapping[str, type] = {
     "slo": SLOSpec,
     "limits": LimitsSpec,
 }
-_TOP_LEVEL = ("name", "description", "table", "schema", "tables", *SECTIONS)
+#: ``sizing`` is read by ``workbench size`` only (:mod:`workbench.sizing.space` validates it); a run ignores it.
+_TOP_LEVEL = ("name", "description", "table", "schema", "tables", *SECTIONS, "sizing")
 #: The keys of one entry of ``tables:`` (a table of the tenant: its config, schema, workload, service and SLO).
 TABLE_KEYS = ("table", "schema", "workload", "service", "slo")
 #: The sections the tables of a ``tables:`` scenario share (one cluster, one simulation).
@@ -245,6 +246,9 @@ def load_scenario(source: str | Path | Mapping[str, Any], *, base_dir: Path | No
     for key in data:
         if key not in _TOP_LEVEL:
             raise ScenarioError(str(key), f"unknown section; allowed: {', '.join(_TOP_LEVEL)}")
+    if data.get("sizing") is not None and not isinstance(data["sizing"], Mapping):
+        raise ScenarioError("sizing", "must be a mapping (servers, replica_groups, vary, instances: docs/sizing.md), "
+                                      f"got {data['sizing']!r}")
     if "tables" in data:
         return _load_tenant(data, base)
     return _load_one(data, base, isolation=False)
