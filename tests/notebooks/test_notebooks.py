@@ -92,7 +92,8 @@ def check_caching(readings: list[dict[str, Any]], tmp: Path) -> None:
         assert row["lru"] <= row["optimum"] + 1e-9  # no cache beats the optimum on the same stream
     if facts["flat_from_bytes"] is not None:
         i = next(i for i, r in enumerate(sizes) if r["max_bytes"] == facts["flat_from_bytes"])
-        assert sizes[i]["lru"] - sizes[i - 1]["lru"] < 0.01
+        assert all(r["lru"] - sizes[i]["lru"] < 0.01 for r in sizes[i + 1:])  # no larger size wins a point
+        assert i == 0 or sizes[-1]["lru"] - sizes[i - 1]["lru"] >= 0.01  # and it is the smallest such size
 
 
 def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:

@@ -167,7 +167,7 @@ def pruning_reading(study: pd.DataFrame, by: str = "window", baseline: str | Non
 
 def cache_reading(curve: pd.DataFrame) -> Reading:
     """LRU against the optimum at each cache size: the gap a smarter policy could win, and where
-    more bytes stop paying (the hit rate gains under one point per doubling)."""
+    more bytes stop paying: the smallest size whose hit rate no larger size beats by a point."""
     lru = curve[curve["policy"] == "lru"].sort_values("max_bytes")
     best = curve[curve["policy"] != "lru"].groupby("max_bytes")["hit_rate"].max()
     rows = [{"max_bytes": int(r["max_bytes"]), "lru": float(r["hit_rate"]),
@@ -180,7 +180,10 @@ def cache_reading(curve: pd.DataFrame) -> Reading:
         worst = max(range(len(gaps)), key=lambda i: gaps[i])
         text += (f"; the widest gap, {gaps[worst]:.0%} points, is at {rows[worst]['max_bytes'] / 1024**2:g} MiB, "
                  "where a policy that knew the future would still win that much")
-    flat = next((rows[i]["max_bytes"] for i in range(1, len(rows)) if rows[i]["lru"] - rows[i - 1]["lru"] < 0.01), None)
+    # the smallest size that every larger one beats by under a point (not the first size a step to it adds
+    # under a point: that step's own start is already flat)
+    flat = next((rows[i]["max_bytes"] for i in range(len(rows) - 1)
+                 if max(r["lru"] for r in rows[i + 1:]) - rows[i]["lru"] < 0.01), None)
     if flat is not None:
         text += f"; from {flat / 1024**2:g} MiB on, more bytes add under one point of hit rate"
     return Reading(text + ".", {"sizes": rows, "flat_from_bytes": flat})
