@@ -37,6 +37,7 @@ __all__ = [
     "run_sweep",
     "scale_out",
     "simulate",
+    "size",
     "summarise",
     "write_run",
 ]
@@ -60,6 +61,7 @@ _LAZY = {
     "measure": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
+    "size": "workbench.sizing",
     "build_run_report": "workbench.report",
     "build_sizing_report": "workbench.report",
 }
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from workbench.scenario import Scenario, load_scenario
     from workbench.sim.records import Result
     from workbench.sim.run import simulate
+    from workbench.sizing import size
     from workbench.studies.scale_out import scale_out
     from workbench.sweep import run_sweep
     from workbench.workload.spark import get_spark

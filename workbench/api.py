@@ -4,10 +4,13 @@
 - :func:`generate`: a workload directory from a scenario's (or a bare) generate spec, with Spark;
 - :func:`run_scenario`: a scenario (plus overrides) simulated into a run directory, returning its summary:
   the one verb every run goes through (defined in :mod:`workbench.runs`, below the studies that call it);
+- :func:`day`: the steps of a day's load profile that decide the verdict, each simulated on one seed;
+- :func:`verdict`: UNDER, OVER or RIGHT-sized for a calibrated cluster today and after growth, and the fix;
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
-- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files.
+- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files;
+- :func:`table_added`: what one table of a ``tables:`` scenario does to the others' p99 (``workbench table-added``).
 
 Each validates its input once, checks that its output can be written before any work starts, and
 writes that output atomically.
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, ScenarioError
 from workbench.io import check_output, read_document, write_json_atomic
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, servers_without_data, write_run
 from workbench.scenario import Scenario, build_section, load_scenario
@@ -29,13 +33,17 @@ from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.calibrate import CalibrationResult
     from workbench.groundtruth import Agreement
+    from workbench.report.day_record import Day
     from workbench.studies.scale_out import ScaleOut
+    from workbench.studies.verdict import Verdict
 
-__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "generate", "import_input", "load_generate_spec",
-           "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out", "scenario_warnings",
-           "studies_note", "write_run"]
+__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
+           "load_generate_spec", "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out",
+           "scenario_warnings", "studies_note", "table_added", "verdict", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -76,11 +84,22 @@ def generate(
 
     check_seed(seed)
     spec, table, scenario_master, table_config = load_generate_spec(source)
+    schema = _scenario_schema(source) if spec.from_schema else None
     check_output(out, overwrite=overwrite)
     spark = get_spark(master, app_name="workbench-generate", scenario_master=scenario_master)
     chosen_seed = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     return generate_events(spark, spec, Path(out), table=table, seed=chosen_seed, overwrite=overwrite,
-                           table_config=table_config, progress=progress)
+                           table_config=table_config, progress=progress, schema=schema)
+
+
+def _scenario_schema(source: str | Path | Scenario) -> Schema | None:
+    """The scenario's Pinot schema (``workload.generate.from_schema`` generates its columns)."""
+    if isinstance(source, Scenario):
+        return source.schema
+    data = read_document(Path(source), "workload spec", ScenarioError)
+    if not isinstance(data, dict) or "workload" not in data:
+        return None  # a bare spec has no schema; generation says so
+    return load_scenario(data, base_dir=Path(source).parent).schema
 
 
 def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data: str | Path | None = None,
@@ -133,7 +152,7 @@ def report(directory: str | Path, out: str | Path) -> Path:
 
     The report reads files only: a sweep's what-if runs come from :func:`run_studies` (the report says
     so when they are missing) and nothing is simulated here."""
-    from workbench.report import build_run_report, build_sizing_report
+    from workbench.report import build_day_report, build_run_report, build_sizing_report
 
     root = Path(directory)
     if not root.is_dir():
@@ -141,6 +160,8 @@ def report(directory: str | Path, out: str | Path) -> Path:
         raise InputError(str(root), f"is {what}; give a sweep directory (`workbench sweep`) or a run directory "
                                     "(`workbench simulate`)")
     check_output(out, kind="file")
+    if (root / "day.json").is_file():
+        return build_day_report(directory, out)
     is_sweep = (root / "combined.parquet").is_file()
     return (build_sizing_report if is_sweep else build_run_report)(directory, out)
 
@@ -260,6 +281,60 @@ def scale_out(
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
             "before": result.before.to_json(), "after": result.after.to_json()})
     return result
+
+
+def table_added(scenario: Scenario | str | Path | Mapping[str, Any], table: str, *,
+                seed: int | None = None) -> pd.DataFrame:
+    """What adding ``table`` to a ``tables:`` scenario does to every other table: its p99 (and SLO verdict,
+    and its tenant's utilisation) without and with it, on common random numbers
+    (:func:`workbench.studies.tenant.table_added`)."""
+    from workbench.studies.tenant import table_added as run
+
+    check_seed(seed)
+    return run(resolve(scenario, None, None), table, seed=seed)
+
+
+def day(scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, seed: int | None = None,
+        every_step: bool = False) -> Day:
+    """The steps of the scenario's ``workload.profile`` that decide its verdict, simulated on one seed into
+    ``out`` (``day.json`` and a run directory per rate; :func:`workbench.studies.day.simulate_day`).
+    ``every_step`` runs every distinct rate of the day, not only those the rule needs."""
+    from workbench.studies.day import simulate_day
+
+    check_seed(seed)
+    return simulate_day(scenario, out, seed=seed, every_step=every_step)
+
+
+def verdict(directory: str | Path, out: str | Path, *, growth: float = 0.5, measured: bool = False,
+            rate: float | None = None, p99_ms: float | None = None, survive: str | None = None) -> Verdict:
+    """UNDER, OVER or RIGHT-sized: today's cluster (a calibrated directory, or with ``measured`` a `workbench
+    measure` directory, calibrated first into ``out/calibrated``) at today's peak and at the peak grown by
+    ``growth``, with the smallest change that fixes it, what Pinot moves, the money and why
+    (:mod:`workbench.studies.verdict`); writes ``out/verdict.json``.
+
+    ``p99_ms`` and ``survive`` set ``slo.p99_ms`` and ``slo.survive`` (a calibrated scenario has no SLO);
+    ``rate`` picks the measured rate to calibrate from.
+    """
+    from workbench.studies.verdict import judge
+
+    root = Path(directory)
+    if measured:
+        calibrated = Path(out) / "calibrated"
+        calibrate(out=calibrated, measured=root, rate=rate, backtest_queries=0, overwrite=True)
+        root = calibrated
+    elif rate is not None:
+        raise InputError("--rate", "picks a rate of a `workbench measure` directory: give --measured with it")
+    path = root / "scenario.yaml"
+    if not path.is_file():
+        raise InputError(str(root), "is not a calibrated directory (no scenario.yaml): run `workbench calibrate` "
+                                    "first, or give --measured for a `workbench measure` directory")
+    overrides: dict[str, Any] = {}
+    if p99_ms is not None:
+        overrides["slo.p99_ms"] = p99_ms
+    if survive is not None:
+        overrides["slo.survive"] = survive
+    sc = load_scenario(path, overrides=overrides)
+    return judge(sc, out, growth=growth, source=str(directory))
 
 
 def agree(

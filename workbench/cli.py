@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,10 @@ def _validate(args: argparse.Namespace) -> int:
 
     for path in args.scenarios:
         sc = check_scenario(path, data=args.data)
-        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, table {sc.table.table_name_with_type}, "
-             f"workload {sc.workload.source})")
+        tables = ", ".join(f"{t.table.table_name_with_type} on {t.tenant}" for t in sc.tables)
+        what = f"tables {tables}" if sc.tables else \
+            f"table {sc.table.table_name_with_type}, workload {sc.workload.source}"
+        _say(f"{path}: ok ({sc.name}: {sc.cluster.servers} servers, {what})")
         for warning in scenario_warnings(sc, data=args.data):
             _say(f"{path}: WARNING: {warning}")
     return 0
@@ -119,6 +121,34 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _size_command(args: argparse.Namespace) -> int:
+    from workbench.sizing import size
+
+    record = size(args.scenario, args.out, exhaustive=args.exhaustive, parallel=args.parallel, master=args.master,
+                  progress=not args.quiet, studies=not args.no_studies)
+    how = (f"{record['runs']} runs ({record['failure_case_runs']} failure cases), "
+           f"{record['simulated_queries']:,} simulated queries, {record['space']['evaluated']} of "
+           f"{record['space']['shapes']} shapes evaluated")
+    if record["recommendation"] is not None:
+        _say(f"size: recommend {record['recommended_point']}: {_shape(record)} ({how})")
+    else:
+        closest = record["closest"] or {}
+        over = closest.get("over_slo_ms")
+        _say(f"size: no shape meets the SLO ({how}); closest: {closest.get('shape')} ({closest.get('why')}"
+             + (f", {over:+.1f} ms from the SLO" if over is not None else "") + ")")
+    _say(f"wrote {Path(args.out) / 'sizing.json'}; `workbench report {args.out} --out REPORT.pdf` reports it")
+    for failed in record["failed"]:
+        sys.stderr.write(f"workbench size: {failed['point']} failed (taken as not meeting the SLO): "
+                         f"{failed['error']}\n")
+    return 3 if record["failed"] else 0
+
+
+def _shape(record: Mapping[str, Any]) -> str:
+    """The recommended shape in words, from its evaluated row."""
+    row = next(e for e in record["evaluated"] if e["point"] == record["recommended_point"])
+    return f"{row['servers']} servers, {row['line']}, instance {row['instance']}"
+
+
 def _import(args: argparse.Namespace) -> int:
     from workbench.api import import_input
 
@@ -155,6 +185,41 @@ def _scale_out(args: argparse.Namespace) -> int:
         _say(f"  {m.server:<12} segments {m.segments_before:>5} -> {m.segments_after:<5} "
              f"in {m.segments_in:>5} ({m.bytes_in / 1e9:.3g} GB)  out {m.segments_out:>5}")
     _say(result.sentence() + (f"; wrote {args.out}" if args.out else ""))
+    return 0
+
+
+def _table_added(args: argparse.Namespace) -> int:
+    from workbench.api import table_added
+
+    rows = table_added(args.scenario, args.table, seed=args.seed)
+    for r in rows.itertuples(index=False):
+        verdict = "met" if r.slo_met_with else f"BROKEN, interval up to {r.p99_with_ci_high_ms:.2f} ms"
+        slo = f" (SLO {r.p99_slo_ms:g} ms: {verdict})" if r.slo_met_with is not None else ""
+        _say(f"  {r.table:<20} p99 {r.p99_without_ms:8.2f} -> {r.p99_with_ms:8.2f} ms{slo}; "
+             f"{r.tenant} busy {r.utilisation_without:.0%} -> {r.utilisation_with:.0%}")
+    _say(f"adding {args.table} moves the p99 of {len(rows)} table{'s' if len(rows) != 1 else ''} above")
+    return 0
+
+
+def _day(args: argparse.Namespace) -> int:
+    from workbench.api import day
+
+    result = day(args.scenario, args.out, seed=args.seed, every_step=args.every_step)
+    for step in result.simulated():
+        _say(f"  {step.hour:5.2f} h  x{step.factor:<5g} p99 {step.p99_ms:8.1f} ms [upper {step.p99_high_ms:.1f}]  "
+             f"utilisation {step.utilisation:.0%}  {'' if step.meets is None else 'meets' if step.meets else 'BREAKS'}")
+    _say(f"{result.sentence()}; wrote {args.out}")
+    return 0
+
+
+def _verdict(args: argparse.Namespace) -> int:
+    from workbench.api import verdict
+
+    result = verdict(args.directory, args.out, growth=args.growth, measured=args.measured, rate=args.rate,
+                     p99_ms=args.p99_ms, survive=args.survive)
+    for line in result.lines():
+        _say(line)
+    _say(f"wrote {args.out}/verdict.json")
     return 0
 
 
@@ -240,6 +305,23 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.set_defaults(handler=_sweep)
 
+    z = sub.add_parser("size", help="find the cheapest shape that meets the SLO by search (the scenario's sizing:)",
+                       description="Search the scenario's sizing: space (servers min..max, replica groups, vary, "
+                                   "instances) for the cheapest shape whose p99 interval meets slo.p99_ms and that "
+                                   "survives slo.survive: bisection on servers, failure cases only for shapes that "
+                                   "could win. OUT is a sweep directory (`workbench report OUT`) plus sizing.json. "
+                                   "Exit status 0 also when no shape meets the SLO (sizing.json says how close).")
+    z.add_argument("scenario", help="scenario file with a sizing: section")
+    z.add_argument("--out", required=True, help="output directory (replaced)")
+    z.add_argument("--exhaustive", action="store_true",
+                   help="simulate every shape instead (the reference the search is checked against)")
+    z.add_argument("--parallel", type=_count(1), metavar="N", help="local worker processes (default: one per core)")
+    z.add_argument("--master", help="run the batches as Spark tasks on this master, e.g. spark://host:7077")
+    z.add_argument("--no-studies", action="store_true",
+                   help="skip the report's what-if runs afterwards (`workbench studies OUT` runs them later)")
+    z.add_argument("--quiet", action="store_true", help="no progress bar")
+    z.set_defaults(handler=_size_command)
+
     t = sub.add_parser("studies", help="run the what-ifs a sweep's sizing report reads",
                        description="Run the recommendation's what-ifs (+50%% load, a server or replica group "
                                    "down), its headroom, the cheapest configuration that survives a lost server "
@@ -302,6 +384,33 @@ def _parser() -> argparse.ArgumentParser:
                         "service.per_request_ms beyond the log's thread CPU")
     c.set_defaults(handler=_calibrate)
 
+    y = sub.add_parser("day", help="simulate the hours of the scenario's day profile that decide its verdict",
+                       description="Run the steps of workload.profile (docs/scenario.md) in decreasing rate from the "
+                                   "peak until one meets the p99 SLO with margin (lower rates then meet too), each "
+                                   "on the same seed; writes OUT/day.json and a run per rate. `workbench report OUT` "
+                                   "draws p99 and utilisation per step with the SLO line.")
+    y.add_argument("scenario", help="scenario file with workload.profile")
+    y.add_argument("--out", required=True, help="output directory (runs already there are reused)")
+    y.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    y.add_argument("--every-step", action="store_true", help="simulate every distinct rate of the day")
+    y.set_defaults(handler=_day)
+
+    e = sub.add_parser("verdict", help="UNDER, OVER or RIGHT-sized: today's calibrated cluster and after growth",
+                       description="Judge a calibrated directory (`workbench calibrate`; or with --measured a "
+                                   "`workbench measure` directory, calibrated first) at today's peak and at the peak "
+                                   "grown by --growth: the sizing report's rule over neighbouring server counts and "
+                                   "instance types, the smallest change that fixes it, what Pinot's rebalance moves, "
+                                   "the money and why. See docs/calibrate.md.")
+    e.add_argument("directory", help="calibrated directory (or a measure directory with --measured)")
+    e.add_argument("--out", required=True, help="output directory: verdict.json and the runs (reused)")
+    e.add_argument("--growth", type=float, default=0.5, help="load growth to judge as well (default 0.5: +50%%)")
+    e.add_argument("--measured", action="store_true", help="DIRECTORY is a `workbench measure` directory")
+    e.add_argument("--rate", type=_rate, help="with --measured: the measured rate to calibrate from")
+    e.add_argument("--p99-ms", type=float, help="the p99 SLO, ms (a calibrated scenario has none)")
+    e.add_argument("--survive", choices=("none", "server", "replica_group"),
+                   help="the failure the SLO must hold through (default: the scenario's slo.survive, `server`)")
+    e.set_defaults(handler=_verdict)
+
     o = sub.add_parser("scale-out", help="what a rebalance to N servers moves, and p99 before and after",
                        description="Grow (or shrink) the scenario's cluster to --servers: Pinot's instance and "
                                    "segment reassignment of today's layout (with the table's minimizeDataMovement), "
@@ -317,6 +426,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="also move CONSUMING segments (always done when the cluster shrinks)")
     o.add_argument("--out", help="write the moves, the new ideal state and both summaries to this JSON file")
     o.set_defaults(handler=_scale_out)
+
+    t = sub.add_parser("table-added", help="each other table's p99 without and with one table of a tables: scenario",
+                       description="Run a scenario of several tables (tables:) without TABLE and with it (listed last, "
+                                   "so every other table draws the same numbers), and print each other table's p99, "
+                                   "SLO verdict and tenant utilisation before and after. See docs/scenario.md.")
+    t.add_argument("scenario", help="scenario file listing tables (tables:)")
+    t.add_argument("table", help="the tableName of the table being added")
+    t.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
+    t.set_defaults(handler=_table_added)
 
     a = sub.add_parser("agree", help="check the model's pruning, routing and docs scanned against Apache Pinot",
                        description="Run the scenario's table config, schema, segments (with their rows) and first "
@@ -384,8 +502,6 @@ def _rate(text: str) -> float:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from collections.abc import Mapping
-
     from workbench.api import measure
 
     def said(rate: float, s: Mapping[str, Any]) -> None:

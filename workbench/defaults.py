@@ -72,6 +72,12 @@ SERVICE_MEAN_MS: Final = 10.0
 # -- workload ---------------------------------------------------------------------------------------
 ARRIVAL_PROCESS: Final = "poisson"
 QPS: Final = 100.0
+#: Seconds in the day a load profile (``workload.profile.hourly``) divides into equal steps.
+DAY_SECONDS: Final = 86_400
+#: A day's steps are simulated in decreasing rate until one meets the p99 SLO with this share to spare
+#: (its interval's upper end at most ``(1 - DAY_MARGIN) x slo.p99_ms``): every lower rate then meets as
+#: well (p99 does not fall as the rate rises, the rest unchanged), and the margin covers the run's noise.
+DAY_MARGIN: Final = 0.2
 SEGMENTS_PER_SERVER: Final = 4
 DOCS_PER_SEGMENT: Final = 1_000_000
 #: Bytes per document of a segment whose size is unknown (a synthetic layout, or an import without
@@ -137,6 +143,12 @@ GENERATE_KEYS: Final = 10_000
 GENERATE_PARTITIONS: Final = 4
 GENERATE_SPAN_S: Final = 6 * 3600.0
 GENERATE_SEGMENT_ROWS: Final = 20_000
+#: Schema-driven generation (``workload.generate.from_schema``): distinct values of a dimension (or a
+#: numeric column given a ``cardinality``) unless its ``columns`` entry says otherwise. 100 keeps group-bys
+#: and filters on a dimension meaningful (each value holds about 1% of the rows) at any table size.
+GENERATE_COLUMN_CARDINALITY: Final = 100
+#: ... and the most values a multi-value column holds in one row (each row holds 1 to this many).
+GENERATE_MAX_VALUES: Final = 3
 
 # -- JVM heap and GC models (workbench.jvm) -------------------------------------------------------------
 # G1: medians of the per-run fits to the UpsertHeapProbe logs of tests/fixtures/gc/ (JDK 17, 2 GC workers,
@@ -265,3 +277,11 @@ SLO_SURVIVE: Final = "server"
 SEGMENT_LOAD_BYTES_PER_S: Final = 50 * 1024**2
 #: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
 BACKTEST_WARNING: Final = 0.10
+#: The scenario's assumptions the sizing report varies to see whether they drive its answer, each as the
+#: plausible range around the scenario's value, as multipliers (lower, upper). Lower is kinder: less
+#: long-lived heap, cheaper documents, less allocation. The long-lived heap is rarely measured before a
+#: cluster exists (other tables, caches and the upsert map share it), so half to one and a half times
+#: the figure; the cost per document is what a calibration fits, within about a quarter either way on
+#: the validation's measurements (docs/validation.md); the allocation rate moves with the query mix.
+ASSUMPTION_RANGES: Final = {"cluster.gc.live_heap": (0.5, 1.5), "service.ns_per_doc": (0.75, 1.25),
+                            "cluster.gc.allocation_rate": (0.5, 2.0)}

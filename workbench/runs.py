@@ -127,6 +127,8 @@ def servers_without_data(sc: Scenario, data: Path | None = None,
     from workbench.sim.layout import Layout, build_layout
     from workbench.sim.run import workload_dir
 
+    if len(sc.tables) > 1:
+        return _tenant_servers_without_data(sc)
     directory = workload_dir(sc, data)
     layout: Layout | None
     if sc.workload.generate is not None and (directory is None or not directory.exists()):
@@ -141,6 +143,20 @@ def servers_without_data(sc: Scenario, data: Path | None = None,
         return (), ""
     used = len(layout.servers) - len(idle)
     return idle, f"{_named(idle)} hold no data: {_shape(sc, layout.partitions, used, len(layout.servers))}"
+
+
+def _tenant_servers_without_data(sc: Scenario) -> tuple[tuple[str, ...], str]:
+    """:func:`servers_without_data` of a scenario of several tables: the servers no table gives a segment."""
+    holding: set[str] = set()
+    for view in sc.tables:
+        idle, _ = servers_without_data(view)
+        holding |= {f"Server_{i}" for i in view.table_servers()} - set(idle)
+    idle = tuple(f"Server_{i}" for i in range(sc.cluster.servers) if f"Server_{i}" not in holding)
+    if not idle:
+        return (), ""
+    return idle, (f"{_named(idle)} hold no data: no table of the scenario places a segment on them (each table "
+                  "lands on its tenant's servers, cluster.tenants); give them to a tenant with tables, or run fewer "
+                  "servers")
 
 
 def _segments_to_come(sc: Scenario) -> Any:
@@ -163,7 +179,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     partitions = np.repeat(np.arange(spec.partitions), per)
     consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
     servers = tuple(f"Server_{i}" for i in range(sc.cluster.servers))
-    ideal = assign_layout(table, servers, names, consuming, partitions)
+    ideal = assign_layout(table, tuple(servers[i] for i in sc.table_servers()), names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
     return Layout(servers, names, np.ones(len(names)), consuming, ideal, replicas, None, partitions)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 from matplotlib.collections import PathCollection, QuadMesh
@@ -66,3 +68,6 @@ def test_the_provisioning_matrix_jumps_with_pinots_ceil_and_the_reading_says_so(
     assert r.facts["completed_hours_held"] == [68, 70, 66]
     assert "not monotone" in r.text and "68.0, 70.0, 66.0 GiB for 4, 5, 6 h" in r.text
     assert "ceil(72 / numHours)" in r.text and "70 h at 5 h but 66 h at 6 h" in r.text
+    # a table of a few MiB reads in MiB, not as 0.0 GiB throughout: 1 MiB segments give 68, 70, 66 MiB
+    small = provisioning_matrix(dataclasses.replace(p, sample_segment_bytes=2**20))
+    assert "68.0, 70.0, 66.0 MiB for 4, 5, 6 h" in provisioning_reading(small, 2, 72).text

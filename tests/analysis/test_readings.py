@@ -48,7 +48,10 @@ def test_cache_reading_finds_where_more_bytes_stop_paying() -> None:
     curve = pd.DataFrame({"policy": ["lru"] * 3 + ["optimal"] * 3, "max_bytes": [mib, 2 * mib, 4 * mib] * 2,
                           "hit_rate": [0.2, 0.5, 0.505, 0.4, 0.6, 0.6]})
     r = cache_reading(curve)
-    assert r.facts["flat_from_bytes"] == 4 * mib  # +0.5 points from 2 to 4 MiB
+    assert r.facts["flat_from_bytes"] == 2 * mib  # 4 MiB adds 0.5 points to 2 MiB's 50%, 2 MiB 30 points to 1's
+    assert "from 2 MiB on, more bytes add under one point" in r.text
+    rising = curve.assign(hit_rate=[0.2, 0.5, 0.6, 0.4, 0.6, 0.7])  # every step adds 10 points or more
+    assert cache_reading(rising).facts["flat_from_bytes"] is None
     assert "the widest gap, 20% points, is at 1 MiB" in r.text  # 0.4 - 0.2 at 1 MiB, 0.1 at 2 MiB
 
 

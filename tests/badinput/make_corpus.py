@@ -107,6 +107,12 @@ scenario("json-deep", '{"a": ' + "[" * 300 + "]" * 300 + "}", ["json-deep.json:1
          suffix=".json")
 # -- scenario keys, types and bounds --------------------------------------------------------------
 scenario("unknown-section", {"clutser": {"servers": 2}}, ["clutser", "unknown section"])
+# several tables on one tenant (tables:): two tables of one name, a table whose tenant has no servers
+scenario("tables-same-name", "tables:\n  - table: {tableName: orders, tableType: OFFLINE}\n"
+         "  - table: {tableName: orders, tableType: OFFLINE}\n", ["tables[1].table.tableName", "also tables[0]'s"])
+scenario("tables-tenant-without-servers", "cluster: {servers: 2}\ntables:\n"
+         "  - table: {tableName: orders, tableType: OFFLINE, tenants: {server: gold}}\n",
+         ["tables[0].table.tenants.server", "tenant 'gold' has no servers"])
 scenario("unknown-key-typo", {"cluster/servrs": 2}, ["cluster.servrs", "did you mean 'servers'"])
 scenario("servers-negative", {"cluster/servers": -3}, ["cluster.servers", "must be a positive integer"])
 scenario("servers-string", {"cluster/servers": "four"}, ["cluster.servers", "must be a positive integer"])

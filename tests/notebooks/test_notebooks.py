@@ -92,7 +92,8 @@ def check_caching(readings: list[dict[str, Any]], tmp: Path) -> None:
         assert row["lru"] <= row["optimum"] + 1e-9  # no cache beats the optimum on the same stream
     if facts["flat_from_bytes"] is not None:
         i = next(i for i, r in enumerate(sizes) if r["max_bytes"] == facts["flat_from_bytes"])
-        assert sizes[i]["lru"] - sizes[i - 1]["lru"] < 0.01
+        assert all(r["lru"] - sizes[i]["lru"] < 0.01 for r in sizes[i + 1:])  # no larger size wins a point
+        assert i == 0 or sizes[-1]["lru"] - sizes[i - 1]["lru"] >= 0.01  # and it is the smallest such size
 
 
 def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:
@@ -104,6 +105,13 @@ def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:
             assert entry["end_live_bytes"] <= facts["ihop_bytes"]
         # the notebook's note: Pinot's estimator leaves out the map's nodes and slots, so it is lower
         assert entry["pinot_estimate_bytes"] < entry["end_map_bytes"]
+    # a heap past the IHOP with shorter young pauses than one under it is explained, and the explanation
+    # holds: its pauses come more often (G1 keeps the young generation at its minimum in a cycle)
+    ttl = facts["ttl"]
+    shorter = [(o, u) for o in ttl.values() for u in ttl.values() if o["ihop_hour"] is not None
+               and u["ihop_hour"] is None and not o["oom"] and o["young_p99_ms"] < u["young_p99_ms"]]
+    assert facts["shorter_past_ihop"] == bool(shorter)
+    assert all(o["young_per_s"] > u["young_per_s"] for o, u in shorter)
     assert facts["ttl"]["no TTL"]["claim"] == "grows"  # without TTL no key ever leaves the map
     assert facts["ttl"]["TTL 6 h"]["claim"] == "levels"
 
@@ -118,6 +126,36 @@ def check_sizing(readings: list[dict[str, Any]], tmp: Path) -> None:
     cheaper = [c for c in configs.values() if c["monthly_cost"] < best["monthly_cost"]]
     assert not any(c["meets_slo"] and c["survives"] for c in cheaper)
     assert (tmp / "report.pdf").is_file()
+    _check_growth_agrees(tmp)
+
+
+def _check_growth_agrees(tmp: Path) -> None:
+    """The notebook and the report print the same growth (replicas moved, bytes, p99 after), and both
+    are what ``workbench scale-out`` computes for that growth of the recommended point."""
+    import pypdfium2 as pdfium
+
+    from workbench.report.findings import find
+    from workbench.report.sizing import load_sizing_data
+    from workbench.report.whatif import point_of, read_movement
+    from workbench.studies.scale_out import scale_out
+
+    executed = json.loads((tmp / "05_sizing_report.ipynb").read_text())
+    printed = [line for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "stream"
+               for line in "".join(o["text"]).splitlines() if "segment replicas" in line]
+    assert printed, "the notebook shows how the recommendation grows"
+    doc = pdfium.PdfDocument(str(tmp / "report.pdf"))
+    report = " ".join(" ".join(doc[i].get_textpage().get_text_range().split()) for i in range(len(doc)))
+    for sentence in printed:
+        assert " ".join(sentence.split()) in report, sentence
+    d = load_sizing_data(tmp / "sweep-out")
+    best = find(d).best
+    assert best is not None
+    grow = next(m for m in read_movement(d, best) if m.before == int(best["servers"]))
+    sc, _, seed = point_of(d, best)
+    direct = scale_out(sc, grow.after, seed=seed)  # what `workbench scale-out --servers M` runs
+    assert (grow.segments_moved, grow.bytes_moved) == (direct.plan.segments_moved, direct.plan.bytes_moved)
+    assert grow.p99_after is not None and grow.p99_after[0] == direct.after.latency_ms.p99.value
+    assert grow.p99_before is not None and grow.p99_before[0] == direct.before.latency_ms.p99.value
 
 
 CHECKS: dict[str, Callable[[list[dict[str, Any]], Path], None]] = {

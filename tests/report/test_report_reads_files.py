@@ -23,9 +23,14 @@ def _no_simulation(*args: Any, **kwargs: Any) -> NoReturn:
 
 @pytest.fixture
 def broken_simulator(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``simulate`` raises, in its module and in the package's re-export."""
+    """``simulate`` raises, in its module and in the package's re-export.
+
+    The package's re-export is patched first: ``workbench.simulate`` resolves lazily from
+    ``workbench.sim.run``, so patching the module first would make monkeypatch remember the broken
+    function as the package's original and leave it behind for every later test.
+    """
+    monkeypatch.setattr(workbench, "simulate", _no_simulation)
     monkeypatch.setattr(workbench.sim.run, "simulate", _no_simulation)
-    monkeypatch.setattr(workbench, "simulate", _no_simulation, raising=False)
 
 
 def _text(pdf: Path) -> str:

@@ -45,16 +45,16 @@ def test_no_recommendation_when_nothing_meets_the_slo() -> None:
 
 
 def test_a_point_over_its_heap_slo_does_not_meet_the_slo_whatever_its_p99() -> None:
-    from workbench.report.data import _meets
+    from workbench.report.data import slo_verdicts
 
     combined = pd.DataFrame({
         "latency_ms.p99.value": [50.0, 50.0, 50.0, 90.0], "latency_ms.p99.ci_high": [55.0, 55.0, 55.0, 95.0],
         "slo.met": [True, False, None, True],  # the run's verdict: False when the heap SLO or an OOM failed
     })
-    meets, robust = _meets(combined, 70.0)
+    meets, robust = slo_verdicts(combined, 70.0)
     assert meets.tolist() == [True, False, True, False]
     assert robust.tolist() == meets.tolist()
-    only_heap, _ = _meets(combined, None)  # no p99 SLO: the run's verdict alone decides
+    only_heap, _ = slo_verdicts(combined, None)  # no p99 SLO: the run's verdict alone decides
     assert only_heap.tolist() == [True, False, True, True]
 
 

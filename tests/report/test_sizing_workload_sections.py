@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -38,3 +39,25 @@ def test_report_has_cache_and_provisioning_pages(sweep_dir: Path, tmp_path: Path
     text = "".join(doc[i].get_textpage().get_text_range() for i in range(len(doc)))
     assert "Broker result cache on this workload" in text and "optimal" in text
     assert "RealtimeProvisioningHelper" in text and "numHours" in text
+    # every size carries its unit: Pinot's bare "2.27M" reads as a count; the page prints "2.27MiB"
+    matrix = next(doc[i].get_textpage().get_text_range() for i in range(len(doc))
+                  if "RealtimeProvisioningHelper" in doc[i].get_textpage().get_text_range())
+    assert re.search(r"\d(KiB|MiB|GiB) / \d", matrix)
+    assert not re.search(r"\d[KMGT](?![iB])", matrix), re.findall(r"\S*\d[KMGT](?![iB])\S*", matrix)[:5]
+
+
+def test_the_demo_recommendation_meets_its_slo_with_a_server_down(sweep_dir: Path) -> None:
+    """The demo scenario's SLO includes one server lost (slo.survive defaults to server), and its
+    recommendation meets the SLO in every failure case, as page 1's what-if table says."""
+    from workbench.report.findings import find
+    from workbench.report.sizing import load_sizing_data
+    from workbench.report.summary import whatif_frame
+
+    d = load_sizing_data(sweep_dir)
+    f = find(d)
+    assert f.survive == "server" and f.best is not None
+    survival = f.survival[str(f.best["point"])]
+    assert survival.survives and survival.rows  # run, not assumed
+    assert all(r["latency_ms.p99.ci_high"] <= d.slo_p99_ms for r in survival.rows)
+    table = whatif_frame(f, d.slo_p99_ms).set_index("case")
+    assert table.loc["one server down", "SLO"] == "meets"

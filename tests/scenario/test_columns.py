@@ -166,3 +166,37 @@ def test_pinot_example_tables_and_schemas_validate_unchanged(tmp_path: Path, nam
                                     "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 10}}}))
     sc = load_scenario(path) if "upsert" in name else check_scenario(path)
     assert sc.table.table_name == json.loads(table.read_text())["tableName"]
+
+
+def _from_schema(dimensions: list[dict[str, Any]]) -> dict[str, Any]:
+    sc = scenario(dimensions, metrics=[], partition="event_id")
+    sc["workload"]["generate"]["from_schema"] = True
+    sc["schema"]["primaryKeyColumns"] = ["event_id"]
+    return sc
+
+
+def test_from_schema_takes_the_users_event_id_and_needs_no_generator_column() -> None:
+    """The issue's upsert table keyed and partitioned on its own ``event_id``, with none of the generator's
+    columns: its rows and queries are the schema's own (the bookkeeping moves to ``$`` names)."""
+    check_scenario(_from_schema([{"name": "event_id", "dataType": "STRING"}]))
+
+
+@pytest.mark.parametrize(("extra", "where", "words"), [
+    ({"name": "doc_id", "dataType": "INT"}, "schema.dimensionFieldSpecs[1].name", "workload layout's own column"),
+    ({"name": "attributes", "dataType": "MAP"}, "schema.dimensionFieldSpecs[1]", "cannot produce MAP"),
+])
+def test_from_schema_refuses_a_layout_column_or_one_it_cannot_produce(extra: dict[str, Any], where: str,
+                                                                       words: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        check_scenario(_from_schema([{"name": "event_id", "dataType": "STRING"}, extra]))
+    assert caught.value.where == where and words in caught.value.problem and repr(extra["name"]) in \
+        caught.value.problem
+
+
+def test_from_schema_settings_may_not_redraw_the_key() -> None:
+    sc = _from_schema([{"name": "event_id", "dataType": "STRING"}])
+    sc["workload"]["generate"]["columns"] = {"event_id": {"cardinality": 3}}
+    with pytest.raises(ScenarioError) as caught:
+        check_scenario(sc)
+    assert caught.value.where == "workload.generate.columns.event_id"
+    assert "primary key column" in caught.value.problem

@@ -100,5 +100,23 @@ def test_processor_sharing_arithmetic() -> None:
     assert both(d.checkpoint, 10.0, 100.0, 3.0, 6, 1, 4) == (12.0, 115.0)
     # idle: virtual time stays, a timer alone counts one core
     assert both(d.checkpoint, 10.0, 100.0, 3.0, 0, 1, 4) == (10.0, 103.0)
-    assert both(d.is_due, 1.0 + 1e-12, 1.0) is True  # within the rounding allowance
-    assert both(d.is_due, 1.0 + 1e-9, 1.0) is False
+    assert both(d.is_due, 1.0 + 1e-12, 1.0, 1.0) is True  # within the rounding allowance
+    assert both(d.is_due, 1.0 + 1e-9, 1.0, 1.0) is False
+
+
+def test_work_below_the_wall_clocks_resolution_is_due_at_that_clock() -> None:
+    """After a long idle stretch the wall clock (here 300 s) is far larger than the virtual time. 1e-11 ms of
+    work then ends within the clock's resolution (an ulp of 3e5 is about 6e-11), so its finish time is the
+    clock itself: it must be due there, or the server asks again at the same time for ever (a sparse
+    Poisson run of 400 s hung both engines so)."""
+    from workbench.sim.cpu import SharedCPU
+    from workbench.sim.pauses import PauseSchedule
+
+    now = 3e5
+    assert now + 1e-11 == now
+    cpu = SharedCPU(1, PauseSchedule.from_intervals([]))
+    cpu.start(now, 1e-11, "a")
+    assert cpu.next_time() == now
+    assert cpu.pop(now) == ["a"]
+    assert both(d.is_due, 1e-11, 0.0, now) is True
+    assert both(d.is_due, 1e-9, 0.0, 1.0) is False  # far above the resolution of a small clock: not yet

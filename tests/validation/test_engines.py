@@ -14,11 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parity import same
 
 from workbench.scenario import load_scenario
 from workbench.sim.fast.engine import coverage
@@ -26,22 +25,6 @@ from workbench.sim.records import Result
 from workbench.sim.run import simulate
 
 TABLE = {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}}
-
-
-def same(a: Result, b: Result) -> None:
-    """Every table of two runs, column by column: floats to 1e-9 relative, the rest exactly."""
-    assert a.parameters["engine"] == "simpy" and b.parameters["engine"] == "fast"
-    for name, left in a.tables().items():
-        right = b.tables()[name]
-        assert list(left.columns) == list(right.columns), name
-        assert len(left) == len(right), (name, len(left), len(right))
-        for column in left.columns:
-            x, y = left[column].to_numpy(), right[column].to_numpy()
-            if x.dtype.kind == "f" or y.dtype.kind == "f":
-                np.testing.assert_allclose(x.astype(float), y.astype(float), rtol=1e-9, atol=1e-9,
-                                           err_msg=f"{name}.{column}")
-            else:
-                assert list(pd.Series(x).astype(str)) == list(pd.Series(y).astype(str)), f"{name}.{column}"
 
 
 def both(scenario: dict[str, Any], data: Path | None = None) -> tuple[Result, Result]:

@@ -9,6 +9,8 @@ columns uncompressed-ish plus indexes) and says so in the report.
 
 >>> from_bytes(754_974_720), from_bytes(1023), from_bytes(3.45 * 1024**3)
 ('720M', '1023B', '3.45G')
+>>> binary_bytes(754_974_720), binary_bytes(116.06 * 1024), binary_bytes(1023)
+('720MiB', '116.06KiB', '1023B')
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import pandas as pd
 
-__all__ = ["ProvisioningInputs", "from_bytes", "provisioning_matrix"]
+__all__ = ["ProvisioningInputs", "binary_bytes", "from_bytes", "provisioning_matrix"]
 
 _SUFFIXES = ("K", "M", "G", "T", "P")
 
@@ -39,6 +41,13 @@ def from_bytes(num_bytes: float) -> str:
     rounded = Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
     text = format(rounded.normalize(), "f")
     return f"{text}{suffix}"
+
+
+def binary_bytes(num_bytes: float) -> str:
+    """:func:`from_bytes` with its unit spelled out (``2.27MiB``, not Pinot's bare ``2.27M``): Pinot's
+    digits, so a reader can match them to the tool's output, and a unit a reader cannot misread as MB."""
+    text = from_bytes(num_bytes)
+    return text if text.endswith("B") else f"{text}iB"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from scipy import stats as st
 from workbench import defaults as D
 from workbench.analysis.failures import RunFacts, run_failures
 from workbench.analysis.slo import check_slo, recorded_slo
+from workbench.analysis.tables import table_summaries, tenant_verdict
 from workbench.io.summary import (
     Engine,
     Errors,
@@ -141,12 +142,10 @@ def _heap(result: Result) -> Heap:
 
 def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec | None = None) -> Summary:
     """The headline numbers of a run, held to ``slo`` (the scenario's typed ``slo:``; by default the one
-    the run recorded, read back by the scenario loader's rules)."""
+    the run recorded, read back by the scenario loader's rules). A run of several tables (``tables:``) is
+    summarised over all of them and per table (``tables``), each table held to its own recorded SLO."""
     conf = D.CONFIDENCE if confidence is None else confidence
-    q = result.queries
-    cis = percentile_cis(q, [pct for _, pct in PERCENTILES], conf)
-    stats = {label: Statistic(*ci) for (label, _), ci in zip(PERCENTILES, cis, strict=True)}
-    latency = Latency.from_labels({"mean": Statistic(*_mean_latency_ci(q, conf)), **stats})
+    latency = _latency(result.queries, conf)
     w = result.windows
     window = float(w["window_s"].sum())
     n = int(w["queries"].sum())
@@ -156,6 +155,9 @@ def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec |
         return float(w[column].sum()) / n if n else float("nan")
 
     errors = _errors(result)
+    tables = table_summaries(result, lambda frame: _latency(frame, conf), heap)
+    verdict = tenant_verdict(tables) if tables is not None else \
+        check_slo(latency.p99, heap, slo if slo is not None else recorded_slo(result.parameters))
     failures = run_failures(RunFacts(queries=n, server_runs=len(result.servers), errors=errors, heap=heap,
                                      partial_rate=rate("partial") if n else 0.0))
     return Summary(
@@ -171,8 +173,15 @@ def summarise(result: Result, confidence: float | None = None, *, slo: SLOSpec |
         cache_hit_rate=float(w["cache_hits"].sum()) / n if n else 0.0, errors=errors,
         engine=Engine(name=result.parameters.get("engine", "simpy"), why=result.parameters.get("engine_reason", "")),
         littles_law=_littles_law(result), heap=heap,
-        slo=check_slo(latency.p99, heap, slo if slo is not None else recorded_slo(result.parameters)),
+        slo=verdict, tables=tables,
     )
+
+
+def _latency(queries: pd.DataFrame, confidence: float) -> Latency:
+    """Mean and percentiles of ``queries``' latency, each with its confidence interval."""
+    cis = percentile_cis(queries, [pct for _, pct in PERCENTILES], confidence)
+    stats = {label: Statistic(*ci) for (label, _), ci in zip(PERCENTILES, cis, strict=True)}
+    return Latency.from_labels({"mean": Statistic(*_mean_latency_ci(queries, confidence)), **stats})
 
 
 def _table_fit(result: Result) -> TableFit:

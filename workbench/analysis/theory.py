@@ -12,12 +12,14 @@ Notation: ``lam`` arrival rate, ``mu`` service rate per server (same time unit),
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
 
 __all__ = [
     "erlang_c",
+    "exponential_mixture",
     "fanout_delay_probability",
     "flatto_hahn_response",
     "gc_single_server_delay_bounds",
@@ -80,6 +82,25 @@ def mg1_mean_wait(lam: float, mean_s: float, second_moment_s: float) -> float:
     if not 0 < rho < 1:
         raise ValueError(f"need 0 < rho < 1, got {rho}")
     return lam * second_moment_s / (2.0 * (1.0 - rho))
+
+
+def exponential_mixture(rates: Sequence[float], means: Sequence[float]) -> tuple[float, float, float]:
+    """Classes of Poisson arrivals (``rates``) with exponential service (``means``) sharing one queue: the
+    superposed stream is Poisson at their total rate, and a request's service is class ``k``'s with
+    probability ``rates[k] / total`` (a hyperexponential mixture). Returns (total rate, mean service, second
+    moment of service): what Erlang C (equal means: the mixture is exponential again, so M/M/c is exact)
+    or Pollaczek-Khinchine (one server: M/G/1 is exact for any mixture) take.
+
+    >>> exponential_mixture([1.0, 3.0], [2.0, 2.0])
+    (4.0, 2.0, 8.0)
+    >>> exponential_mixture([1.0, 1.0], [1.0, 3.0])
+    (2.0, 2.0, 10.0)
+    """
+    total = float(sum(rates))
+    shares = [r / total for r in rates]
+    mean = sum(p * m for p, m in zip(shares, means, strict=True))
+    second = sum(p * 2.0 * m * m for p, m in zip(shares, means, strict=True))
+    return total, mean, second
 
 
 def md1_mean_wait(lam: float, service: float) -> float:

@@ -126,8 +126,9 @@ def gc_at(live_bytes_static: float, keys: float, bytes_per_key: float, heap_byte
     the steady state; they are simulated and left out of the figures.
 
     Returns ``young_p50_ms``, ``young_p99_ms`` (young and mixed pauses), ``young_per_s``,
-    ``full`` (full GCs in the window), ``longest_ms`` and ``oom`` (1.0 when the live heap no longer
-    fits: the JVM would throw ``OutOfMemoryError``).
+    ``full`` (full GCs in the window), ``longest_ms``, ``paused_share`` (the share of the window the JVM
+    spent in any pause: shorter pauses that come more often can add up to more) and ``oom`` (1.0 when the
+    live heap no longer fits: the JVM would throw ``OutOfMemoryError``).
     """
     live = LiveHeap(float(live_bytes_static), int(keys), float(bytes_per_key))
     every, heap = g1_pauses_at_constant_rate(params or G1Params(), heap_bytes, live, allocation_rate,
@@ -141,5 +142,6 @@ def gc_at(live_bytes_static: float, keys: float, bytes_per_key: float, heap_byte
         "young_per_s": len(evac) / seconds,
         "full": float(sum(p.kind == "full" for p in pauses)),
         "longest_ms": float(max((p.duration_ms for p in pauses), default=0.0)),
+        "paused_share": float(sum(p.duration_ms for p in pauses)) / (seconds * 1000.0),
         "oom": 1.0 if heap.oom else 0.0,
     }

@@ -31,6 +31,7 @@ from workbench.calibrate.backtest import Backtester
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
+from workbench.calibrate.profile import DayProfile, day_profile
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
 from workbench.calibrate.work import (
@@ -188,8 +189,18 @@ def _latency(options: CalibrateOptions) -> Entry:
                                             "service.per_request_ms; measure RTT/2")
 
 
+def _profile(profile: DayProfile) -> list[Entry]:
+    """``workload.profile`` when the log spans a day (its hours' rates over its mean rate)."""
+    if profile.hourly is None:
+        return []
+    return [Entry("workload.profile", {"hourly": list(profile.hourly)},
+                  f"from {profile.why.removeprefix('the ')}; factor 1 is the whole log's mean rate, as replayed "
+                  "(`workbench day` runs the peak hour)")]
+
+
 def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc: dict[str, Any] | None,
-             options: CalibrateOptions, span: float, tail: float, delay: Delay | None) -> list[Entry]:
+             options: CalibrateOptions, span: float, tail: float, delay: Delay | None,
+             profile: DayProfile) -> list[Entry]:
     t = inputs.table
     var = fit.variability
     var_note = (f"fitted from the residuals: ± {var.se:.3g} (1 s.e.)" if var.se is not None else var.note) or "fitted"
@@ -216,6 +227,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("workload.data", "workload", "the log's queries and your segments, in one workload directory"),
         Entry("workload.arrival.process", "replay",
               f"the log's {len(inputs.queries):,} queries at their arrival times"),
+        *_profile(profile),
         Entry("simulation.duration_s", round(span + tail, 3),
               "the log's span plus time for the last queries to finish"),
         Entry("simulation.warmup_s", round(min(D.WARMUP_S, 0.05 * span), 3), "DEFAULT: 5% of the span, at most 12 s"),
@@ -319,7 +331,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
     notes = tuple(n for n in (*fit.notes, seg_note, work_note) if n)
-    entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay)
+    profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
+    entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         write_workload(tmp / "workload", segs, replay, inputs.table.table_name, inputs.table.table_type,
@@ -333,7 +346,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         calibration = {"table": inputs.table.table_name_with_type, "queries": len(replay), "fit": fit.to_dict(),
                        "fitted_to": "servers' measured work" if delay is not None else "timeMs",
                        "delay": delay.to_dict() if delay is not None else None,
-                       "shape": vars(shape), "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
+                       "shape": vars(shape), "profile": profile.to_json(),
+                       "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / "calibration.json", calibration)
         report = None

@@ -32,7 +32,18 @@ __all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offli
 #: How many of the workload's queries ``workbench agree`` checks by default (in arrival order).
 DEFAULT_QUERIES = 300
 _PINOT_TYPES = {"int64": "LONG", "int32": "INT", "float64": "DOUBLE", "float32": "FLOAT", "bool": "BOOLEAN"}
-_WORKLOAD_ONLY = ("segment_name", "doc_id")  # where a row went, not a column of the table
+#: Where a row went, not a column of the table; rows generated from the user's schema also carry the
+#: generator's bookkeeping under ``$`` names (``docs/data.md``), which Pinot does not get either.
+_WORKLOAD_ONLY = ("segment_name", "doc_id")
+
+
+def _pinot_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A segment's rows as Pinot reads them: the table's columns only, TIMESTAMP values as epoch millis
+    (pandas writes ``datetime64[ms]`` to JSON in the wrong unit, and Pinot reads a TIMESTAMP from a long)."""
+    out = rows.drop(columns=[c for c in rows if c in _WORKLOAD_ONLY or str(c).startswith("$")])
+    for column in out.columns[[pd.api.types.is_datetime64_any_dtype(t) for t in out.dtypes]]:
+        out[column] = out[column].astype("datetime64[ms]").astype("int64")
+    return out.reset_index(drop=True)
 
 
 def server_names(count: int) -> tuple[str, ...]:
@@ -104,8 +115,7 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
     completed = list(segments_table.loc[~consuming, "segment_name"])
     events = read_events(data)
-    by_segment = {name: rows.drop(columns=[c for c in _WORKLOAD_ONLY if c in rows]).reset_index(drop=True)
-                  for name, rows in events.groupby("segment_name", sort=False)}
+    by_segment = {name: _pinot_rows(rows) for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
     schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
     sql = list(read_replay_queries(data)["sql"].head(queries))

@@ -28,7 +28,8 @@ from workbench.errors import InputError
 __all__ = ["EXAMPLE", "FAILED", "FAILED_WHY", "GC_DELAYED_RATE", "P99", "P99_HIGH", "P99_LOW", "P99_MODEL_HIGH",
            "P99_MODEL_LOW", "PARTIAL_RATE", "SLO_MET", "THROUGHPUT", "UTILISATION_MEAN", "Engine", "Errors",
            "Failures", "Heap", "Latency", "LittlesLaw", "ModelUncertainty", "SLOCheck", "SLOChecks", "SLOVerdict",
-           "Statistic", "Summary", "TableFit", "Utilisation", "column", "latency_column", "schema_columns"]
+           "Statistic", "Summary", "TableFit", "TableSummary", "Utilisation", "column", "latency_column",
+           "schema_columns"]
 
 
 #: Field metadata key naming the JSON key of a field stored under another name (``p99.9``, ``L_measured``).
@@ -194,6 +195,26 @@ class ModelUncertainty:
 
 
 @dataclass(frozen=True)
+class TableSummary:
+    """One table of a scenario of several (``tables:``): its own queries' latency and outcome, the utilisation
+    of its tenant's servers (shared with the tenant's other tables), and its own SLO."""
+
+    #: How the table's name is written in the columns of a mapping of these (``tables.TABLE.queries``).
+    COLUMN_KEY: typing.ClassVar[str] = "TABLE"
+
+    tenant: str
+    latency_ms: Latency
+    queries: int
+    throughput_qps: float
+    partial_rate: float
+    query_error_share: float
+    servers_queried_mean: float
+    segments_queried_mean: float
+    utilisation: Utilisation
+    slo: SLOVerdict
+
+
+@dataclass(frozen=True)
 class Summary:
     """The headline numbers of a run (see ``docs/records.md``, "summary", for every field's meaning).
 
@@ -222,6 +243,9 @@ class Summary:
     heap: Heap
     slo: SLOVerdict
     model_uncertainty: ModelUncertainty | None = None
+    #: Per table, by name, for a scenario of several tables (``tables:``); the fields above are then every
+    #: table's queries together (the tenant's), and ``slo`` is met when every table meets its own.
+    tables: dict[str, TableSummary] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The summary as ``summary.json`` holds it: nested objects, keys sorted, unset optionals left out."""
@@ -235,12 +259,16 @@ class Summary:
         return summary
 
     def headline(self) -> str:
-        """The run in one line, its failures said before any percentile (the CLI's ``simulate`` line).
+        """The run in one line, its failures said before any percentile (the CLI's ``simulate`` line); with
+        several tables, each table's p99 after the tenant's.
 
         >>> Summary.from_json(EXAMPLE).headline()
         'p99 30.00 ms over 1,000 queries'
         """
         p99 = f"p99 {self.latency_ms.p99.value:.2f} ms over {self.queries:,} queries"
+        if self.tables:
+            each = (f"{name} p99 {t.latency_ms.p99.value:.2f} ms" for name, t in self.tables.items())
+            p99 += f" ({', '.join(each)})"
         line = f"FAILED RUN: {self.failures.why}. {p99}" if self.failures.failed else p99
         return f"{line}; WARNING: {self.table_fit.why}" if self.table_fit.why else line
 
@@ -339,7 +367,12 @@ def _schema(cls: type[Any], prefix: str, within_optional: bool = False) -> Itera
         if dataclasses.is_dataclass(kind):
             yield from _schema(kind, name, optional)  # type: ignore[arg-type]
         elif typing.get_origin(kind) is dict:
-            yield f"{name}.CODE", typing.get_args(kind)[1].__name__
+            item = typing.get_args(kind)[1]
+            key = getattr(item, "COLUMN_KEY", "CODE")
+            if dataclasses.is_dataclass(item):
+                yield from _schema(item, f"{name}.{key}", True)  # type: ignore[arg-type]
+            else:
+                yield f"{name}.{key}", item.__name__
         else:
             yield name, kind.__name__ + (" or null" if optional else "")
 
@@ -347,7 +380,8 @@ def _schema(cls: type[Any], prefix: str, within_optional: bool = False) -> Itera
 def schema_columns(cls: type[Any] = Summary) -> dict[str, str]:
     """Every column a summary of type ``cls`` can flatten into, in column order, with its type (``or null``
     when it may be missing: an optional field or one inside one; a mapping field's keys are written
-    ``CODE``: ``errors.by_code.CODE``)."""
+    ``CODE``: ``errors.by_code.CODE``; each field of a mapping of objects is written under the key its class
+    names, ``COLUMN_KEY``: ``tables.TABLE.queries``)."""
     return dict(_schema(cls, ""))
 
 

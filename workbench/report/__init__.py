@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["build_run_report", "build_sizing_report"]
+__all__ = ["build_day_report", "build_run_report", "build_sizing_report"]
 
-_LAZY = {"build_run_report": "workbench.report.run_report", "build_sizing_report": "workbench.report.sizing"}
+_LAZY = {"build_day_report": "workbench.report.day", "build_run_report": "workbench.report.run_report",
+         "build_sizing_report": "workbench.report.sizing"}
 
 if TYPE_CHECKING:
+    from workbench.report.day import build_day_report
     from workbench.report.run_report import build_run_report
     from workbench.report.sizing import build_sizing_report
 

@@ -3,18 +3,15 @@ matrix, and the method note (what the model includes and what it leaves out)."""
 
 from __future__ import annotations
 
-import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.analysis import plots, sizing_plots
-from workbench.analysis.provisioning import ProvisioningInputs, from_bytes, provisioning_matrix
+from workbench.analysis.provisioning import ProvisioningInputs, binary_bytes, provisioning_matrix
 from workbench.analysis.readings import provisioning_reading
-from workbench.io.run_dir import RunDir
-from workbench.io.tables import read_json_file
 from workbench.report.data import SizingData, workload_of
 from workbench.report.findings import Findings
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
-from workbench.report.whatif import movement_path
+from workbench.report.whatif import movement_frame, read_movement
 
 __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
 
@@ -23,39 +20,18 @@ __all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
 CACHE_TRACE_REQUESTS = 8_000
 
 
-def _plan_rows(d: SizingData, best: pd.Series) -> tuple[pd.DataFrame, list[str]]:
-    """Rebalance moves of today's servers -> the recommendation and of the recommendation -> the next size
-    up, and p99 on the first one's rebalanced ideal state, as the studies wrote them (``movement.json``)."""
-    path = movement_path(d, best)
-    if not path.is_file():  # the findings say which command writes it
-        return pd.DataFrame(), []
-    rows, sentences = [], []
-    for step in read_json_file(path, "rebalance plans")["steps"]:
-        rows += [{**r, "plan": step["label"]} for r in step["rows"]]
-        total = step["table_bytes"]
-        share = step["bytes_moved"] / total if total else 0.0
-        sentence = (f"{step['label']}: {step['segments_moved']} segment replicas, {from_bytes(step['bytes_moved'])}B "
-                    f"({share:.0%} of the table's replicated bytes) are loaded"
-                    f"{' with minimizeDataMovement' if step['minimize_data_movement'] else ''}")
-        if step["run"] is not None:
-            p99 = RunDir(path.parent / step["run"]).summary().latency_ms.p99
-            sentence += (f"; once moved, p99 is {p99.value:.1f} ms (interval {p99.ci_low:.1f}-"
-                         f"{p99.ci_high:.1f}) on the rebalanced assignment")
-        sentences.append(sentence)
-    return pd.DataFrame(rows), sentences
-
-
 def movement(d: SizingData, f: Findings) -> list[Figure]:
     """What a rebalance moves and p99 after it: today's servers to the recommendation, and the
     recommendation's next step."""
     if f.best is None:
         return []
-    moves, sentences = _plan_rows(d, f.best)
-    if moves.empty:
+    moves = read_movement(d, f.best)  # what notebook 05 reads too: one source for both
+    if not moves:
         return []
-    fig = sizing_plots.data_movement(moves, "Data each server loads when the table is rebalanced")
-    return [plot_page(fig, "; ".join(sentences) + ". Pinot's instance and segment reassignment of the table's "
-                           "current layout (workbench.studies.scale_out); sizes are the workload's segments.")]
+    fig = sizing_plots.data_movement(movement_frame(moves), "Data each server loads when the table is rebalanced")
+    reading = "; ".join(m.sentence() for m in moves)
+    return [plot_page(fig, reading + ". Pinot's instance and segment reassignment of the table's current layout "
+                           "(workbench.studies.scale_out); sizes are the workload's segments unless said otherwise.")]
 
 
 def cache(d: SizingData, f: Findings) -> list[Figure]:
@@ -74,8 +50,8 @@ def cache(d: SizingData, f: Findings) -> list[Figure]:
     fig = plots.hit_rate_vs_size(curve, "Broker result cache on this workload's queries (RFC design)")
     lru = curve[curve["policy"] == "lru"].sort_values("max_bytes")
     best = curve[curve["policy"] != "lru"].sort_values("max_bytes")
-    return [plot_page(fig, f"with {from_bytes(sizes[-1])} (every distinct result) LRU hits "
-                           f"{lru['hit_rate'].iloc[-1]:.0%} of {len(trace):,} queries; at {from_bytes(sizes[1])} it "
+    return [plot_page(fig, f"with {binary_bytes(sizes[-1])} (every distinct result) LRU hits "
+                           f"{lru['hit_rate'].iloc[-1]:.0%} of {len(trace):,} queries; at {binary_bytes(sizes[1])} it "
                            f"hits {lru['hit_rate'].iloc[1]:.0%} against an optimum of {best['hit_rate'].iloc[1]:.0%}. "
                            "The RFC expects 20-70% on dashboards; misses here are first requests and lookups of "
                            "rarely repeated keys. Not part of the recommendation: the cache is off unless the "
@@ -103,12 +79,16 @@ def provisioning(d: SizingData, f: Findings) -> list[Figure]:
     matrix = provisioning_matrix(inputs)
     if matrix.empty:
         return []
-    grid = matrix.pivot(index="num_hours", columns="num_hosts", values="memory").fillna("NA")
+    # Pinot prints "2.27M/116.06K"; the page spells the unit (MiB) so no cell reads as a bare number
+    cells = matrix.assign(memory=[f"{binary_bytes(a)} / {binary_bytes(m)}"
+                                  for a, m in zip(matrix["active_bytes"], matrix["mapped_bytes"], strict=True)])
+    grid = cells.pivot(index="num_hours", columns="num_hosts", values="memory").fillna("NA")
     rec = int(f.best["servers"]) if f.best is not None else None
     grid.columns = [f"{c} hosts{' (rec.)' if int(c) == rec else ''}" for c in grid.columns]
     grid.insert(0, "numHours", grid.index)
     page = Page("Hosts x hours: RealtimeProvisioningHelper's memory matrix",
-                "memory used per host, active/mapped, as Pinot's tool computes it", size=A4_LANDSCAPE, margin=0.04)
+                "memory per host, active / mapped (KiB, MiB, GiB: Pinot's tool prints the same digits without the iB)",
+                size=A4_LANDSCAPE, margin=0.04)
     page.table(grid.reset_index(drop=True), size=7.5)
     page.paragraph(f"Each cell: memory per host for consuming segments that flush every numHours hours, "
                    f"with {gen.partitions} partitions, replication {sc.table.replication}, "

@@ -62,9 +62,10 @@ from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, recorded_scenario
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["LOAD_KEY", "RANKING_RULE", "LoadAnswer", "SizingData", "bill", "binary_size", "layout_of", "load_keys",
-           "load_levels", "load_sizing_data", "meeting", "rank", "recommend", "recommend_per_load", "size_text",
-           "table_bytes", "workload_of"]
+__all__ = ["LOAD_KEY", "RANKING_RULE", "SIZING_FILE", "LoadAnswer", "SizingData", "bill", "binary_size", "cost_column",
+           "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
+           "recommend_per_load", "search_note", "shape_costs", "size_text", "slo_verdicts", "table_bytes",
+           "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ def _shape_columns(combined: pd.DataFrame, scenarios: list[Scenario], prices: Pr
     return pd.concat([combined.drop(columns=[c for c in extra.columns if c in combined]), extra], axis=1)
 
 
-def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Series]:
+def slo_verdicts(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Series]:
     """Whether each point meets the SLO, and whether it does across the model interval too (``robust``).
 
     The run's own verdict (``slo.met``, which also holds ``slo.max_heap`` and OOM) rules a point out
@@ -212,6 +213,24 @@ def _meets(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Ser
     if S.P99_MODEL_HIGH in combined:
         return meets, meets & (combined[S.P99_MODEL_HIGH].fillna(high) <= slo)
     return meets, meets
+
+
+#: What ``workbench size`` writes beside a sweep's files (:mod:`workbench.sizing`): how the shapes were chosen.
+SIZING_FILE = "sizing.json"
+
+
+def search_note(sweep_dir: Path) -> str | None:
+    """How ``workbench size`` chose the configurations of ``sweep_dir`` (``None`` for a sweep's grid):
+    ``8 of 216 shapes simulated by search in 57 runs, the others ruled out: sizing.json``."""
+    path = sweep_dir / SIZING_FILE
+    if not path.is_file():
+        return None
+    record = read_json_file(path, "sizing record")
+    space = record.get("space", {}) if isinstance(record, dict) else {}
+    how = "by search" if record.get("mode") == "search" else "exhaustively"
+    evaluated, shapes = space.get("evaluated", "?"), space.get("shapes", "?")
+    rest = ", the others ruled out" if evaluated != shapes else ""
+    return f"{evaluated} of {shapes} shapes simulated {how} in {record.get('runs', '?')} runs{rest}: {SIZING_FILE}"
 
 
 #: The swept key that changes the load rather than the shape.
@@ -325,18 +344,26 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     loaded = [recorded_scenario(s, base_dir=base_dir) for s in raw]
     prices = load_prices(opts.prices)
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
-    combined = _shape_columns(combined, loaded, prices, opts)
     base_scenario = _base_scenario(manifest, base_dir) if base_file else None
-    data_bytes = table_bytes(base_scenario)
-    combined["cluster_cost"] = [total(bill(prices, sc, row, data_bytes))
-                                for sc, (_, row) in zip(loaded, combined.iterrows(), strict=True)]
+    combined = shape_costs(combined, loaded, prices, opts, table_bytes(base_scenario))
     slo = loaded[0].slo.p99_ms
-    combined["meets_slo"], combined["robust"] = _meets(combined, slo)
+    combined["meets_slo"], combined["robust"] = slo_verdicts(combined, slo)
     combined["load_level"] = load_levels(combined)
     combined["at_load"] = _at_load(combined)
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
                       str(manifest.get("name", root.name)))
+
+
+def shape_costs(combined: pd.DataFrame, scenarios: list[Scenario], prices: PriceTable, options: ReportOptions,
+                data_bytes: float | None) -> pd.DataFrame:
+    """``combined`` (one row per scenario) with each configuration's shape, instance and costs: the columns
+    above from ``shape`` to ``cost``, and ``cluster_cost``. The one cost rule of the report, which the
+    sizing search (:mod:`workbench.sizing`) also ranks shapes by before it simulates them."""
+    frame = _shape_columns(combined, scenarios, prices, options)
+    frame["cluster_cost"] = [total(bill(prices, sc, row, data_bytes))
+                             for sc, (_, row) in zip(scenarios, frame.iterrows(), strict=True)]
+    return frame
 
 
 def table_bytes(sc: Scenario | None) -> float | None:
@@ -374,6 +401,12 @@ RANKING_RULE = ("cheapest first; at equal cost, the configuration whose p99 inte
                 "the SLO); then the one with fewer servers")
 
 
+def cost_column(frame: pd.DataFrame) -> str:
+    """The cost :func:`rank` orders by: the whole cluster's monthly cost when every row has one, else the
+    servers', else server cores (``cost``)."""
+    return next((c for c in ("cluster_cost", "monthly_cost") if c in frame and bool(frame[c].notna().all())), "cost")
+
+
 def rank(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` in the report's order (:data:`RANKING_RULE`): the whole cluster's monthly cost when every
     row has one (else the servers', else server cores, ``cost``), then the upper end of the p99 interval
@@ -385,7 +418,7 @@ def rank(frame: pd.DataFrame) -> pd.DataFrame:
     >>> rank(t)["point"].tolist()
     ['b', 'c', 'a']
     """
-    column = next((c for c in ("cluster_cost", "monthly_cost") if c in frame and bool(frame[c].notna().all())), "cost")
+    column = cost_column(frame)
     bound = frame[S.P99_HIGH].fillna(frame[S.P99]) if S.P99_HIGH in frame else frame[S.P99]
     servers = frame["servers"] if "servers" in frame else pd.Series(0, index=frame.index)
     keys = pd.DataFrame({"cost": frame[column], "bound": bound, "servers": servers},

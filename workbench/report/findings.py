@@ -23,7 +23,16 @@ import pandas as pd
 from workbench.analysis.readings import compare_intervals
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, P99_MODEL_HIGH, THROUGHPUT
 from workbench.io.tables import read_json_file
-from workbench.report.data import LoadAnswer, SizingData, meeting, recommend, recommend_per_load, workload_of
+from workbench.report.assumptions import AssumptionCheck, assumption_checks, ihop_sentence
+from workbench.report.data import (
+    LoadAnswer,
+    SizingData,
+    meeting,
+    recommend,
+    recommend_per_load,
+    table_bytes,
+    workload_of,
+)
 from workbench.report.fragility import Context, backtest_fit, warnings_for
 from workbench.report.survival import Survival, survival_frame, with_survival
 from workbench.report.whatif import (
@@ -36,8 +45,9 @@ from workbench.report.whatif import (
     whatif_table,
 )
 
-__all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "candidates", "find", "layout_frame",
-           "load_facts", "missing_sentence", "routing_sentence", "survive_mode", "warnings_for_backtest"]
+__all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "candidates", "cheaper_than", "find",
+           "layout_frame", "load_facts", "missing_sentence", "routing_sentence", "survive_mode",
+           "warnings_for_backtest"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,10 @@ class Findings:
     #: One answer per load level, lightest first, when the sweep varies the load (one entry when not):
     #: the load is a grouping, so each level is ranked against itself only.
     per_load: list[LoadAnswer] = field(default_factory=list)
+    #: The assumptions varied within their plausible range (:mod:`workbench.report.assumptions`).
+    assumptions: list[AssumptionCheck] = field(default_factory=list)
+    #: The long-lived heap past G1's IHOP on the recommendation's heap, as page 1 says it (``None``: not).
+    ihop: str | None = None
 
 
 def _keys_per_server(row: pd.Series, sc: Any) -> int:
@@ -158,7 +172,7 @@ def candidates(d: SizingData) -> pd.DataFrame:
     return meeting(d.combined)
 
 
-def _cheaper(d: SizingData, best: pd.Series | None) -> pd.Series | None:
+def cheaper_than(d: SizingData, best: pd.Series | None) -> pd.Series | None:
     """The most expensive configuration that costs less than ``best`` (what the saving would risk)."""
     if best is None:
         return None
@@ -253,8 +267,19 @@ def find(d: SizingData) -> Findings:
     if best is not None:
         whatifs, room, missing_runs = _studies(d, best, survivals.get(str(best["point"])))
         missing = missing or missing_runs
-    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined)
+    cheaper = cheaper_than(d, best)
+    checks: list[AssumptionCheck] = []
+    missing_checks = None
+    if best is not None:
+        try:
+            checks = assumption_checks(d, best, cheaper)
+        except StudyMissing as gone:
+            missing_checks = missing_sentence(d, gone)
+    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined,
+                  moving_assumptions=tuple(c.assumption.key for c in checks if c.drives))
     warnings = warnings_for(best, ctx) if best is not None else []
+    if missing_checks is not None and missing is None:
+        warnings.append(missing_checks)
     if best is None and cal.backtest is not None and (text := warnings_for_backtest(ctx)) is not None:
         warnings.append(text)
     if missing is not None:
@@ -275,8 +300,10 @@ def find(d: SizingData) -> Findings:
     if best is not None and "instance" in best and best["instance"] is None:
         warnings.append("No instance in the price table fits this shape (cores, heap x memory_per_heap): its cost "
                         "in money is unknown; give a price table with larger instances (report.prices).")
-    return Findings(best, runner, _cheaper(d, best), whatifs, room, warnings, load_facts(d, best), cal,
-                    routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals), per_load)
+    ihop = ihop_sentence(d, best, table_bytes(d.base_scenario)) if best is not None else None
+    return Findings(best, runner, cheaper, whatifs, room, warnings, load_facts(d, best), cal,
+                    routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals), per_load,
+                    checks, ihop)
 
 
 def warnings_for_backtest(ctx: Context) -> str | None:

@@ -24,8 +24,8 @@ import pandas as pd
 from workbench import defaults as D
 from workbench.io.summary import P99_HIGH, P99_LOW, P99_MODEL_HIGH, PARTIAL_RATE, UTILISATION_MEAN
 
-__all__ = ["CHECKS", "Context", "backtest_fit", "busy", "idle_servers", "partial_results", "slo_overlap",
-           "straddling", "warnings_for"]
+__all__ = ["CHECKS", "Context", "assumptions_drive", "backtest_fit", "busy", "idle_servers", "partial_results",
+           "slo_overlap", "straddling", "warnings_for"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class Context:
     backtest_tolerance: float = D.BACKTEST_WARNING
     #: Every configuration (``shape``, p99 columns), to point at those whose verdict could flip.
     combined: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: The scenario keys whose plausible range moves the answer
+    #: (:attr:`workbench.report.assumptions.AssumptionCheck.drives`).
+    moving_assumptions: tuple[str, ...] = ()
 
 
 def _get(row: pd.Series, key: str) -> float:
@@ -128,10 +131,19 @@ def backtest_fit(row: pd.Series, ctx: Context) -> str | None:
             f"{100 * ctx.backtest_tolerance:g}%): treat its answer as a rough guide until the back-test agrees.")
 
 
+def assumptions_drive(row: pd.Series, ctx: Context) -> str | None:
+    """An assumption of the scenario (not measured) whose plausible range moves the answer."""
+    if not ctx.moving_assumptions:
+        return None
+    return (f"The answer depends on {', '.join(ctx.moving_assumptions)}: within its plausible range the "
+            "recommendation breaks or a cheaper shape suffices (see the assumptions on page 1); measure it, or "
+            "calibrate (`workbench calibrate`), before buying.")
+
+
 Check = Callable[[pd.Series, Context], "str | None"]
 #: Every check, in the order the report prints its warning.
 CHECKS: dict[str, Check] = {"busy": busy, "partial": partial_results, "idle": idle_servers, "slo_overlap": slo_overlap,
-                            "straddling": straddling, "backtest": backtest_fit}
+                            "straddling": straddling, "backtest": backtest_fit, "assumptions": assumptions_drive}
 
 
 def warnings_for(row: pd.Series, ctx: Context) -> list[str]:

@@ -216,7 +216,7 @@ class Page:
         self.fig.text(self.left, 0.02, wrapped, fontsize=7, color=_MUTED, va="bottom", linespacing=1.3)
 
 
-def fitted(build: Callable[[float], Page], bottom: float, scales: Sequence[float] = (1.0, 0.94, 0.88, 0.82, 0.76)
+def fitted(build: Callable[[float], Page], bottom: float, scales: Sequence[float] = (1.0, 0.94, 0.88, 0.82, 0.76, 0.71)
            ) -> Page:
     """The page ``build(scale)`` makes at the largest of ``scales`` whose content ends above ``bottom``
     (figure fraction; the footer's top), else at the smallest: a long page-one shrinks its type rather

@@ -131,7 +131,7 @@ def fanout(d: SizingData, f: Findings) -> list[Figure]:
     """How many servers and segments a query of the recommendation touches."""
     point = f.best["point"] if f.best is not None else d.combined.iloc[0]["point"]
     q = d.point_dirs[str(point)].read_table("queries")
-    if q.empty:
+    if q.empty or "servers_queried" not in q.columns:  # a `records: latency` run keeps no fan-out per query
         return []
     reading = fanout_reading(q)
     text = (f"{reading.text} The broker pruned {q['segments_pruned'].mean():.1f} segments per query on average; "

@@ -21,7 +21,7 @@ from workbench.report import appendix, sections
 from workbench.report.data import SizingData, load_sizing_data, recommend
 from workbench.report.findings import Findings, find
 from workbench.report.options import ReportOptions
-from workbench.report.summary import summary_page
+from workbench.report.summary import summary_pages
 
 __all__ = ["SECTIONS", "SizingData", "build_sizing_report", "load_sizing_data", "recommend", "report_pages"]
 
@@ -29,7 +29,7 @@ Section = Callable[[SizingData, Findings], list[Figure]]
 
 
 def _summary(d: SizingData, f: Findings) -> list[Figure]:
-    return [summary_page(d, f)]
+    return summary_pages(d, f)
 
 
 #: Report sections in order; each returns its pages (none when its data is absent).

@@ -9,8 +9,9 @@ findings (:mod:`workbench.report.findings`); the helpers that build them are pur
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -27,16 +28,18 @@ from workbench.io.summary import (
     UTILISATION_MEAN,
     latency_column,
 )
+from workbench.report.assumptions import checks_lead
 from workbench.report.cluster_cost import part_line, total
-from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, size_text, table_bytes
+from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, search_note, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
+from workbench.report.verdict_section import verdict_sentences
 
-__all__ = ["bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows", "money", "ms",
-           "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence", "summary_page",
-           "sureness_sentences", "whatif_frame"]
+__all__ = ["assumption_sentences", "bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows",
+           "money", "ms", "per_load_sentences", "resilience_sentence", "runner_up_sentences", "shape_sentence",
+           "summary_page", "summary_pages", "sureness_sentences", "whatif_frame"]
 
 
 def money(value: float, currency: str) -> str:
@@ -175,6 +178,18 @@ def sureness_sentences(d: SizingData, f: Findings) -> list[str]:
     return out
 
 
+def assumption_sentences(d: SizingData, f: Findings) -> list[str]:
+    """The assumptions that drive the answer: the long-lived heap against G1's IHOP (read from the runs),
+    then each assumption varied within its plausible range, those that move the answer first."""
+    if f.best is None:
+        return []
+    currency = d.prices.currency if d.prices is not None else ""
+    out = [f.ihop] if f.ihop else []
+    lead = checks_lead(f.assumptions, f.best, currency, cost_of, f.survive)
+    out += [lead] if lead else []
+    return out + [c.sentence() for c in sorted(f.assumptions, key=lambda c: not c.drives)]
+
+
 def cost_of(row: pd.Series) -> float:
     """A configuration's monthly cost as the report ranks it: the whole cluster's, else the servers'."""
     value = row.get("cluster_cost", math.nan)
@@ -228,7 +243,11 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
     if f.cheaper is not None:
         c = f.cheaper
         saving = cost_of(best) - cost_of(c)
-        if f.fragile is None or str(c["point"]) != str(f.fragile["point"]):
+        if f.fragile is not None and str(c["point"]) == str(f.fragile["point"]):
+            pass  # said above
+        elif bool(c.get("meets_slo")) and str(c["point"]) in f.survival:  # meets it until a server is lost
+            out.append("Cheaper but failing: " + fragile_sentence(f, c, best, currency))
+        else:
             out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
                        f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
     return out
@@ -262,8 +281,11 @@ def resilience_sentence(f: Findings) -> str | None:
     s = f.survival.get(str(f.best["point"])) if f.best is not None else None
     if s is None:
         return text + "."
-    cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
-    text += f". The recommendation: {cases}"
+    if f.whatifs is not None and s.rows and all(r["name"] in set(f.whatifs["name"]) for r in s.rows):
+        text += " (the recommendation's cases are in the table below)"  # said once, in the table
+    else:
+        cases = "; ".join(f"{r['label']}: p99 {ms(pd.Series(dict(r)))} ({r['note']})" for r in s.rows)
+        text += f". The recommendation: {cases}"
     if s.after_loss is not None:
         text += (". The state before the rebalance lasts until the lost server is made good: "
                  + s.after_loss.sentence())
@@ -297,7 +319,8 @@ def per_load_sentences(d: SizingData, f: Findings) -> list[str]:
 def _title(d: SizingData) -> tuple[str, str]:
     table = d.base.get("table", {}) if isinstance(d.base.get("table"), dict) else {}
     name = f"{table.get('tableName', d.scenario_name)}_{table.get('tableType', '')}".rstrip("_")
-    sub = (f"Sizing report of sweep '{d.sweep_name}' ({len(d.combined)} configurations simulated), "
+    searched = search_note(d.sweep_dir)
+    sub = (f"Sizing report of sweep '{d.sweep_name}' ({searched or f'{len(d.combined)} configurations simulated'}), "
            f"{_dt.date.today().isoformat()}")
     return f"Pinot sizing: {name}", sub
 
@@ -306,21 +329,53 @@ def _title(d: SizingData) -> tuple[str, str]:
 _FOOTER_TOP = 0.055
 
 
+#: Page 1's readable sizes: below the smallest, blocks move to a continuation page instead.
+_READABLE = (1.0, 0.94, 0.88, 0.82)
+#: The blocks page 1 hands to its continuation page, in this order, when it would not fit at a readable
+#: size: the routing question (it has its own evidence page), then the alternatives. The answer, its
+#: failure cases, its assumptions, how sure it is and the warnings stay, in smaller type if need be.
+_OVERFLOW = ("routing", "alternatives")
+
+
 def summary_page(d: SizingData, f: Findings) -> Figure:
-    """Page 1 (A4 portrait), its type made smaller when the content would run into the footer."""
+    """Page 1 (A4 portrait): the first of :func:`summary_pages`."""
+    return summary_pages(d, f)[0]
+
+
+def summary_pages(d: SizingData, f: Findings) -> list[Figure]:
+    """Page 1 (A4 portrait), its type made smaller when the content would run into the footer, and when
+    even that is not enough, its last blocks (:data:`_OVERFLOW`) on a second page that says it continues
+    the first."""
     bottom = _FOOTER_TOP if d.prices is not None else 0.02
-    return fitted(lambda scale: _summary(d, f, scale), bottom).fig
+    moved: tuple[str, ...] = ()
+    for n in range(len(_OVERFLOW) + 1):
+        moved = _OVERFLOW[:n]
+        page = fitted(functools.partial(_summary, d, f, skip=moved), bottom, _READABLE)
+        if page.y >= bottom:
+            break
+    else:  # not even then: the smallest type, as before
+        page = fitted(functools.partial(_summary, d, f, skip=moved), bottom)
+    pages = [page.fig]
+    rest = Page("Executive summary, continued", f"{_title(d)[0]}: what page 1 had no room for")
+    added = [_BLOCKS[name](d, f, rest) for name in moved]  # every block, not up to the first that adds
+    if any(added):
+        pages.append(rest.fig)
+    return pages
 
 
-def _summary(d: SizingData, f: Findings, scale: float) -> Page:
-    title, sub = _title(d)
-    page = Page(title, sub, scale=scale)
+def _answer(d: SizingData, f: Findings, page: Page) -> bool:
+    """The question, the load and the answer (or why there is none)."""
     slo = d.slo_p99_ms
     target = f"p99 under {slo:g} ms (the whole 95% interval)" if slo is not None else "no latency SLO (none was set)"
     page.heading("Executive summary")
     page.paragraph(f"The question: which cluster shape serves this table's load with {target}, for the least money?",
                    size=9)
     page.facts(load_rows(f.load), size=9)
+    today = verdict_sentences(d)
+    if today:
+        page.heading("Today's cluster")
+        page.paragraph(today[0], size=9)
+        page.bullets(today[1:], size=9)
     currency = d.prices.currency if d.prices is not None else ""
     if f.best is None and f.fragile is not None:
         page.callout(f"No configuration in this sweep meets the SLO with {MODE_TEXT[f.survive]}. "
@@ -347,25 +402,65 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
         page.heading("One answer per load")
         page.bullets(per_load, size=9)
     page.paragraph(f"Ranking: {RANKING_RULE}.", size=9)
+    return True
+
+
+def _resilience(d: SizingData, f: Findings, page: Page) -> bool:
     resilience = resilience_sentence(f)
     if resilience is not None:
         page.paragraph(resilience, size=9)
-    if f.whatifs is not None and len(f.whatifs):
-        page.heading("What if load grows or a server dies")
-        page.table(whatif_frame(f, slo), size=8)
-        page.paragraph(headroom_sentence(f), size=9)
-    if f.routing:
-        page.heading("Balanced routing or replica groups?")
-        page.paragraph(f.routing, size=9)
+    return resilience is not None
+
+
+def _whatifs(d: SizingData, f: Findings, page: Page) -> bool:
+    if f.whatifs is None or not len(f.whatifs):
+        return False
+    page.heading("What if load grows or a server dies")
+    page.table(whatif_frame(f, d.slo_p99_ms), size=8)
+    page.paragraph(headroom_sentence(f), size=9)
+    return True
+
+
+def _routing(d: SizingData, f: Findings, page: Page) -> bool:
+    if not f.routing:
+        return False
+    page.heading("Balanced routing or replica groups?")
+    page.paragraph(f.routing, size=9)
+    return True
+
+
+def _assumptions(d: SizingData, f: Findings, page: Page) -> bool:
+    assumed = assumption_sentences(d, f)
+    if not assumed:
+        return False
+    page.heading("Assumptions behind the answer")
+    for sentence in assumed[:-len(f.assumptions) or None]:
+        page.paragraph(sentence, size=9)
+    if f.assumptions:
+        page.bullets(assumed[-len(f.assumptions):], size=9)
+    return True
+
+
+def _sureness(d: SizingData, f: Findings, page: Page) -> bool:
     sure = sureness_sentences(d, f)
-    if sure:
-        page.heading("How sure we are")
-        for sentence in sure:
-            page.paragraph(sentence, size=9)
+    if not sure:
+        return False
+    page.heading("How sure we are")
+    for sentence in sure:
+        page.paragraph(sentence, size=9)
+    return True
+
+
+def _alternatives(d: SizingData, f: Findings, page: Page) -> bool:
     runner = runner_up_sentences(d, f)
-    if runner:
-        page.heading("The alternatives")
-        page.bullets(runner, size=9)
+    if not runner:
+        return False
+    page.heading("The alternatives")
+    page.bullets(runner, size=9)
+    return True
+
+
+def _warnings(d: SizingData, f: Findings, page: Page) -> bool:
     if f.warnings:
         page.heading("Warnings")
         page.callout("\n".join(f"- {w}" for w in f.warnings), "warn", size=9)
@@ -373,6 +468,21 @@ def _summary(d: SizingData, f: Findings, scale: float) -> Page:
         page.heading("Warnings")
         page.paragraph("None: the recommendation meets the SLO with its whole interval, is not near saturation and "
                        "returned no partial results.", size=9)
+    return bool(f.warnings) or f.best is not None
+
+
+#: Page 1's blocks in order; each adds its part to a page and says whether it added anything.
+_BLOCKS: dict[str, Callable[[SizingData, Findings, Page], bool]] = {
+    "answer": _answer, "resilience": _resilience, "whatifs": _whatifs, "routing": _routing,
+    "assumptions": _assumptions, "sureness": _sureness, "alternatives": _alternatives, "warnings": _warnings}
+
+
+def _summary(d: SizingData, f: Findings, scale: float, skip: tuple[str, ...] = ()) -> Page:
+    title, sub = _title(d)
+    page = Page(title, sub, scale=scale)
+    for name, block in _BLOCKS.items():
+        if name not in skip:
+            block(d, f, page)
     if d.prices is not None:
         page.footer(f"Prices: {d.prices.describe()}. Instances need >= cores vCPUs and >= heap x "
                     f"{d.options.memory_per_heap:g} memory.")

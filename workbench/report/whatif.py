@@ -49,10 +49,33 @@ from workbench.pinot.rebalance import servers_for_table, table_instance_partitio
 from workbench.report.data import SizingData, layout_of, workload_of
 from workbench.scenario import Scenario
 
-__all__ = ["MOVEMENT_FILE", "SLOW_FACTOR", "STUDIES_COMMAND", "STUDIES_FILE", "WHATIF_DIR", "Fetch", "Headroom",
-           "StudyMissing", "WhatIf", "WhatIfRun", "degraded_variants",
-           "first_group", "headroom", "load_variant", "movement_path", "movement_steps", "point_of", "read_whatif",
-           "today_row", "whatif_row", "whatif_table", "whatif_variants"]
+__all__ = [
+    "MOVEMENT_FILE",
+    "SLOW_FACTOR",
+    "STUDIES_COMMAND",
+    "STUDIES_FILE",
+    "WHATIF_DIR",
+    "Fetch",
+    "Headroom",
+    "Move",
+    "StudyMissing",
+    "WhatIf",
+    "WhatIfRun",
+    "degraded_variants",
+    "first_group",
+    "headroom",
+    "load_variant",
+    "movement_frame",
+    "movement_path",
+    "movement_steps",
+    "point_of",
+    "read_movement",
+    "read_whatif",
+    "today_row",
+    "whatif_row",
+    "whatif_table",
+    "whatif_variants",
+]
 
 #: Where a sweep's what-if runs live, under the sweep directory: ``whatif/POINT/NAME/``.
 WHATIF_DIR = "whatif"
@@ -288,7 +311,8 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
 def movement_steps(d: SizingData, best: pd.Series) -> list[tuple[int, int, str]]:
     """The rebalances the report shows for ``best``, as ``(servers before, after, label)``: today's
     servers to the recommendation (when the base scenario has another count and the same table), then
-    the recommendation to the sweep's next size up. Empty when the sweep has one server count."""
+    the recommendation to the sweep's next size up (two servers more when it is the largest). Empty when the
+    sweep has one server count."""
     sc = d.scenarios[str(best["point"])]
     rec = sc.cluster.servers
     base = d.base_scenario
@@ -301,6 +325,8 @@ def movement_steps(d: SizingData, best: pd.Series) -> list[tuple[int, int, str]]
         steps.append((now, rec, f"{now} (base scenario) -> {rec} (recommended)"))
     if bigger:
         steps.append((rec, bigger[0], f"{rec} -> {bigger[0]} (the next size up)"))
+    else:  # the largest size swept: growing later still means more servers than any tried
+        steps.append((rec, rec + 2, f"{rec} -> {rec + 2} (two more than the largest size swept)"))
     return steps
 
 
@@ -308,3 +334,76 @@ def movement_path(d: SizingData, best: pd.Series) -> Path:
     """Where the study writes the rebalance plans of ``best`` (:func:`movement_steps`) and the run after
     the first: ``whatif/POINT/movement.json``."""
     return point_of(d, best)[1] / MOVEMENT_FILE
+
+
+@dataclass(frozen=True)
+class Move:
+    """One rebalance of the recommendation as the studies wrote it (``movement.json``): what Pinot's
+    rebalance loads, and p99 before (the recommendation's own, when the step starts from it) and once
+    the move is done (a run on the rebalanced ideal state, the point's seed). The report's movement page
+    and notebook 05 both read these, so they print the same figures for the same growth.
+    """
+
+    label: str
+    before: int
+    after: int
+    segments_moved: int
+    bytes_moved: int
+    table_bytes: int
+    minimize_data_movement: bool
+    rows: tuple[Mapping[str, Any], ...]
+    #: ``(value, low, high)`` of p99, ms (``None``: not known).
+    p99_before: tuple[float, float, float] | None = None
+    p99_after: tuple[float, float, float] | None = None
+    #: Segment sizes estimated from document counts (the workload records none).
+    estimated: bool = False
+
+    @property
+    def moved_share(self) -> float:
+        """Bytes loaded as a share of the table's replicated bytes."""
+        return self.bytes_moved / self.table_bytes if self.table_bytes else 0.0
+
+    def sentence(self) -> str:
+        """``4 -> 6 (the next size up): 18 segment replicas, 5.24MiB (33% of ...) are loaded; p99 ...``."""
+        from workbench.analysis.provisioning import binary_bytes
+
+        sizes = ", sizes estimated from document counts" if self.estimated else ""
+        text = (f"{self.label}: {self.segments_moved} segment replicas, {binary_bytes(self.bytes_moved)} "
+                f"({self.moved_share:.0%} of the table's replicated bytes{sizes}) are loaded"
+                f"{' with minimizeDataMovement' if self.minimize_data_movement else ''}")
+        if self.p99_after is not None:
+            value, low, high = self.p99_after
+            before = f" (from {self.p99_before[0]:.1f} ms before)" if self.p99_before is not None else ""
+            text += f"; once moved, p99 is {value:.1f} ms (interval {low:.1f}-{high:.1f}){before}"
+        return text
+
+
+def _p99(summary: Summary) -> tuple[float, float, float]:
+    p99 = summary.latency_ms.p99
+    return float(p99.value), float(p99.ci_low), float(p99.ci_high)
+
+
+def read_movement(d: SizingData, best: pd.Series) -> list[Move]:
+    """The rebalances of ``best`` the studies planned and ran (:func:`movement_steps`), in order; empty
+    when ``movement.json`` is not on disk."""
+    path = movement_path(d, best)
+    if not path.is_file():
+        return []
+    from workbench.io.tables import read_json_file
+
+    moves = []
+    for step in read_json_file(path, "rebalance plans")["steps"]:
+        after = _p99(RunDir(path.parent / step["run"]).summary()) if step.get("run") else None
+        before = None
+        if int(step["before"]) == int(best["servers"]):  # the step starts from the recommendation itself
+            before = (float(best[P99]), float(best.get(P99_LOW, best[P99])), float(best.get(P99_HIGH, best[P99])))
+        moves.append(Move(step["label"], int(step["before"]), int(step["after"]), int(step["segments_moved"]),
+                          int(step["bytes_moved"]), int(step["table_bytes"]), bool(step["minimize_data_movement"]),
+                          tuple(step["rows"]), before, after, bool(step.get("estimated", False))))
+    return moves
+
+
+def movement_frame(moves: Sequence[Move]) -> pd.DataFrame:
+    """One row per server and move (``plan`` is the move's label), as
+    :func:`~workbench.analysis.sizing_plots.data_movement` draws them."""
+    return pd.DataFrame([{**r, "plan": m.label} for m in moves for r in m.rows])

@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 from workbench.distributions import make_distribution
 from workbench.errors import ScenarioError
+from workbench.frozen import FrozenMap
 from workbench.pinot.table_config import freeze_json
 from workbench.units import parse_duration, parse_size
 
@@ -167,6 +168,9 @@ def _convert(tp: Any, value: Any, path: str, meta: Mapping[str, Any]) -> Any:
         return build_section(tp, value, path)
     if origin is Mapping and not isinstance(value, Mapping):
         raise ScenarioError(path, f"must be a mapping of key: value, got {_describe(value)}")
+    if origin is Mapping and dataclasses.is_dataclass(item := get_args(tp)[-1]) and isinstance(item, type):
+        # ``Mapping[str, Section]``: a section per key (``workload.generate.columns.NAME``)
+        return FrozenMap({str(k): build_section(item, v, join(path, str(k))) for k, v in value.items()})
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ScenarioError(path, f"must be a list, got {_describe(value)}")

@@ -11,6 +11,11 @@ Each of these used to pass ``workbench validate`` and fail later, or never:
 - a generated query template naming a column the user's schema lacks: Pinot would refuse the query
   the model was replaying.
 
+With ``workload.generate.from_schema`` the rows and queries are the schema's own columns
+(:mod:`workbench.workload.user_schema`): the generator's bookkeeping moves to ``$`` names, so only the
+layout's ``segment_name`` and ``doc_id`` may not be schema columns, and every column must be one the
+generator can produce (its type, its date-time format), named by its place in the schema.
+
 Each check raises one :class:`~workbench.errors.ScenarioError` naming the key, the file when the
 config or schema came from one, both columns where two collide, and the fix.
 """
@@ -22,10 +27,11 @@ from collections.abc import Mapping
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
-from workbench.scenario.schema import WorkloadSpec
+from workbench.scenario.schema import GenerateSpec, WorkloadSpec
 from workbench.workload.context import check_partitioning
 from workbench.workload.queries import TEMPLATES, kinds_generated, template_columns
 from workbench.workload.schema import BOOKKEEPING_COLUMNS
+from workbench.workload.user_schema import CONTRACT_COLUMNS, build_user_schema
 
 __all__ = ["check_columns", "table_key"]
 
@@ -49,17 +55,47 @@ def check_columns(table: TableConfig, schema: Schema | None, workload: WorkloadS
     places = schema.places if schema is not None else None
     if schema is not None and places is not None:
         _table_against_schema(table, schema, set(places), schema_key)
-    if workload.generate is None:
+    spec = workload.generate
+    if spec is None:
+        return
+    if spec.from_schema:
+        _from_schema(table, schema, spec, schema_key)
         return
     if places is not None:
         _bookkeeping_clash(table, places, schema_key)
+    _partitioning(table, spec, None)
+    if places is not None and workload.arrival.process == "replay":
+        _templates_against_schema(workload, set(places), schema_key)
+
+
+def _partitioning(table: TableConfig, spec: GenerateSpec, schema: Schema | None) -> None:
     try:
-        check_partitioning(workload.generate, table)
+        check_partitioning(spec, table, schema)
     except InputError as exc:
         where = f"{table_key(table)}.{exc.where}" if exc.where.startswith("tableIndexConfig") else exc.where
         raise ScenarioError(where, exc.problem) from None
-    if places is not None and workload.arrival.process == "replay":
-        _templates_against_schema(workload, set(places), schema_key)
+
+
+def _from_schema(table: TableConfig, schema: Schema | None, spec: GenerateSpec, schema_key: str) -> None:
+    """Schema-driven generation: the schema exists, the generator can produce every column, no column is
+    named like the layout's ``segment_name``/``doc_id``; the queries are written over the schema's own
+    columns, so no template check is needed."""
+    if schema is None:
+        raise ScenarioError("workload.generate.from_schema", "generates the scenario schema's columns, but the "
+                                                             "scenario has no schema; add schema: (your Pinot schema)")
+    places = schema.places
+    for column in CONTRACT_COLUMNS:
+        if column in places:
+            raise ScenarioError(
+                f"{schema_key}.{places[column]}",
+                f"your column {column!r} has the name of the workload layout's own column {column!r} (docs/data.md), "
+                f"which events/ keeps beside your columns; rename your column (e.g. 'my_{column}') in the schema and "
+                "wherever the table config names it")
+    try:
+        build_user_schema(schema, table, spec, schema_key)
+    except InputError as exc:
+        raise ScenarioError(exc.where, exc.problem) from None
+    _partitioning(table, spec, schema)
 
 
 def _in_schema(schema_key: str) -> str:
@@ -116,8 +152,9 @@ def _templates_against_schema(workload: WorkloadSpec, columns: set[str], schema_
                     schema_key,
                     f"has no column {column!r}, which generated {template.kind} query template {template.id} "
                     f"names ({template.sql}); add {column!r} to the schema (docs/data.md lists the columns the "
-                    f"generator writes), set workload.generate.queries.{_rate_key(template.kind)} to 0, or "
-                    "replay no generated queries (workload.arrival.process: poisson)")
+                    f"generator writes), set workload.generate.queries.{_rate_key(template.kind)} to 0, "
+                    "replay no generated queries (workload.arrival.process: poisson), or generate your schema's "
+                    "own columns and queries (workload.generate.from_schema: true)")
 
 
 def _rate_key(kind: str) -> str:

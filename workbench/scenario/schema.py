@@ -23,6 +23,7 @@ from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorTyp
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
+    "DEFAULT_TENANT",
     "ArrivalSpec",
     "BrokerSpec",
     "ChurnSpec",
@@ -32,6 +33,7 @@ __all__ = [
     "GenerateSpec",
     "LimitsSpec",
     "NetworkSpec",
+    "ProfileSpec",
     "SLOSpec",
     "ServerSpec",
     "ServiceSpec",
@@ -347,6 +349,22 @@ class FailureSpec:
                                 "mtbf_s and mttr_s must be given together")
 
 
+#: The server tenant of a table config without ``tenants.server``, and of every server no tenant claims.
+DEFAULT_TENANT = "DefaultTenant"
+
+
+def _check_tenants(tenants: Mapping[str, Any], path: str, servers: int) -> None:
+    """Each tenant names a positive server count, and together they fit the cluster."""
+    for name, count in tenants.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ScenarioError(f"{path}.{name}", f"must be a positive integer (servers tagged for the tenant), "
+                                                  f"got {count!r}")
+    total = sum(int(c) for c in tenants.values())
+    if total > servers:
+        raise ScenarioError(path, f"tags {total} servers, but cluster.servers is {servers}; raise cluster.servers "
+                                  "or give the tenants fewer servers")
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """Servers, brokers and what happens to them."""
@@ -358,8 +376,25 @@ class ClusterSpec:
     network: NetworkSpec = _f(NetworkSpec)
     gc: GCSpec = _f(GCSpec)
     failures: FailureSpec = _f(FailureSpec)
+    #: Server tenants, as Pinot's ``cluster.tenant.isolation.enable=true`` tags servers: tenant name -> how many
+    #: servers carry its tags, taken in order (``Server_0`` on); servers no tenant claims serve ``DefaultTenant``.
+    tenants: Mapping[str, int] = _f(dict)
+
+    def servers_of(self, tenant: str) -> tuple[int, ...]:
+        """The servers tagged for ``tenant`` (indices, ``Server_i``): each tenant of ``tenants`` takes the next
+        servers in its order; ``DefaultTenant`` also holds every server no tenant claims (Pinot tags a new
+        server ``DefaultTenant`` when tenant isolation is on)."""
+        start, out = 0, {}
+        for name, count in self.tenants.items():
+            out[name] = tuple(range(start, start + int(count)))
+            start += int(count)
+        rest = tuple(range(start, self.servers))
+        if tenant == DEFAULT_TENANT:
+            return out.get(DEFAULT_TENANT, ()) + rest
+        return out.get(tenant, ())
 
     def check(self, path: str) -> None:
+        _check_tenants(self.tenants, f"{path}.tenants", self.servers)
         names = [f"Server_{i}" for i in range(self.servers)]
         for i, name in enumerate(self.failures.down):
             if name not in names:
@@ -409,6 +444,42 @@ class ChurnSpec:
 
 
 @dataclass(frozen=True)
+class ProfileSpec:
+    """A day of load: factors that multiply the scenario's query rate, step by step through 24 hours.
+
+    ``hourly`` holds n factors for n equal steps of the day (24: hourly; 48: half-hourly; any n that
+    divides a day's 86,400 seconds). Factor 1 is the rate the scenario runs as written (``arrival.qps``,
+    or a replayed log at its own speed). ``workbench day`` runs the steps that decide the verdict
+    (:mod:`workbench.studies.day`); a single run (``simulate``) is unchanged.
+    """
+
+    hourly: tuple[float, ...] | None = _f(None, min=0)
+
+    def check(self, path: str) -> None:
+        if self.hourly is None:
+            raise ScenarioError(f"{path}.hourly", "is required: a list of factors for the day's steps, "
+                                                 "e.g. [0.5, 1, 3, 1] (24 for hourly)")
+        steps = len(self.hourly)
+        if steps == 0 or D.DAY_SECONDS % steps:
+            raise ScenarioError(f"{path}.hourly", f"has {steps} factors, which does not divide the day into equal "
+                                                 "steps (missing hours?): give 24 for hourly, or any count that "
+                                                 "divides 86,400 s (48, 96, 1440, ...)")
+        if max(self.hourly) <= 0:
+            raise ScenarioError(f"{path}.hourly", "has no step with load (every factor is 0): give the day's "
+                                                 "relative rates, e.g. 1 for the rate the scenario runs as written")
+
+    @property
+    def step_s(self) -> float:
+        """Seconds per step (3600 for 24 factors)."""
+        return D.DAY_SECONDS / len(self.hourly or (1.0,))
+
+    def peak(self) -> int:
+        """The index of the step of highest load (the first, at a tie)."""
+        factors = self.hourly or (1.0,)
+        return max(range(len(factors)), key=lambda i: (factors[i], -i))
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     """The data and the queries: ``synthetic`` (no Spark) or ``generate`` (Spark)."""
 
@@ -419,6 +490,8 @@ class WorkloadSpec:
     data: str | None = None
     arrival: ArrivalSpec = _f(ArrivalSpec)
     churn: ChurnSpec = _f(ChurnSpec)
+    #: A day of load (``profile.hourly``): the rate's factor per step of the day; ``None``: one steady rate.
+    profile: ProfileSpec | None = None
     #: Pinot query options sent with every query (``numReplicaGroupsToQuery``, ``useFixedReplica``, ...).
     query_options: Mapping[str, Any] = _f(dict)
     #: ``query_options`` read once, when the section is built: the strings Pinot passes on and the

@@ -118,13 +118,13 @@ class SharedCPU:
         """
         self._checkpoint(t)
         due: list[tuple[int, Any]] = []
-        if self._work and _is_due(self._work[0][0], self.v0):
+        if self._work and _is_due(self._work[0][0], self.v0, t):
             self.v0 = max(self.v0, self._work[0][0])
             while self._work and self._work[0][0] <= self.v0:
                 _, seq, item = heapq.heappop(self._work)
                 due.append((seq, item))
         run = self.run_time(t)
-        if self._timers and _is_due(self._timers[0][0], run):
+        if self._timers and _is_due(self._timers[0][0], run, t):
             run = max(run, self._timers[0][0])
             while self._timers and self._timers[0][0] <= run:
                 _, seq, item = heapq.heappop(self._timers)

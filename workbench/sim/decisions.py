@@ -185,10 +185,16 @@ def checkpoint(v0: float, busy: float, run: float, runnable: int, timers: int, c
 
 
 @helper
-def is_due(key: float, value: float) -> bool:
-    """Whether an item keyed ``key`` has finished when the clock reads ``value``: a rounding allowance
-    of a few ulps of ``value``, since the finish time was computed from the key and back."""
-    return key <= value + 4e-12 * max(1.0, abs(value))
+def is_due(key: float, value: float, now: float) -> bool:
+    """Whether an item keyed ``key`` has finished when its clock reads ``value`` at wall time ``now``: a
+    rounding allowance of a few ulps, since the finish time was computed from the key and back.
+
+    The allowance scales with the wall time as well as with ``value``: a finish time is a wall time, and
+    after a long idle stretch the wall clock (hours of ms) is far larger than the virtual time (work done
+    while busy), so the last few picoseconds of work before a finish can be below the wall clock's
+    resolution: the finish time then equals the checkpoint and the item would never be due.
+    """
+    return key <= value + 4e-12 * max(1.0, abs(value), abs(now))
 
 
 # -- adaptive server selection (the broker) -------------------------------------------------------------

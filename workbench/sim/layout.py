@@ -109,8 +109,13 @@ def build_layout(scenario: Scenario, data: Path | None = None,
     ``ideal_state`` replaces the assignment Pinot would build from scratch (segment -> server ->
     state), e.g. the one a rebalance produced (:func:`workbench.pinot.rebalance.plan_rebalance`),
     which with ``minimizeDataMovement`` differs from a fresh assignment on the same servers.
+
+    The layout lists every server of the cluster; the table's segments go to its tenant's servers only
+    (:meth:`~workbench.scenario.Scenario.table_servers`: all of them without tenant isolation), as Pinot
+    assigns a table over the servers tagged for its tenant.
     """
     servers = tuple(f"Server_{i}" for i in range(scenario.cluster.servers))
+    tagged = tuple(servers[i] for i in scenario.table_servers())  # the table's tenant's servers
     table = scenario.table
     metadata = None
     if data is not None:
@@ -125,11 +130,11 @@ def build_layout(scenario: Scenario, data: Path | None = None,
         per_server = synth.segments_per_server if synth else 1
         # a given ideal state keeps the table's data (a rebalance moves segments, it does not make more)
         count = len(ideal_state) if ideal_state is not None else \
-            max(1, scenario.cluster.servers * per_server // table.replication)
+            max(1, len(tagged) * per_server // table.replication)
         names = tuple(f"{table.table_name}_{i}" for i in range(count))
         docs = np.full(count, float(synth.docs_per_segment if synth else 1))
         consuming, partitions = np.zeros(count, bool), np.arange(count)
-    ideal = assign_layout(table, servers, names, consuming, partitions) if ideal_state is None else \
+    ideal = assign_layout(table, tagged, names, consuming, partitions) if ideal_state is None else \
         _given(ideal_state, names, servers)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)

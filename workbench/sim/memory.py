@@ -134,15 +134,18 @@ def _streams(data: WorkloadDir, comparison: str,
     segs = pq.read_table(data.segments_path, columns=["segment_name", "partition", "sequence",
                                                       "creation_time_ms", "seal_time_ms"]).to_pandas()
     segs = segs.sort_values(["partition", "sequence"], kind="stable")
-    columns = ["segment_name", "doc_id", "key_id", comparison, *(["is_delete"] if deletes else [])]
+    key_id, delete = _role(data, "key_id", "key_id"), _role(data, "delete", "is_delete")
+    columns = list(dict.fromkeys(["segment_name", "doc_id", key_id, comparison, *([delete] if deletes else [])]))
     events = data.events(columns)
     events = events.sort_values(["segment_name", "doc_id"], kind="stable")
     bounds = events["segment_name"].to_numpy()
     names, first = np.unique(bounds, return_index=True)
     last = np.append(first[1:], len(bounds))
     where = dict(zip(names.tolist(), zip(first.tolist(), last.tolist(), strict=True), strict=True))
-    keys, values = events["key_id"].to_numpy(), events[comparison].to_numpy()
-    flags = events["is_delete"].to_numpy() if deletes else None
+    keys, values = events[key_id].to_numpy(), events[comparison].to_numpy()
+    if np.issubdtype(values.dtype, np.datetime64):  # a TIMESTAMP comparison column: Pinot compares its millis
+        values = values.astype("datetime64[ms]").astype(np.int64)
+    flags = events[delete].to_numpy() if deletes else None
     out: dict[int, list[StreamSegment]] = {}
     life: dict[str, float] = {}
     for row in segs.itertuples(index=False):
@@ -179,11 +182,19 @@ def _replay(data: WorkloadDir, stamp: float, upsert: UpsertConfig, time_column: 
     return out
 
 
+def _role(data: WorkloadDir, role: str, default: str) -> str:
+    """The events column holding ``role`` (``key_id``, ``delete``, ...) by the manifest: the generator's own
+    name, or its ``$`` name in rows generated from the user's schema (``docs/data.md``)."""
+    return str(data.manifest.get("columns", {}).get(role) or default)
+
+
 def _avg_key_length(data: Path) -> tuple[float, bool]:
     """Mean length of the data's distinct keys, and whether they are all Latin-1 (one byte per char)."""
-    table = WorkloadDir(data).event_table(["key_id", "key"])
-    _, first = np.unique(table.column("key_id").to_numpy(), return_index=True)
-    keys = table.column("key").take(first)
+    work = WorkloadDir(data)
+    key_id, key = _role(work, "key_id", "key_id"), _role(work, "primary_key", "key")
+    table = work.event_table([key_id, key])
+    _, first = np.unique(table.column(key_id).to_numpy(), return_index=True)
+    keys = table.column(key).take(first)
     if len(keys) == 0:
         return 0.0, True
     chars = pc.utf8_length(keys)

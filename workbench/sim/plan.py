@@ -48,7 +48,8 @@ from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["Delivery", "Plan", "build_plan", "expand", "query_options"]
+__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "query_options", "request_work",
+           "server_schedules", "with_heaps"]
 
 _slow_scale = python(decisions.slow_scale)
 
@@ -83,9 +84,10 @@ class Plan:
     #: Per request, its way out then its way back (``delays[2 r]``, ``delays[2 r + 1]``); the way back holds the
     #: request's own delay (``cluster.network.request_delay_ms``) besides the network's.
     delays: np.ndarray
-    #: The runner's work before the fan-out, and its merge work per segment (group-by: the workers'), ms.
-    prepare_ms: float
-    merge_ms_per_segment: float
+    #: Per query, the runner's work before the fan-out, and its merge work per segment (group-by: the
+    #: workers'), ms: its table's service model's (every query's the same with one table).
+    prepare_ms: np.ndarray
+    merge_ms_per_segment: np.ndarray
     plans: tuple[QueryPlan, ...]
     heaps: tuple[ServerHeap, ...]
     crashes: tuple[PauseSchedule, ...]
@@ -201,7 +203,8 @@ class Plan:
     @cached_property
     def prepare(self) -> np.ndarray:
         """The runner's work of each request before the fan-out."""
-        return np.full(self.num_requests, self.prepare_ms)
+        out: np.ndarray = self.prepare_ms[self.request_query]
+        return out
 
     @cached_property
     def merge(self) -> np.ndarray:
@@ -209,7 +212,8 @@ class Plan:
         if self.routes is None:
             return np.empty(0)
         nseg = self.routes.segment_counts[self.request_template]
-        return np.where(self.group_by[self.request_query], 0.0, self.merge_ms_per_segment * nseg)
+        q = self.request_query
+        return np.where(self.group_by[q], 0.0, self.merge_ms_per_segment[q] * nseg)
 
     @property
     def out_delay(self) -> np.ndarray:
@@ -301,27 +305,38 @@ def _work(queries: Queries, service: ServiceModel, layout: Layout, rng: np.rando
     return _Work(query_segments, np.asarray(work, dtype=float), plan_offsets, plan_seg, plan_docs)
 
 
-def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: float,
-               replay: pd.DataFrame | None = None, planner: Planner | None = None,
-               at_ms: Sequence[float] | None = None, memory: Memory | None = None,
-               routing: RouteCache | None = None) -> Plan:
-    """Draw one replication's plan from ``streams`` (see the module docstring for the order).
+@dataclass(frozen=True)
+class Schedules:
+    """Each server's crashes, slow windows and wedges over the run (``cluster.failures``), from the failure
+    streams of the servers: shared by every table on them."""
 
-    ``memory``: each server's long-lived heap (:func:`~workbench.sim.memory.server_memory`, computed once
-    per run); by default the scenario's own, without a workload directory. ``routing``: the run's routing
-    cache (one per run, as the ``planner``), so replications route each case once; by default a new one."""
-    spec = sc.cluster
-    fail = spec.failures
+    crashes: tuple[PauseSchedule, ...]
+    slow: SlowWindows | None
+    wedges: tuple[PauseSchedule, ...]
+
+
+def server_schedules(sc: Scenario, servers: Sequence[str], streams: Streams, horizon_ms: float) -> Schedules:
+    """Crashes (drawn from each server's failure stream; ``down`` servers down throughout), slow windows and
+    wedges of ``servers``."""
+    fail = sc.cluster.failures
     mtbf = None if fail.mtbf_s is None else fail.mtbf_s * 1000.0
     mttr = None if fail.mttr_s is None else fail.mttr_s * 1000.0
     down = set(fail.down)
     crashes = tuple(PauseSchedule.from_intervals([(0.0, horizon_ms)]) if name in down
                     else crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms)
-                    for i, name in enumerate(layout.servers))
+                    for i, name in enumerate(servers))
     slow = (SlowWindows.of([[(w.from_s, w.until_s, float(w.factor or 1.0)) for w in fail.slow if w.server == name]
-                            for name in layout.servers], horizon_ms) if fail.slow else None)
+                            for name in servers], horizon_ms) if fail.slow else None)
     wedges = (tuple(wedge_schedule([(w.from_s, w.until_s) for w in fail.wedged if w.server == name], horizon_ms)
-                    for name in layout.servers) if fail.wedged else ())
+                    for name in servers) if fail.wedged else ())
+    return Schedules(crashes, slow, wedges)
+
+
+def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float, replay: pd.DataFrame | None,
+               planner: Planner | None, at_ms: Sequence[float] | None) -> dict[str, Any]:
+    """One table's queries, the work of each and its options, and its segment churn, drawn from the table's
+    own streams (arrivals, service, churn): the plan's per-query and per-plan fields, before routing."""
+    spec = sc.cluster
     queries = draw_queries(streams.arrivals, sc.workload.arrival.qps, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
     work = _work(queries, service, layout, streams.service)
@@ -336,35 +351,62 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     pi = queries.plan_index
     churn = churn_events(streams.churn, sc.workload.churn.replace_per_hour, sc.workload.churn.reload_per_hour,
                          len(layout.segments), horizon_ms)
-    common: dict[str, Any] = dict(
-        arrival_ms=queries.arrival_ms, plan_index=pi, broker=(np.arange(len(pi)) % spec.brokers).astype(np.int32),
+    return dict(
+        arrival_ms=queries.arrival_ms, plan_index=pi,
         timeout_ms=timeout[pi], group_by=group_by[pi], secondary=secondary[pi], execution_threads=threads[pi],
         query_segments=work.query_segments, work=work.work, plan_offsets=work.plan_offsets,
         plan_segment=work.plan_segment, plan_docs=work.plan_docs, plans=tuple(queries.plans),
-        prepare_ms=service.per_request_ms, merge_ms_per_segment=service.merge_ms_per_segment,
-        heaps=(), crashes=crashes, cpu_scale=np.ones(layout.num_servers), slow=slow, wedges=wedges,
+        prepare_ms=np.full(len(pi), service.per_request_ms),
+        merge_ms_per_segment=np.full(len(pi), service.merge_ms_per_segment),
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
+
+
+def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: float,
+               replay: pd.DataFrame | None = None, planner: Planner | None = None,
+               at_ms: Sequence[float] | None = None, memory: Memory | None = None,
+               routing: RouteCache | None = None) -> Plan:
+    """Draw one replication's plan from ``streams`` (see the module docstring for the order).
+
+    ``memory``: each server's long-lived heap (:func:`~workbench.sim.memory.server_memory`, computed once
+    per run); by default the scenario's own, without a workload directory. ``routing``: the run's routing
+    cache (one per run, as the ``planner``), so replications route each case once; by default a new one."""
+    spec = sc.cluster
+    schedules = server_schedules(sc, layout.servers, streams, horizon_ms)
+    drawn = draw_table(sc, layout, streams, horizon_ms, replay, planner, at_ms)
+    pi = drawn["plan_index"]
+    common: dict[str, Any] = dict(
+        drawn, broker=(np.arange(len(pi)) % spec.brokers).astype(np.int32), heaps=(), crashes=schedules.crashes,
+        cpu_scale=np.ones(layout.num_servers), slow=schedules.slow, wedges=schedules.wedges)
     if spec.broker.routes_live:
         plan = Plan(routed=False, routes=None, query_requests=np.zeros(len(pi) + 1, dtype=np.int64),
                     delays=np.empty(0), **common)
     else:
         cache = routing or RouteCache(layout, sc.table, sc.workload.query_options, spec.broker.config)
-        routes = route_queries(cache, spec.brokers, queries.arrival_ms, pi, queries.plans, crashes)
+        routes = route_queries(cache, spec.brokers, drawn["arrival_ms"], pi, drawn["plans"], schedules.crashes)
         plan = _with_requests(common, routes, streams, sc, layout.num_servers)
-    return _with_heaps(plan, sc, layout, streams, horizon_ms, memory or server_memory(sc, layout, None))
+    return with_heaps(plan, sc, layout, streams, horizon_ms, memory or server_memory(sc, layout, None))
+
+
+def request_work(common: Mapping[str, Any], routes: Routes) -> tuple[np.ndarray, int]:
+    """The work of every query's kept segments with a group-by's merge added to each (its workers merge into
+    one shared table), and the number of requests the routes make."""
+    query_requests = offsets(routes.request_counts[routes.template])
+    n = int(query_requests[-1])
+    work, group_by = common["work"], common["group_by"]
+    merge_each = common["merge_ms_per_segment"]
+    if n and group_by.any() and (merge_each > 0).any():
+        counts = np.diff(common["query_segments"])
+        seg_group_by, seg_merge = np.repeat(group_by, counts), np.repeat(merge_each, counts)
+        work = np.where(seg_group_by & (seg_merge > 0), work + seg_merge, work)
+    return work, n
 
 
 def _with_requests(common: dict[str, Any], routes: Routes, streams: Streams, sc: Scenario,
                    servers: int) -> Plan:
     """The requests of routed queries (from their templates), their network delays and delivery order."""
+    work, n = request_work(common, routes)
     query_requests = offsets(routes.request_counts[routes.template])
-    n = int(query_requests[-1])
-    work, group_by = common["work"], common["group_by"]
-    merge_each = common["merge_ms_per_segment"]
-    if merge_each > 0 and n and group_by.any():  # group-by workers upsert into one shared table: the merge is theirs
-        seg_group_by = np.repeat(group_by, np.diff(common["query_segments"]))
-        work = np.where(seg_group_by, work + merge_each, work)
     delays = service_delays(sc, streams.network, n, streams.request_delay)
     delivery = Delivery(*delivery_order(common["arrival_ms"], routes.template, query_requests, routes.requests,
                                         routes.server, delays, servers))
@@ -391,7 +433,7 @@ def _loads(sc: Scenario, layout: Layout, plan: Plan) -> list[Allocation]:
             for s in range(n)]
 
 
-def _with_heaps(plan: Plan, sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float,
+def with_heaps(plan: Plan, sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float,
                 memory: Memory) -> Plan:
     """Each server's GC over the run (from its own GC stream) and the CPU its concurrent threads take."""
     gc = sc.cluster.gc

@@ -17,6 +17,8 @@ import pandas as pd
 
 __all__ = [
     "CODE_BITS",
+    "ENGINE_LATENCY_COLUMNS",
+    "ENGINE_QUERY_COLUMNS",
     "ERROR_CODES",
     "FAILURE_COLUMNS",
     "GC_PAUSE_COLUMNS",
@@ -42,7 +44,11 @@ __all__ = [
 QUERY_COLUMNS = (
     "replication", "query_id", "arrival_s", "latency_ms", "servers_queried",
     "segments_queried", "segments_pruned", "partial", "gc_delayed", "queue_wait_ms", "cache_hit", "error_codes",
+    "table",
 )
+#: The ``queries`` columns an engine writes for one replication; the run adds ``table`` (which table each
+#: query asked, known from the plan, not from the engine).
+ENGINE_QUERY_COLUMNS = QUERY_COLUMNS[:-1]
 SERVER_COLUMNS = (
     "replication", "server", "requests", "scheduling_timeouts", "execution_timeouts", "busy_ms", "cores",
     "utilisation", "failed_requests", "segment_cache_hits", "paused_ms", "live_heap", "peak_heap", "oom_at_s",
@@ -156,7 +162,9 @@ def window_counts(queries: pd.DataFrame) -> dict[str, Any]:
 
 
 #: The ``queries`` columns a ``latency`` run keeps (the rest is summed into ``windows``).
-LATENCY_COLUMNS = ("replication", "query_id", "latency_ms")
+LATENCY_COLUMNS = ("replication", "query_id", "latency_ms", "table")
+#: The ``queries`` columns an engine writes for a ``latency`` run (the run adds ``table``).
+ENGINE_LATENCY_COLUMNS = LATENCY_COLUMNS[:-1]
 
 
 def frame(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -204,7 +212,7 @@ class QueryRecords:
             "queue_wait_ms": col(self.queue_wait_ms, float),
             "cache_hit": pd.Series(col(self.cache_hit, object), dtype="string"),
             "error_codes": pd.Series(col(self.error_codes, object), dtype="string"),
-        }, columns=list(QUERY_COLUMNS))
+        }, columns=list(ENGINE_QUERY_COLUMNS))
 
 
 @dataclass

@@ -205,12 +205,18 @@ class RouteCache:
 
 
 def route_queries(cache: RouteCache, brokers: int, arrival_ms: np.ndarray, plan_index: np.ndarray,
-                  plans: Sequence[QueryPlan], crashes: Sequence[PauseSchedule]) -> Routes:
-    """Pinot's routing of every query (request id = its broker's counter), around servers that are down."""
+                  plans: Sequence[QueryPlan], crashes: Sequence[PauseSchedule],
+                  ids: np.ndarray | None = None) -> Routes:
+    """Pinot's routing of every query (request id = its broker's counter), around servers that are down.
+
+    ``ids``: each query's number among all the brokers' queries (default: its own index), which sets its
+    broker and its request id: with several tables, a table's queries are numbered among every table's, as
+    a broker's request counter runs over all the tables it serves."""
     health = _health_events(crashes)
     times = np.array([h[0] for h in health], dtype=float)
     epoch = np.searchsorted(times, arrival_ms, side="right").astype(np.int64)
-    residue = (np.arange(len(arrival_ms), dtype=np.int64) // brokers) % cache.period
+    number = np.arange(len(arrival_ms), dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
+    residue = (number // brokers) % cache.period
     template, first = _templates(epoch, plan_index, residue, cache.period)
     chosen: list[_Template] = []
     down: set[int] = set()

@@ -9,7 +9,7 @@ replication's SimPy environment.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,14 @@ from workbench.scenario.limits import check_work
 from workbench.sim.engines import ENGINES, Replication, build_cluster
 from workbench.sim.fast.engine import coverage
 from workbench.sim.layout import Layout, build_layout
-from workbench.sim.memory import server_memory
+from workbench.sim.memory import Memory, server_memory
 from workbench.sim.model import Window
-from workbench.sim.plan import build_plan
+from workbench.sim.plan import Plan, build_plan
 from workbench.sim.planner import Planner, default_schema
 from workbench.sim.records import (
+    ENGINE_LATENCY_COLUMNS,
     FAILURE_COLUMNS,
     GC_PAUSE_COLUMNS,
-    LATENCY_COLUMNS,
     SERVER_COLUMNS,
     WINDOW_COLUMNS,
     Result,
@@ -39,6 +39,7 @@ from workbench.sim.records import (
 )
 from workbench.sim.routes import RouteCache
 from workbench.sim.streams import Streams
+from workbench.sim.tenant import TablePart, build_tenant_plan, check_tenant, merge_layouts, merge_memory, table_streams
 from workbench.workload.directory import WorkloadDir, read_replay_queries
 
 __all__ = ["build_cluster", "check_run", "choose_engine", "simulate", "workload_dir"]
@@ -89,8 +90,14 @@ def check_run(sc: Scenario, data: Path | None = None, *, data_to_come: bool = Fa
     workload directory's tables, the engine choice, each server's memory (an upsert table's keys) and
     the parts' own checks. The plan and the cluster are built over a 1 ms horizon, so GC and crash
     schedules cost nothing. ``data_to_come``: a workload directory that does not exist yet
-    (``workbench generate`` will write it) is not an error; the rest is checked without it.
+    (``workbench generate`` will write it) is not an error; the rest is checked without it. A scenario of
+    several tables checks each table so (over its tenant's servers), and what the tenant model runs.
     """
+    if sc.tables:
+        check_tenant(sc)
+        for view in sc.tables:
+            check_run(view, data if len(sc.tables) == 1 else None, data_to_come=data_to_come)
+        return
     data = workload_dir(sc, data)
     if data_to_come and data is not None and not Path(data).exists():
         data = None
@@ -162,31 +169,83 @@ def simulate(
         return _simulate(scenario, seed, data, progress, threads, ideal_state)
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """What a run builds once for its tables: each table's part (:class:`~workbench.sim.tenant.TablePart`),
+    their merged layout and memory, and each table's name (the ``table`` column's values)."""
+
+    parts: tuple[TablePart, ...]
+    layout: Layout
+    memory: Memory
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sc: Scenario, data: Path | None, ideal_state: Mapping[str, Mapping[str, str]] | None) -> _Tables:
+        views = sc.table_scenarios
+        if len(views) > 1 and data is not None:
+            raise InputError("data", "names one table's data; a scenario of several tables reads each table's "
+                                     "workload.data (give it there)")
+        if len(views) > 1 and ideal_state is not None:
+            raise InputError("ideal_state", "places one table's segments: a rebalance (the sizing studies' scale-out "
+                                            "and failure cases) of a scenario of several tables is not in the model "
+                                            "yet; run its sweep with --no-studies")
+        parts, memories = [], []
+        for view in views:
+            own = workload_dir(view, data)
+            layout = build_layout(view, own, ideal_state)
+            replay = _replay_queries(view, own)
+            parts.append(TablePart(view, layout, replay, _planner(view, layout, replay, own),
+                                   RouteCache(layout, view.table, view.workload.query_options,
+                                              view.cluster.broker.config)))
+            memories.append(server_memory(view, layout, own))
+        layouts = [p.layout for p in parts]
+        return cls(tuple(parts), merge_layouts(layouts), merge_memory(memories, layouts, sc.cluster.gc),
+                   tuple(v.table.table_name for v in views))
+
+    def plan(self, sc: Scenario, child: np.random.SeedSequence, horizon_ms: float) -> tuple[Plan, Streams, np.ndarray]:
+        """One replication's plan, the streams its engine draws from, and each query's table."""
+        n = self.layout.num_servers
+        if not sc.tables:  # the classic one-table form: exactly as it always ran
+            streams = Streams.spawn(child, n)
+            part = self.parts[0]
+            plan = build_plan(sc, part.layout, streams, horizon_ms=horizon_ms, replay=part.replay,
+                              planner=part.planner, memory=self.memory, routing=part.routing)
+            return plan, streams, np.zeros(plan.num_queries, dtype=np.int32)
+        streams_of = [table_streams(child, n, k) for k in range(len(self.parts))]
+        plan, table = build_tenant_plan(sc, self.parts, self.layout, streams_of, horizon_ms=horizon_ms,
+                                        memory=self.memory)
+        return plan, streams_of[0], table
+
+
+def _with_table(queries: pd.DataFrame, table: np.ndarray, names: tuple[str, ...]) -> pd.DataFrame:
+    """The ``table`` column: each query's table name (by its ``query_id``), as a categorical (a code per row:
+    a run of millions of queries keeps one byte per query for it)."""
+    codes = table[queries["query_id"].to_numpy(dtype=np.int64)]
+    of = pd.Categorical.from_codes(codes, categories=pd.Index(list(names), dtype=object))
+    return queries.assign(table=pd.Series(of, index=queries.index))
+
+
 def _simulate(scenario: Scenario | str | Path | dict[str, Any], seed: int | None, data: Path | None,
               progress: Callable[[int, int], None] | None, threads: int,
               ideal_state: Mapping[str, Mapping[str, str]] | None) -> Result:
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    data = workload_dir(sc, data)
+    check_tenant(sc)
     base_seed = sc.simulation.seed if seed is None else seed
-    layout = build_layout(sc, data, ideal_state)
-    replay = _replay_queries(sc, data)
-    planner = _planner(sc, layout, replay, data)
+    tables = _Tables.of(sc, data, ideal_state)
+    layout, memory = tables.layout, tables.memory
     window = Window(sc.simulation.warmup_s * 1000.0, sc.simulation.duration_s * 1000.0)
     engine, reason = choose_engine(sc)
     execute = ENGINES[engine]
-    memory = server_memory(sc, layout, data)
-    routing = RouteCache(layout, sc.table, sc.workload.query_options, sc.cluster.broker.config)
     queries, servers, pauses, windows, failures = [], [], [], [], []
     for rep, child in enumerate(np.random.SeedSequence(base_seed).spawn(sc.simulation.replications)):
-        streams = Streams.spawn(child, layout.num_servers)
-        plan = build_plan(sc, layout, streams, horizon_ms=window.horizon_ms, replay=replay, planner=planner,
-                          memory=memory, routing=routing)
+        plan, streams, table = tables.plan(sc, child, window.horizon_ms)
         run = execute.run(Replication(sc, layout, plan, streams, window, rep, sc.simulation.records, threads))
         servers += run.servers
         pauses += run.pauses
         failures += run.failures
         windows.append(run.window)
-        queries.append(run.queries if sc.simulation.records == "all" else run.queries[list(LATENCY_COLUMNS)])
+        kept = run.queries if sc.simulation.records == "all" else run.queries[list(ENGINE_LATENCY_COLUMNS)]
+        queries.append(_with_table(kept, table, tables.names))
         del plan
         if progress is not None:
             progress(rep + 1, sc.simulation.replications)

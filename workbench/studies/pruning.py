@@ -31,7 +31,8 @@ def pruning_study(scenario: Scenario, variants: dict[str, dict[str, object]]) ->
         sc = scenario.with_overrides(overrides)
         if sc.workload.generate is None:
             raise ValueError(f"variant {label!r}: the scenario has no workload.generate section")
-        work = generate_frames(sc.workload.generate, table=sc.table.table_name, table_config=sc.table)
+        work = generate_frames(sc.workload.generate, table=sc.table.table_name, table_config=sc.table,
+                               schema=sc.schema)
         seg = work.segments
         planner = Planner(tuple(seg["segment_name"]), seg["total_docs"].to_numpy(float), sc.table,
                           sc.schema or default_schema(sc.table), segment_metadata(seg))
@@ -75,7 +76,8 @@ def pruning_by_window(scenario: Scenario, variants: dict[str, dict[str, object]]
         column = sc.table.time_column_name
         if column is None:
             raise ValueError("the table config has no segmentsConfig.timeColumnName to prune on")
-        seg = generate_frames(sc.workload.generate, table=sc.table.table_name, table_config=sc.table).segments
+        seg = generate_frames(sc.workload.generate, table=sc.table.table_name, table_config=sc.table,
+                              schema=sc.schema).segments
         planner = Planner(tuple(seg["segment_name"]), seg["total_docs"].to_numpy(float), sc.table,
                           sc.schema or default_schema(sc.table), segment_metadata(seg))
         now_ms = int(seg["end_time_ms"].max())

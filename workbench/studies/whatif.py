@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.report.data import SizingData, workload_of
-from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, point_of, read_whatif
+from workbench.report.data import workload_of
+from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, read_whatif
 from workbench.runs import run_scenario
 from workbench.scenario import Scenario
-from workbench.studies.scale_out import ScaleOut, scale_out
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["faster_replay", "grow_recommendation", "run_whatif", "scale_query_log"]
+__all__ = ["faster_replay", "run_whatif", "scale_query_log"]
 
 
 def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> pd.DataFrame:
@@ -66,12 +65,3 @@ def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfRu
     run_scenario(sc, out_dir, overrides=what.overrides, seed=seed, data=what.data, ideal_state=what.ideal_state,
                  overwrite=True)
     return read_whatif(sc, what, out_dir, seed)
-
-
-def grow_recommendation(d: SizingData, best: pd.Series, servers: int | None = None) -> ScaleOut:
-    """Configuration ``best`` grown to ``servers`` (default: the sweep's next server count up, else two
-    more): Pinot's rebalance of its layout and p99 before and after, on the point's seed."""
-    sc, _, seed = point_of(d, best)
-    counts = sorted({int(s) for s in d.combined["servers"]})
-    target = servers or next((n for n in counts if n > sc.cluster.servers), sc.cluster.servers + 2)
-    return scale_out(sc, target, seed=seed)

@@ -50,6 +50,7 @@ __all__ = [
     "expand_points",
     "failed_points",
     "load_sweep",
+    "make_runner",
     "make_tasks",
     "parse_sweep",
     "run_sweep",
@@ -147,12 +148,17 @@ def make_tasks(spec: SweepSpec, out_dir: Path) -> list[PointTask]:
 
 
 def _runner(spec: SweepSpec, parallel: int | None, master: str | None) -> Runner:
-    chosen_master = master or spec.spark_master
-    if chosen_master:
+    return make_runner(parallel or spec.parallel, master or spec.spark_master)
+
+
+def make_runner(parallel: int | None = None, master: str | None = None) -> Runner:
+    """Where points run: Spark tasks on ``master`` when one is given, else a local pool of ``parallel``
+    workers (default one per core). The caller closes it; it stays open across batches."""
+    if master:
         from workbench.sweep.spark_runner import SparkRunner
 
-        return SparkRunner(chosen_master)
-    workers = parallel or spec.parallel or default_parallel()
+        return SparkRunner(master)
+    workers = parallel or default_parallel()
     if workers < 1:
         raise SweepError("parallel", f"must be a positive integer, got {workers}")
     return LocalRunner(workers)

@@ -16,12 +16,14 @@ from typing import Any, Literal
 import numpy as np
 
 from workbench.errors import InputError
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.spec import GenerateSpec
 from workbench.workload.timeline import F64, RateProfile, rng_for
+from workbench.workload.user_schema import UserSchema, build_user_schema
 
 __all__ = ["EPOCH_START_MS", "NOT_PARTITIONABLE", "PARTITIONABLE", "TIME_COLUMN", "Context", "PartitionColumn",
-           "build_context", "check_partitioning"]
+           "build_context", "check_partitioning", "user_schema"]
 
 #: Events start here (2026-01-01T00:00:00Z) so segment names and times look like production.
 EPOCH_START_MS = 1_767_225_600_000
@@ -42,6 +44,7 @@ TIME_COLUMN = "event_time_ms"
 
 # Random streams (the second element of every seed sequence).
 STREAM_EVENTS, STREAM_KEYS, STREAM_OFFLINE, STREAM_QUERIES, STREAM_CALIBRATE = 1, 2, 3, 4, 5
+#: (stream 6 is the user-schema columns' metrics: :data:`workbench.workload.user_schema.STREAM_COLUMNS`)
 SALT_CATEGORY = 11
 
 
@@ -85,6 +88,8 @@ class Context:
     batch_lo: int
     comparison_column: str
     time_column: str
+    #: The user's schema when the rows are generated from it (``from_schema``), else ``None``.
+    user: UserSchema | None = None
 
     @property
     def t_end_ms(self) -> int:
@@ -118,7 +123,13 @@ class Context:
         return int(self.spec.disorder.max_lateness_s * 1000)
 
 
-def _resolve_column(name: str, where: str) -> str:
+def _resolve_column(name: str, where: str, user: UserSchema | None = None) -> str:
+    if user is not None:  # the user's column, whose values are a function of the key
+        column = user.column(name)
+        if column is None or column.role not in ("key", "per_key") or column.key_index:
+            raise InputError(where, f"the generator cannot partition by {name!r}: partition by the schema's first "
+                                    "primary key column or a dimension the schema has")
+        return name
     if name in PARTITIONABLE:
         return name
     if name in NOT_PARTITIONABLE:
@@ -126,36 +137,59 @@ def _resolve_column(name: str, where: str) -> str:
     return "key"  # a table column the generator does not make: written as a copy of the key
 
 
-def _table_partitions(config: TableConfig | None) -> tuple[PartitionColumn, ...]:
+def _table_partitions(config: TableConfig | None, user: UserSchema | None = None) -> tuple[PartitionColumn, ...]:
     if config is None:
         return ()
     out = []
     for column, entry in config.column_partition_map.items():
         where = f"tableIndexConfig.segmentPartitionConfig.columnPartitionMap.{column}"
-        out.append(PartitionColumn(column, _resolve_column(column, where), entry.function_name,
+        out.append(PartitionColumn(column, _resolve_column(column, where, user), entry.function_name,
                                    entry.num_partitions, entry.function_config))
     return tuple(out)
 
 
-def _stream_partitioning(spec: GenerateSpec, table: tuple[PartitionColumn, ...]) -> PartitionColumn:
+def _stream_partitioning(spec: GenerateSpec, table: tuple[PartitionColumn, ...],
+                         user: UserSchema | None = None) -> PartitionColumn:
     p = spec.partitioning
-    column = p.column or (table[0].column if table else "key")
+    default = "key" if user is None else (user.primary_key[:1] or (user.time_column,))[0]
+    column = p.column or (table[0].column if table else default)
     match = next((t for t in table if t.column == column), None)
     function = p.function or (match.function if match else "Murmur")
     config = p.function_config if p.function_config is not None else (
         match.function_config if match and function.lower() == match.function.lower() else None)
-    source = match.source if match else _resolve_column(column, "workload.generate.partitioning.column")
+    if user is not None and not p.column and not table and not user.primary_key:
+        # no key in the user's table: the producer spreads rows by the generator's hidden key
+        return PartitionColumn("$key_id", "key_id", p.function or "Murmur", spec.partitions, p.function_config)
+    source = match.source if match else _resolve_column(column, "workload.generate.partitioning.column", user)
     from workbench.pinot.partition import get_partition_function
 
     get_partition_function(function, spec.partitions, config)  # fail on the driver, not in a task
     return PartitionColumn(column, source, function, spec.partitions, config)
 
 
-def check_partitioning(spec: GenerateSpec, table_config: TableConfig | None) -> None:
+def user_schema(spec: GenerateSpec, table_config: TableConfig | None, schema: Schema | None) -> UserSchema | None:
+    """The user's schema resolved for generation when ``spec.from_schema``, else ``None``.
+
+    Raises
+    ------
+    InputError
+        ``from_schema`` without a schema, or a column the generator cannot produce (named).
+    """
+    if not spec.from_schema:
+        return None
+    if schema is None:
+        raise InputError("workload.generate.from_schema", "generates the scenario schema's columns, but the scenario "
+                                                          "has no schema; add schema: (your Pinot schema JSON)")
+    return build_user_schema(schema, table_config, spec)
+
+
+def check_partitioning(spec: GenerateSpec, table_config: TableConfig | None, schema: Schema | None = None) -> None:
     """Fail now, not inside a Spark task, when the table or the producer partitions by a column the
-    generator cannot hash, or names an unknown function: what :func:`build_context` resolves first.
-    ``workbench validate`` calls it for every scenario that generates its data."""
-    _stream_partitioning(spec, _table_partitions(table_config))
+    generator cannot hash, or names an unknown function, or (``from_schema``) the schema has a column
+    the generator cannot produce: what :func:`build_context` resolves first. ``workbench validate``
+    calls it for every scenario that generates its data."""
+    user = user_schema(spec, table_config, schema)
+    _stream_partitioning(spec, _table_partitions(table_config, user), user)
 
 
 def _bins(spec: GenerateSpec, span_ms: int) -> tuple[int, int]:
@@ -199,9 +233,10 @@ def _windows(profile: RateProfile, t0_ms: int, span_ms: int, bin_ms: int, expect
 
 def build_context(
     spec: GenerateSpec, *, table: str, table_config: TableConfig | None, seed: int,
-    blocks: tuple[int, int] | None = None,
+    blocks: tuple[int, int] | None = None, schema: Schema | None = None,
 ) -> Context:
-    """Resolve ``spec`` against the table config into the plan every task follows.
+    """Resolve ``spec`` against the table config (and, with ``from_schema``, the user's ``schema``) into
+    the plan every task follows.
 
     ``blocks`` overrides ``(EVENT_BLOCK, KEY_BLOCK)``, for tests that need many blocks from few
     events; it changes the data, as a different seed would.
@@ -215,8 +250,9 @@ def build_context(
     span_ms = round(spec.span_s * 1000)
     t0 = EPOCH_START_MS
     profile = RateProfile.build(spec.rate, span_ms / 1000, t0 / 1000, seed)
-    table_parts = _table_partitions(table_config)
-    stream = _stream_partitioning(spec, table_parts)
+    user = user_schema(spec, table_config, schema)
+    table_parts = _table_partitions(table_config, user)
+    stream = _stream_partitioning(spec, table_parts, user)
     bin_ms, n_bins = _bins(spec, span_ms)
     table_type: Literal["REALTIME", "OFFLINE"] = "OFFLINE" if (
         table_config is not None and table_config.table_type == "OFFLINE") else "REALTIME"
@@ -230,7 +266,8 @@ def build_context(
     upsert = table_config.upsert if table_config is not None else None
     comparison = list(upsert.comparison_columns) if upsert is not None else []
     known = ("event_time_ms", "ingest_time_ms", "update_seq", "offset")
-    aliases = tuple(sorted({p.column for p in (*table_parts, stream) if p.column != p.source}))
+    aliases = () if user is not None else tuple(sorted({p.column for p in (*table_parts, stream)
+                                                        if p.column != p.source}))
     name = table_config.table_name if table_config is not None else table
     return Context(
         spec=spec, seed=seed, table=name, table_type=table_type,
@@ -239,5 +276,5 @@ def build_context(
         n_blocks=n_blocks, block_size=block_size, window_edges_ms=windows, keys_total=keys_total, offline_files=files,
         batch_lo=-math.ceil(spec.disorder.max_lateness_s * 1000 / (spec.offline.batch_s * 1000)) - 1,
         comparison_column=comparison[0] if comparison and comparison[0] in known else "event_time_ms",
-        time_column=TIME_COLUMN,
+        time_column=TIME_COLUMN if user is None else user.time_column, user=user,
     )

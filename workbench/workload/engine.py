@@ -29,14 +29,16 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from workbench.io import atomic_dir, write_json_atomic
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.context import Context, PartitionColumn, build_context
 from workbench.workload.events import run_block
-from workbench.workload.queries import TEMPLATES, generate_queries, query_window
+from workbench.workload.queries import generate_queries, query_window, templates_of
 from workbench.workload.rows import run_window
 from workbench.workload.schema import SCHEMA_VERSION
 from workbench.workload.segments import plan_segments, segments_table
 from workbench.workload.spec import GenerateSpec, spec_to_json
+from workbench.workload.user_schema import BOOKKEEPING
 
 __all__ = ["Executor", "read_segment_rows", "run_generation"]
 
@@ -66,6 +68,21 @@ def _function_json(p: PartitionColumn) -> dict[str, Any]:
             "functionConfig": None if p.function_config is None else dict(p.function_config)}
 
 
+def _columns(ctx: Context) -> dict[str, Any]:
+    """The roles of the events' columns (what readers such as the upsert replay look up by role)."""
+    partitions = {"stream_partition": _function_json(ctx.stream),
+                  "table_partitions": [_function_json(p) for p in ctx.table_partitions]}
+    if ctx.user is None:
+        return {"time": ctx.time_column, "comparison": ctx.comparison_column, "primary_key": "key",
+                "key_id": "key_id", "delete": "is_delete", "aliases_of_key": list(ctx.alias_columns), **partitions}
+    us = ctx.user
+    return {"from_schema": True, "time": us.time_column, "comparison": us.comparison,
+            "primary_key": us.primary_key[0] if us.primary_key else None, "primary_keys": list(us.primary_key),
+            "key_id": BOOKKEEPING["key_id"], "delete": BOOKKEEPING["is_delete"], "aliases_of_key": [],
+            "generated": [c.name for c in us.columns], "left_to_pinot": list(us.left_to_pinot),
+            "bookkeeping": dict(BOOKKEEPING), **partitions}
+
+
 def _manifest(ctx: Context, executor: Executor, counts: dict[str, int], started: float) -> dict[str, Any]:
     q_start, q_duration = query_window(ctx)
     return {
@@ -80,11 +97,8 @@ def _manifest(ctx: Context, executor: Executor, counts: dict[str, int], started:
         "keys": ctx.keys_total,
         "time": {"start_ms": ctx.t0_ms, "end_ms": ctx.t_end_ms, "queries_start_ms": q_start,
                  "queries_duration_s": q_duration, "arrival_bin_ms": ctx.bin_ms},
-        "columns": {"time": ctx.time_column, "comparison": ctx.comparison_column, "primary_key": "key",
-                    "delete": "is_delete", "aliases_of_key": list(ctx.alias_columns),
-                    "stream_partition": _function_json(ctx.stream),
-                    "table_partitions": [_function_json(p) for p in ctx.table_partitions]},
-        "query_templates": [{"template_id": t.id, "kind": t.kind, "sql": t.sql} for t in TEMPLATES],
+        "columns": _columns(ctx),
+        "query_templates": [{"template_id": t.id, "kind": t.kind, "sql": t.sql} for t in templates_of(ctx)],
         "executor": executor.describe(),
         "elapsed_s": round(time.time() - started, 3),
     }
@@ -92,7 +106,7 @@ def _manifest(ctx: Context, executor: Executor, counts: dict[str, int], started:
 
 def run_generation(
     executor: Executor, spec: GenerateSpec, out: Path, *, table: str, table_config: TableConfig | None,
-    seed: int, overwrite: bool, blocks: tuple[int, int] | None = None,
+    seed: int, overwrite: bool, blocks: tuple[int, int] | None = None, schema: Schema | None = None,
 ) -> dict[str, Any]:
     """Generate events, segments and queries into ``out`` with ``executor``; return the manifest.
 
@@ -104,7 +118,7 @@ def run_generation(
     executor
         Runs the tasks: :class:`~workbench.workload.pure.LocalExecutor` or
         :class:`~workbench.workload.generate.SparkExecutor`. It must see ``out``'s parent directory.
-    spec, table, table_config, seed
+    spec, table, table_config, seed, schema
         What to generate (see :func:`~workbench.workload.generate.generate_events`).
     overwrite
         Replace an existing ``out``.
@@ -117,7 +131,7 @@ def run_generation(
         ``out`` exists and ``overwrite`` is false, or the spec cannot be generated for the table.
     """
     started = time.time()
-    ctx = build_context(spec, table=table, table_config=table_config, seed=seed, blocks=blocks)
+    ctx = build_context(spec, table=table, table_config=table_config, seed=seed, blocks=blocks, schema=schema)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         stage, events = tmp / "_stage", tmp / "events"
         events.mkdir()

@@ -20,7 +20,6 @@ of each ingestion window they fall in, and the counts the driver needs to cut se
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from workbench.workload.context import (
     Context,
     PartitionColumn,
 )
+from workbench.workload.draws import per_key, zipf_ranks
 from workbench.workload.timeline import F64, rng_for, unit_floats
 
 __all__ = [
@@ -55,8 +55,6 @@ __all__ = [
 ]
 
 I64 = npt.NDArray[np.int64]
-#: Head of the Zipf distribution sampled exactly; the tail by the continuous inverse CDF.
-ZIPF_HEAD = 4096
 VALUE_MEDIAN = 10.0
 
 
@@ -104,29 +102,6 @@ class BlockCounts:
 
 
 # -- keys --------------------------------------------------------------------------------------------
-def zipf_ranks(u: F64, n: int, s: float) -> I64:
-    """Ranks 0..n-1 with P(rank r) ∝ (r+1)^-s, from uniforms ``u``.
-
-    The first ``ZIPF_HEAD`` ranks are drawn from their exact probabilities; the tail, where ranks are
-    individually rare, from the continuous density x^-s on [head+½, n+½) rounded to the nearest rank.
-    """
-    head = min(n, ZIPF_HEAD)
-    weights = np.arange(1, head + 1, dtype=np.float64) ** -s
-    lo, hi = head + 0.5, n + 0.5
-    harmonic = abs(s - 1) < 1e-12
-    tail = 0.0 if head == n else (math.log(hi / lo) if harmonic else (hi ** (1 - s) - lo ** (1 - s)) / (1 - s))
-    total = weights.sum() + tail
-    mass = u * total
-    ranks = np.searchsorted(np.cumsum(weights), mass, side="right").astype(np.int64)
-    in_tail = ranks >= head
-    if in_tail.any():
-        v = mass[in_tail] - weights.sum()
-        x = lo * np.exp(v) if harmonic else (lo ** (1 - s) + v * (1 - s)) ** (1 / (1 - s))
-        ranks[in_tail] = np.clip(np.floor(x + 0.5).astype(np.int64) - 1, head, n - 1)
-    out: I64 = np.minimum(ranks, n - 1)
-    return out
-
-
 def scatter_keys(ranks: I64, n: int, seed: int) -> I64:
     """A bijection of 0..n-1 (affine modulo n) so popular ranks land on unrelated key ids."""
     a = 2_654_435_761 % n or 1
@@ -150,6 +125,8 @@ def key_strings(prefix: str, key_id: I64) -> npt.NDArray[np.str_]:
 
 
 def _source_values(ctx: Context, source: str, key_id: I64) -> npt.NDArray[Any]:
+    if ctx.user is not None and ctx.user.column(source) is not None:
+        return ctx.user.per_key_values(source, key_id)
     if source == "key_id":
         return key_id
     if source == "category":
@@ -158,29 +135,13 @@ def _source_values(ctx: Context, source: str, key_id: I64) -> npt.NDArray[Any]:
     return key_strings(ctx.spec.key_prefix, key_id)
 
 
-def per_key(key_id: I64, compute: Callable[[I64], Any]) -> Any:
-    """``compute(key ids)`` evaluated once per key rather than once per row, then spread to the rows.
-
-    When the ids span a range at most twice the row count (Zipf keys, lifecycle blocks) it runs on
-    that whole range and rows index into it; otherwise on the distinct ids. ``compute`` returns a
-    numpy or Arrow array aligned with its input.
-    """
-    if not len(key_id):
-        return compute(key_id)
-    lo, hi = int(key_id.min()), int(key_id.max())
-    if hi - lo < 2 * len(key_id):
-        index, keys = key_id - lo, np.arange(lo, hi + 1, dtype=np.int64)
-    else:
-        keys, inverse = np.unique(key_id, return_inverse=True)
-        index = inverse.ravel()
-    values = compute(keys)
-    return values.take(pa.array(index)) if isinstance(values, pa.Array) else values[index]
-
-
 def partition_ids(ctx: Context, column: PartitionColumn, key_id: I64) -> npt.NDArray[np.int32]:
     """Pinot partition ids of ``column`` for rows with these key ids (every routing column is per key)."""
     fn = get_partition_function(column.function, column.num_partitions, column.function_config)
-    ids: npt.NDArray[np.int32] = per_key(key_id, lambda k: fn.get_partitions(_source_values(ctx, column.source, k)))
+    user = ctx.user.column(column.source) if ctx.user is not None else None
+    data_type = user.data_type if user is not None else None
+    ids: npt.NDArray[np.int32] = per_key(
+        key_id, lambda k: fn.get_partitions(_source_values(ctx, column.source, k), data_type))
     return ids.astype(np.int32)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.engine import PROGRESS_EVENTS, run_generation
 from workbench.workload.schema import SCHEMA_VERSION
@@ -143,6 +144,7 @@ class SparkExecutor:
 def generate_events(
     spark: Any, spec: GenerateSpec, out: Path, *, table: str = "events", seed: int | None = None,
     overwrite: bool = False, table_config: TableConfig | None = None, progress: bool | None = None,
+    schema: Schema | None = None,
 ) -> dict[str, Any]:
     """Generate events, segments and queries with Spark into ``out``; return the manifest.
 
@@ -165,6 +167,9 @@ def generate_events(
         column. Without it: a realtime table partitioned by ``Murmur`` of ``key``, no metadata.
     progress
         Show progress bars on stderr; ``None`` shows them for a million events or more on a terminal.
+    schema
+        The scenario's Pinot schema: with the spec's ``from_schema`` the rows have its columns and types
+        and the queries filter on them (:mod:`workbench.workload.user_schema`); otherwise unused.
 
     Returns
     -------
@@ -174,4 +179,4 @@ def generate_events(
     chosen = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     show = progress if progress is not None else (spec.events >= PROGRESS_EVENTS and sys.stderr.isatty())
     return run_generation(SparkExecutor(spark, show), spec, Path(out), table=table, table_config=table_config,
-                          seed=chosen, overwrite=overwrite)
+                          seed=chosen, overwrite=overwrite, schema=schema)

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.engine import PROGRESS_EVENTS, run_generation
 from workbench.workload.spec import GenerateSpec
@@ -57,7 +58,7 @@ def _auto_progress(spec: GenerateSpec, progress: bool | None) -> bool:
 
 def generate_local(
     spec: GenerateSpec, out: str | Path, *, table: str = "events", table_config: TableConfig | None = None,
-    seed: int | None = None, overwrite: bool = False, progress: bool | None = None,
+    seed: int | None = None, overwrite: bool = False, progress: bool | None = None, schema: Schema | None = None,
 ) -> dict[str, Any]:
     """Generate a workload directory in this process (no Spark); returns the manifest.
 
@@ -66,7 +67,7 @@ def generate_local(
     """
     chosen = seed if seed is not None else (spec.seed if spec.seed is not None else 0)
     return run_generation(LocalExecutor(_auto_progress(spec, progress)), spec, Path(out), table=table,
-                          table_config=table_config, seed=chosen, overwrite=overwrite)
+                          table_config=table_config, seed=chosen, overwrite=overwrite, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,15 @@ class Workload:
 
 def generate_frames(
     spec: GenerateSpec, *, table: str = "events", table_config: TableConfig | None = None, seed: int | None = None,
+    schema: Schema | None = None,
 ) -> Workload:
-    """Generate a (small) workload in memory: events sorted by ``event_id``, segments, queries."""
+    """Generate a (small) workload in memory: events sorted by ``event_id`` (``$event_id`` from a schema),
+    segments, queries."""
     with tempfile.TemporaryDirectory(prefix="workbench-gen-") as tmp:
         out = Path(tmp) / "workload"
-        manifest = generate_local(spec, out, table=table, table_config=table_config, seed=seed, progress=False)
-        events = pd.read_parquet(out / "events").sort_values("event_id", ignore_index=True)
+        manifest = generate_local(spec, out, table=table, table_config=table_config, seed=seed, progress=False,
+                                  schema=schema)
+        order = "event_id" if not manifest["columns"].get("from_schema") else "$event_id"
+        events = pd.read_parquet(out / "events").sort_values(order, ignore_index=True)
         return Workload(events, pd.read_parquet(out / "segments.parquet"),
                         pd.read_parquet(out / "queries.parquet"), manifest)

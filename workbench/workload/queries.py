@@ -37,9 +37,10 @@ from workbench.workload.events import category_of, scatter_keys, zipf_ranks
 from workbench.workload.schema import EVENTS_SCHEMA, QUERIES_SCHEMA
 from workbench.workload.spec import QuerySpec
 from workbench.workload.timeline import rng_for
+from workbench.workload.user_queries import filter_dimension, schema_shapes
 
 __all__ = ["TEMPLATES", "Template", "generate_queries", "kinds_generated", "lookup_column", "query_window",
-           "template_columns"]
+           "template_columns", "templates_of"]
 
 _RANGE = "{time} >= {t0} AND {time} < {t1}"
 
@@ -93,7 +94,23 @@ TEMPLATES: tuple[Template, ...] = tuple(
     for i, (kind, sql) in enumerate((k, s) for k, shapes in _SHAPES.items() for s in shapes)
 )
 _BY_KIND: dict[str, tuple[Template, ...]] = {k: tuple(t for t in TEMPLATES if t.kind == k) for k in _SHAPES}
-_IN_TEMPLATE = _BY_KIND["lookup"][2]
+
+
+def templates_of(ctx: Context) -> tuple[Template, ...]:
+    """The templates of ``ctx``'s queries: the generator's, or (``from_schema``) the same mix written over the
+    user's own columns (:func:`~workbench.workload.user_schema.schema_shapes`), numbered in order."""
+    if ctx.user is None:
+        return TEMPLATES
+    shapes = schema_shapes(ctx.user)
+    return tuple(Template(i, kind, sql) for i, (kind, sql) in
+                 enumerate((k, sql) for k, sqls in shapes.items() for sql in sqls))
+
+
+def _by_kind(ctx: Context) -> dict[str, tuple[Template, ...]]:
+    if ctx.user is None:
+        return _BY_KIND
+    mine = templates_of(ctx)
+    return {k: tuple(t for t in mine if t.kind == k) for k in _SHAPES}
 
 
 def template_columns(template: Template) -> tuple[str, ...]:
@@ -119,6 +136,8 @@ def kinds_generated(queries: QuerySpec) -> tuple[str, ...]:
 
 def lookup_column(ctx: Context) -> str:
     """The column point lookups filter on: the table's partition column when it holds keys, else ``key``."""
+    if ctx.user is not None:
+        return ctx.user.lookup_column or ""
     for column in (*ctx.table_partitions, ctx.stream):
         if column.source in ("key", "key_id"):
             return column.column
@@ -139,13 +158,18 @@ class _Draw:
         self.rng = rng_for(ctx.seed, STREAM_QUERIES)
         width = len(str(ctx.spec.categories - 1))
         self.category_names = [f"c{i:0{width}d}" for i in range(ctx.spec.categories)]
+        self.by_kind = _by_kind(ctx)
+        self.dimension = filter_dimension(ctx.user) if ctx.user is not None else None
 
     def template(self, kind: str, count: int, choices: tuple[Template, ...] | None = None) -> list[Template]:
-        pool = choices or _BY_KIND[kind]
+        pool = choices or self.by_kind[kind]
         ranks = zipf_ranks(self.rng.random(count), len(pool), self.ctx.spec.queries.template_zipf_s)
         return [pool[r] for r in ranks.tolist()]
 
     def category(self, count: int) -> list[str]:
+        if self.ctx.user is not None:  # literals of the user's filter dimension, by its own distribution
+            u = self.rng.random(count)
+            return self.ctx.user.dimension_literals(self.dimension, u) if self.dimension else [""] * count
         ids = category_of(self.rng.integers(0, 1 << 62, count), self.ctx.spec.categories)
         return [self.category_names[i] for i in ids.tolist()]
 
@@ -171,10 +195,17 @@ class _Draw:
 
 
 def _literal(ctx: Context, column: str, key_id: int) -> str:
+    if ctx.user is not None:
+        return ctx.user.key_literal(column, key_id)
     return str(key_id) if column == "key_id" else f"'{ctx.spec.key_prefix}{key_id}'"
 
 
 def _fill(ctx: Context, template: Template, **params: Any) -> str:
+    if ctx.user is not None:  # epoch-ms bounds written in the time column's own format and granularity
+        times = {"t0": ctx.user.time_literal(params["t0"])} if "t0" in params else {}
+        if "t1" in params:
+            times.update(t1=ctx.user.time_literal(params["t1"], ceil=True), t1i=ctx.user.time_literal(params["t1"]))
+        params = {**params, **times}
     return template.sql.format(table=ctx.table, time=ctx.time_column, **params)
 
 
@@ -207,6 +238,8 @@ def _dashboards(ctx: Context, draw: _Draw, start_ms: int, duration: float) -> li
 
 
 def _adhoc(ctx: Context, draw: _Draw, start_ms: int, duration: float) -> list[Row]:
+    if not draw.by_kind["adhoc"]:
+        return []
     times = draw.poisson_times(ctx.spec.queries.adhoc_qps, duration)
     templates = draw.template("adhoc", len(times))
     cats, cats2 = draw.category(len(times)), draw.category(len(times))
@@ -225,9 +258,12 @@ def _adhoc(ctx: Context, draw: _Draw, start_ms: int, duration: float) -> list[Ro
 def _lookups(ctx: Context, draw: _Draw, start_ms: int, duration: float) -> list[Row]:
     q = ctx.spec.queries
     column = lookup_column(ctx)
+    shapes = draw.by_kind["lookup"]
+    if len(shapes) < 3:  # the user's table has no key column to look up
+        return []
     times = draw.poisson_times(q.lookup_qps, duration)
     use_in = draw.rng.random(len(times)) < q.lookup_in_fraction
-    point = draw.template("lookup", len(times), _BY_KIND["lookup"][:2])
+    point = draw.template("lookup", len(times), shapes[:2])
     sizes = np.where(use_in, draw.rng.integers(2, 6, len(times)), 1)
     nows = start_ms + (np.asarray(times) * 1000).astype(np.int64)
     keys = [_literal(ctx, column, k) for k in draw.keys(np.repeat(nows, sizes))]
@@ -235,7 +271,7 @@ def _lookups(ctx: Context, draw: _Draw, start_ms: int, duration: float) -> list[
     rows: list[Row] = []
     for i, t in enumerate(times):
         mine = keys[ends[i] - int(sizes[i]):ends[i]]
-        tpl = _IN_TEMPLATE if use_in[i] else point[i]
+        tpl = shapes[2] if use_in[i] else point[i]
         sql = _fill(ctx, tpl, pcol=column, value=mine[0], values=", ".join(mine))
         rows.append((t, int(nows[i]), sql, "lookup", tpl.id, -1, -1))
     return rows

@@ -28,6 +28,7 @@ from workbench.workload.events import category_of, partition_ids, per_key, same_
 from workbench.workload.schema import EVENTS_SCHEMA, events_schema
 from workbench.workload.segments import SegmentPlan, SegmentStats
 from workbench.workload.timeline import mix64
+from workbench.workload.user_schema import BOOKKEEPING
 
 __all__ = ["group_order", "part_file", "run_window"]
 
@@ -109,8 +110,10 @@ def _key_strings(ctx: Context, key_id: I64) -> pa.Array:
     return per_key(key_id, lambda keys: pc.binary_join_element_wise(prefix, pc.cast(pa.array(keys), pa.string()), ""))
 
 
-def _stats(ctx: Context, seg: I64, columns: dict[str, Any], key_len: I64) -> SegmentStats:
-    """Per-segment facts of rows already sorted by (segment, doc id)."""
+def _stats(ctx: Context, seg: I64, columns: dict[str, Any], key_len: I64,
+           row_bytes: I64 | None = None) -> SegmentStats:
+    """Per-segment facts of rows already sorted by (segment, doc id); ``row_bytes`` (schema-driven rows)
+    replaces the generator's own row size."""
     starts = np.flatnonzero(np.concatenate([[True], seg[1:] != seg[:-1]]))
     ids = seg[starts]
     terms = _checksum_terms(columns["event_id"], columns["key_id"], columns["event_time_ms"], columns["doc_id"])
@@ -119,6 +122,8 @@ def _stats(ctx: Context, seg: I64, columns: dict[str, Any], key_len: I64) -> Seg
     rows = np.diff(np.concatenate([starts, [len(seg)]]))
     per_row = FIXED_ROW_BYTES + 1 + len(str(ctx.spec.categories - 1))
     size = rows * per_row + np.add.reduceat(key_len, starts) if len(seg) else rows
+    if row_bytes is not None and len(seg):
+        size = np.add.reduceat(row_bytes, starts)
     local = np.repeat(np.arange(len(ids)), rows)
     pairs = []
     for column in ctx.table_partitions:
@@ -129,8 +134,11 @@ def _stats(ctx: Context, seg: I64, columns: dict[str, Any], key_len: I64) -> Seg
         seen = np.flatnonzero(np.bincount(local * column.num_partitions + pid,
                                           minlength=len(ids) * column.num_partitions))
         pairs.append((ids[seen // column.num_partitions], seen % column.num_partitions))
-    return SegmentStats(ids, rows.astype(np.int64), np.minimum.reduceat(columns["event_time_ms"], starts),
-                        np.maximum.reduceat(columns["event_time_ms"], starts), checksum, size.astype(np.int64), pairs)
+    times = columns["event_time_ms"]
+    lo, hi = np.minimum.reduceat(times, starts), np.maximum.reduceat(times, starts)
+    if ctx.user is not None:  # the range of the time column's values, in millis (floored as its format writes)
+        lo, hi = ctx.user.floor_time(lo), ctx.user.floor_time(hi)
+    return SegmentStats(ids, rows.astype(np.int64), lo, hi, checksum, size.astype(np.int64), pairs)
 
 
 def _empty_stats(ctx: Context) -> SegmentStats:
@@ -138,7 +146,18 @@ def _empty_stats(ctx: Context) -> SegmentStats:
     return SegmentStats(z, z, z, z, np.zeros(0, np.uint64), z, [(z, z) for _ in ctx.table_partitions])
 
 
+def _write_user(table: pa.Table, path: Path) -> None:
+    """Schema-driven rows: dictionary-encode text columns, delta-encode the bookkeeping integers."""
+    text = [f.name for f in table.schema if pa.types.is_string(f.type)]
+    delta = [BOOKKEEPING[c] for c in DELTA_COLUMNS if c in BOOKKEEPING] + ["doc_id"]
+    pq.write_table(table, path, store_schema=False, use_dictionary=text,
+                   column_encoding=dict.fromkeys(delta, "DELTA_BINARY_PACKED"))
+
+
 def _write(table: pa.Table, path: Path) -> None:
+    if BOOKKEEPING["event_id"] in table.column_names:
+        _write_user(table, path)
+        return
     extra = [c for c in table.column_names if c not in EVENTS_SCHEMA.names]  # copies of ``key``
     pq.write_table(table, path, store_schema=False, use_dictionary=[*DICTIONARY_COLUMNS, *extra],
                    column_encoding=dict.fromkeys(DELTA_COLUMNS, "DELTA_BINARY_PACKED"))
@@ -154,6 +173,23 @@ def _place(ctx: Context, plan: SegmentPlan, window: int, table: pa.Table) -> tup
     order = group_order(seg)  # doc ids already rise with arrival inside a segment
     staged = {name: table[name].to_numpy(zero_copy_only=False)[order] for name in STAGED_COLUMNS}
     return seg[order], {**staged, "event_id": event_id[order], "offset": offsets[order], "doc_id": doc_id[order]}
+
+
+def _user_arrow(ctx: Context, plan: SegmentPlan, seg: I64, cols: dict[str, Any], window: int) -> pa.Table:
+    """Schema-driven rows: the user's columns, ``segment_name`` and ``doc_id``, the ``$`` bookkeeping."""
+    assert ctx.user is not None
+    schema = ctx.user.events_schema()
+    first = np.concatenate([[True], seg[1:] != seg[:-1]])
+    names = pa.array([plan.names[i] for i in seg[first].tolist()])
+    arrays = ctx.user.arrays(cols, ctx.seed, window)
+    arrays.update({"segment_name": names.take(pa.array(np.cumsum(first) - 1)), "doc_id": cols["doc_id"]})
+    arrays.update({name: cols[c] for c, name in BOOKKEEPING.items()})
+    return pa.table({f.name: arrays[f.name] for f in schema}, schema=schema)
+
+
+def _empty(ctx: Context) -> pa.Table:
+    return ctx.user.events_schema().empty_table() if ctx.user is not None else \
+        events_schema(ctx.alias_columns).empty_table()
 
 
 def _arrow(ctx: Context, plan: SegmentPlan, seg: I64, cols: dict[str, Any]) -> pa.Table:
@@ -172,9 +208,13 @@ def run_window(ctx: Context, plan: SegmentPlan, stage: str, out: str, window: in
     path = Path(out) / part_file(window)
     table = _load(ctx, Path(stage), window)
     if table is None or table.num_rows == 0:
-        _write(events_schema(ctx.alias_columns).empty_table(), path)
+        _write(_empty(ctx), path)
         return _empty_stats(ctx)
     seg, cols = _place(ctx, plan, window, table)
+    if ctx.user is not None:
+        out_table = _user_arrow(ctx, plan, seg, cols, window)
+        _write(out_table, path)
+        return _stats(ctx, seg, cols, np.zeros(len(seg), np.int64), ctx.user.row_bytes(out_table))
     out_table = _arrow(ctx, plan, seg, cols)
     _write(out_table, path)
     key_len = pc.binary_length(out_table["key"]).to_numpy().astype(np.int64)

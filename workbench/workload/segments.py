@@ -49,8 +49,9 @@ def llc_segment_name(table: str, partition: int, sequence: int, creation_ms: int
     return f"{table}__{partition}__{sequence}__{stamp}"
 
 
-def offline_segment_name(table: str, min_time: int, max_time: int, sequence: int) -> str:
-    """Pinot's ``SimpleSegmentNameGenerator``: ``<table>_<minTime>_<maxTime>_<sequence>``.
+def offline_segment_name(table: str, min_time: int | str, max_time: int | str, sequence: int) -> str:
+    """Pinot's ``SimpleSegmentNameGenerator``: ``<table>_<minTime>_<maxTime>_<sequence>``, the times
+    being the time column's own values (epoch millis for generated data, days for a day column...).
 
     >>> offline_segment_name("events", 10, 20, 3)
     'events_10_20_3'
@@ -195,8 +196,11 @@ def plan_segments(ctx: Context, counts: Sequence[BlockCounts]) -> SegmentPlan:
         partition = np.asarray(cols["bucket"], dtype=np.int64)
     else:
         cols, lo, hi = _offline_cuts(ctx, counts)
-        names = tuple(offline_segment_name(ctx.table, int(a), int(b), s)
-                      for a, b, s in zip(lo, hi, cols["sequence"], strict=True))
+        # the time column's own values, as Pinot's name generator reads them (epoch millis for generated data)
+        firsts: list[Any] = ctx.user.time_text(lo) if ctx.user is not None else lo.tolist()
+        lasts: list[Any] = ctx.user.time_text(hi) if ctx.user is not None else hi.tolist()
+        names = tuple(offline_segment_name(ctx.table, a, b, s)
+                      for a, b, s in zip(firsts, lasts, cols["sequence"], strict=True))
         partition = np.asarray(cols["sequence"], dtype=np.int64)
     windows = ctx.n_windows
     per_wb = np.bincount(_concat(counts, "window") * ctx.n_buckets + _concat(counts, "bucket"),

@@ -27,12 +27,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import numpy.typing as npt
 
 from workbench.errors import InputError
 from workbench.pinot.segment import time_unit_to_millis
 
-__all__ = ["DateTimeFormat"]
+__all__ = ["DateTimeFormat", "granularity_millis"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
@@ -176,6 +180,62 @@ class _SimpleDateParser:
         return (moment - _EPOCH) // _ONE_MS
 
 
+_QUARTER_HOUR_MS = 900_000
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+
+
+def _format_field(letter: str, count: int, moment: datetime) -> str:
+    """One Joda pattern field of ``moment`` (already in the pattern's zone), as Joda prints it."""
+    numbers = {"y": moment.year, "d": moment.day, "H": moment.hour, "h": (moment.hour % 12) or 12,
+               "m": moment.minute, "s": moment.second}
+    if letter == "y" and count == 2:
+        return f"{moment.year % 100:02d}"
+    if letter in numbers:
+        return f"{numbers[letter]:0{count}d}"
+    if letter == "M":
+        name = _MONTH_NAMES[moment.month - 1]
+        return f"{moment.month:0{count}d}" if count < 3 else (name[:3] if count == 3 else name)
+    if letter == "S":
+        return f"{moment.microsecond // 1000:03d}"[:count].ljust(count, "0")
+    if letter == "a":
+        return "PM" if moment.hour >= 12 else "AM"
+    if letter == "E":
+        name = _DAY_NAMES[moment.weekday()]
+        return name[:3] if count <= 3 else name
+    if letter == "Z":
+        offset = moment.utcoffset() or timedelta(0)
+        minutes = int(offset.total_seconds() // 60)
+        sign, minutes = ("+" if minutes >= 0 else "-"), abs(minutes)
+        return f"{sign}{minutes // 60:02d}{':' if count == 2 else ''}{minutes % 60:02d}"
+    raise ValueError(f"pattern letter {letter!r} is not supported")
+
+
+def _format_instant(pattern: str, moment: datetime, zone: ZoneInfo) -> str:
+    local = moment.astimezone(zone)
+    return "".join(p if isinstance(p, str) else _format_field(p[0], p[1], local) for p in _pattern_parts(pattern))
+
+
+def granularity_millis(text: str) -> int:
+    """A ``dateTimeFieldSpecs`` granularity (``1:DAYS``, ``15:MINUTES`` or ``DAYS|1``) in ms; 1 when empty.
+
+    >>> granularity_millis("15:MINUTES"), granularity_millis("DAYS|1"), granularity_millis("")
+    (900000, 86400000, 1)
+    """
+    if not text.strip():
+        return 1
+    if ":" in text:
+        size, unit = text.split(":", 1)
+    else:
+        unit, size = [*text.split("|"), "1"][:2]
+    try:
+        return max(1, time_unit_to_millis(int(size.strip()), unit.strip()))
+    except ValueError:
+        raise InputError("granularity", f"cannot read the granularity {text!r}; e.g. 1:MILLISECONDS or 1:DAYS"
+                         ) from None
+
+
 # -- the format spec ---------------------------------------------------------------------------
 
 
@@ -245,6 +305,45 @@ class DateTimeFormat:
         if self.kind == "SIMPLE_DATE_FORMAT":
             return min((ms for letter, ms in _FIELD_MS.items() if letter in self.pattern), default=_DAY_MS)
         return 1
+
+    def floor_millis(self, millis: npt.NDArray[np.int64], granularity_ms: int = 1) -> npt.NDArray[np.int64]:
+        """Epoch millis the column's values stand for: ``millis`` floored to the column's granularity and
+        to its format's step (what writing each value in this format and reading it back gives).
+
+        >>> DateTimeFormat.parse("1:DAYS:EPOCH").floor_millis(np.array([86_400_001, 86_399_999])).tolist()
+        [86400000, 0]
+        """
+        step = max(1, granularity_ms)
+        floored = np.floor_divide(millis, step) * step
+        if self.kind == "SIMPLE_DATE_FORMAT":
+            texts = self.format_millis(floored)
+            return np.asarray([self.to_millis(t) for t in texts], dtype=np.int64)
+        grain = self.granule_ms
+        out: npt.NDArray[np.int64] = np.floor_divide(floored, grain) * grain
+        return out
+
+    def format_millis(self, millis: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """The column values of epoch millis ``millis`` in this format: EPOCH counts of ``size`` units
+        (floored, as Pinot's ``fromMillisToFormat``), TIMESTAMP millis, SIMPLE_DATE_FORMAT strings in the
+        pattern's zone. The inverse of :meth:`to_millis` on the format's grid.
+
+        >>> DateTimeFormat.parse("1:DAYS:EPOCH").format_millis(np.array([1767225600000])).tolist()
+        [20454]
+        >>> day = DateTimeFormat.parse("1:DAYS:SIMPLE_DATE_FORMAT:yyyy-MM-dd")
+        >>> day.format_millis(np.array([1767225600000])).tolist()
+        ['2026-01-01']
+        """
+        millis = np.asarray(millis, dtype=np.int64)
+        if self.kind == "EPOCH":
+            return np.floor_divide(millis, max(1, time_unit_to_millis(self.size, self.unit)))
+        if self.kind == "TIMESTAMP":
+            return millis
+        grid = min(self.granule_ms, _QUARTER_HOUR_MS)  # every zone's offset is a multiple of 15 minutes
+        cells, inverse = np.unique(np.floor_divide(millis, grid), return_inverse=True)
+        zone = ZoneInfo(self.zone)
+        texts = [_format_instant(self.pattern, _EPOCH + timedelta(milliseconds=int(c) * grid), zone)
+                 for c in cells.tolist()]
+        return np.asarray(texts, dtype=object)[inverse.ravel()]
 
     def simple_date_millis(self, value: str) -> int:
         """Epoch millis of a SIMPLE_DATE_FORMAT value (``ValueError`` for other kinds)."""

@@ -38,8 +38,8 @@ from workbench.sim.model import Window
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.plan import Delivery, Plan
 from workbench.sim.records import (
-    LATENCY_COLUMNS,
-    QUERY_COLUMNS,
+    ENGINE_LATENCY_COLUMNS,
+    ENGINE_QUERY_COLUMNS,
     ReplicationRecords,
     code_text,
     count_window,
@@ -151,7 +151,8 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
     settings = ServerSettings.of(sc.cluster.server.query,
                                  ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
-                _slow_arrays(slow), float(plan.prepare_ms), float(plan.merge_ms_per_segment),
+                _slow_arrays(slow), np.ascontiguousarray(plan.prepare_ms, dtype=float),
+                np.ascontiguousarray(plan.merge_ms_per_segment, dtype=float),
                 (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
                 (pauses.offsets, pauses.start, pauses.end), (crashes.offsets, crashes.start, crashes.end), settings,
                 horizon_ms,
@@ -166,9 +167,10 @@ def _slow_arrays(slow: SlowWindows) -> tuple[np.ndarray, ...]:
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,
              records: str = "all", parallel: int = 1, streams: Streams | None = None) -> ReplicationRecords:
     """Execute ``plan`` with the compiled kernels; the records of one replication (``records``: ``all``, or
-    ``latency`` for only :data:`~workbench.sim.records.LATENCY_COLUMNS` of ``queries``). ``parallel``
+    ``latency`` for only :data:`~workbench.sim.records.ENGINE_LATENCY_COLUMNS` of ``queries``). ``parallel``
     threads run the servers (the records are the same for any count). A plan routed live (adaptive
-    selection) needs the replication's ``streams`` (:mod:`~workbench.sim.fast.live` draws from them)."""
+    selection, a failure detector) needs the replication's ``streams`` (:mod:`~workbench.sim.fast.live` draws
+    from them)."""
     if not plan.routed:
         assert streams is not None, "live routing draws from the replication's streams"
         return _run_live(sc, layout, plan, window, replication, records, streams)
@@ -262,7 +264,7 @@ class _Outcome:
                    "query_id": keep.astype(np.int64),
                    "latency_ms": self.reply[keep] - plan.arrival_ms[keep]}
         if records == "latency":
-            return pd.DataFrame(latency, columns=list(LATENCY_COLUMNS))
+            return pd.DataFrame(latency, columns=list(ENGINE_LATENCY_COLUMNS))
         pruned = np.array([p.pruned for p in plan.plans], dtype=np.int32)[plan.plan_index[keep]]
         mask = self.mask[keep]
         return pd.DataFrame({
@@ -276,7 +278,7 @@ class _Outcome:
             "queue_wait_ms": self.qwait[keep],
             "cache_hit": pd.Series([""] * len(keep), dtype="string"),
             "error_codes": code_text(mask),
-        }, columns=list(QUERY_COLUMNS))
+        }, columns=list(ENGINE_QUERY_COLUMNS))
 
     def counts(self) -> dict[str, Any]:
         """What the kept queries add up to, counted by :func:`~workbench.sim.records.count_window` from the

@@ -456,7 +456,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
                  np.full(brokers, -1, np.int64), np.full(brokers, -1, np.int64))
     while True:
         status = _run(queries, routing, templates.arrays(), stats_config, broker_stats, detectors, delays_in,
-                      own_delay, plan.cpu_scale, slow, float(plan.prepare_ms), float(plan.merge_ms_per_segment), stops,
+                      own_delay, plan.cpu_scale, slow, plan.prepare_ms, plan.merge_ms_per_segment, stops,
                       gc_pauses, crashes, settings, horizon_ms, state, work, outs, requests, queues, gathers,
                       per_server, counters, draws, bounds)
         if status == _DONE:
@@ -722,7 +722,8 @@ def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[
 def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[np.ndarray, ...], cfg: np.ndarray,
          stats: tuple[np.ndarray, ...], det: tuple[np.ndarray, ...], delays_in: np.ndarray, own_delay: np.ndarray,
          cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-         prepare_ms: float, merge_each: float, stops: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
+         prepare_ms: np.ndarray, merge_each: np.ndarray, stops: tuple[np.ndarray, ...],
+         gc_pauses: tuple[np.ndarray, ...],
          crashes: tuple[np.ndarray, ...], settings: ServerSettings, horizon: float, state: tuple[np.ndarray, ...],
          work: tuple[np.ndarray, ...], outs: tuple[np.ndarray, ...], requests: tuple[np.ndarray, ...],
          queues: tuple[np.ndarray, ...], gathers: tuple[np.ndarray, ...], per_server: np.ndarray,
@@ -961,7 +962,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
                 counters[5] += 1
             w0, w1 = slow_offsets[s], slow_offsets[s + 1]
             scale = slow_scale(cpu_scale[s], arrival[q] + out_d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
-            extra = merge_each if group_by[q] else 0.0
+            extra = merge_each[q] if group_by[q] else 0.0
             docs = 0.0
             for k2 in range(start, start + nseg):
                 pos = ent_position[positions[k2]]
@@ -969,8 +970,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
                 docs += plan_docs[plan_offsets[p] + pos]
                 positions[k2] = pos
             req_server[r], req_nseg[r], req_seg[r], req_query[r] = s, nseg, start, q
-            req_prepare[r] = prepare_ms * scale
-            req_merge[r] = (0.0 if group_by[q] else merge_each * nseg) * scale
+            req_prepare[r] = prepare_ms[q] * scale
+            req_merge[r] = (0.0 if group_by[q] else merge_each[q] * nseg) * scale
             req_docs[r] = docs
             req_rows[r] = aggregate[p] if aggregate[p] >= 0 else min(int(max(docs, 0.0)), cap[p])
             delays[2 * r], delays[2 * r + 1] = out_d, back_d

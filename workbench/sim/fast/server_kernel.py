@@ -352,14 +352,14 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                 continue
             # SharedCPU.pop(now): the items and timers due, then each is finished in start order
             v0 = fs[F_V0]
-            if ist[I_HN] > 0 and is_due(hk[0], v0):
+            if ist[I_HN] > 0 and is_due(hk[0], v0, now):
                 fs[F_V0] = max(v0, hk[0])
                 while ist[I_HN] > 0 and hk[0] <= fs[F_V0]:
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
                     ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
             rt = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
-            if ist[I_TN] > 0 and is_due(tk[0], rt):
+            if ist[I_TN] > 0 and is_due(tk[0], rt, now):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
                     due_seq[nd], due_kind[nd], due_ref[nd] = tsq[0], tkd[0], tr[0]

@@ -113,7 +113,7 @@ def _groups(servers: np.ndarray, load: np.ndarray, parts: int) -> list[np.ndarra
 
 def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
                 segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-                prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...],
+                prepare_ms: np.ndarray, merge_each: np.ndarray, pauses: tuple[np.ndarray, ...],
                 gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
                 horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
     """Run each of ``servers``; write every entry's response and each server's meters.
@@ -145,7 +145,8 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
 
 def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, delivery: tuple[np.ndarray, ...],
                queries: tuple[np.ndarray, ...], segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray,
-               slow: tuple[np.ndarray, ...], prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...],
+               slow: tuple[np.ndarray, ...], prepare_ms: np.ndarray, merge_each: np.ndarray,
+               pauses: tuple[np.ndarray, ...],
                gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
                horizon: float, out: tuple[np.ndarray, ...]) -> None:
     """:func:`run_servers` for one group, with its own working memory (sized for its largest server)."""
@@ -158,7 +159,8 @@ def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, d
 @kernel
 def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
          segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-         prepare_ms: float, merge_each: float, pauses: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
+         prepare_ms: np.ndarray, merge_each: np.ndarray, pauses: tuple[np.ndarray, ...],
+         gc_pauses: tuple[np.ndarray, ...],
          crashes: tuple[np.ndarray, ...], cfg: ServerSettings, horizon: float, ws: tuple[np.ndarray, ...],
          out: tuple[np.ndarray, ...]) -> None:
     offsets, _, query, delivered = delivery
@@ -183,9 +185,9 @@ def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[n
             q, d = query[lo + i], delivered[lo + i]
             scale = slow_scale(base_scale, d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
             first, count = seg_offsets[lo + i], seg_offsets[lo + i + 1] - seg_offsets[lo + i]
-            merge = (0.0 if group_by[q] else merge_each * count) * scale
-            set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms * scale, merge, first, count,
-                        exec_threads[q], group_by[q], secondary[q])
+            merge = (0.0 if group_by[q] else merge_each[q] * count) * scale
+            set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms[q] * scale, merge, first,
+                        count, exec_threads[q], group_by[q], secondary[q])
         c0, c1 = crash_offsets[s], crash_offsets[s + 1]
         counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, ps, pe, pr, pp, pause_total[s],
                                        gc_start[g0:g1], gc_end[g0:g1],

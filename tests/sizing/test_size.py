@@ -1,0 +1,139 @@
+"""``workbench size`` against ``--exhaustive`` on three spaces built here, bad input one line each.
+
+The table: 24 segments (one per stream partition of a small generated workload, fixed whatever the server
+count, so more servers share the same work), two replicas, every query touching every segment at 2 ms each
+on one core. At 60 queries/s that is 60 x 24 x 2 ms x 2 / 2 = 2.9 core-seconds per second... spread over
+the replicas' servers: one server per segment replica routed, 60 x 24 x 2 ms = 2.88 s of work per second
+for the cluster, so 2 servers are saturated (1.44 each) and p99 falls as servers are added.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from workbench.cli import main
+from workbench.errors import InputError
+from workbench.report.data import search_note
+from workbench.sizing import size
+
+SCENARIO: dict[str, Any] = {
+    "name": "tiny",
+    "cluster": {"servers": 4, "server": {"cores": 1}, "network": {"latency_ms": 0}, "broker": {"overhead_ms": 0},
+                "gc": {"collector": "none"}},
+    "table": {"tableName": "events", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}},
+    "workload": {"generate": {"events": 2000, "keys": 100, "partitions": 24, "span_s": "1h", "segment_rows": 100,
+                              "seed": 3, "queries": {"duration_s": 10}},
+                 "data": "data", "arrival": {"process": "poisson", "qps": 60}},
+    "service": {"model": "exponential", "mean_ms": 2},
+    "simulation": {"duration_s": 6, "warmup_s": 1, "replications": 3, "seed": 1, "engine": "fast",
+                   "records": "latency"},
+    "slo": {"p99_ms": 60, "survive": "none"},
+}
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated workload (no Spark), once for the module."""
+    from workbench.scenario import load_scenario
+    from workbench.workload.pure import generate_local
+
+    root = tmp_path_factory.mktemp("size")
+    sc = load_scenario(SCENARIO, base_dir=root)
+    assert sc.workload.generate is not None
+    generate_local(sc.workload.generate, root / "data", table="events", table_config=sc.table, progress=False)
+    return root
+
+
+def _scenario(root: Path, name: str, sizing: dict[str, Any], **slo: Any) -> Path:
+    data = copy.deepcopy(SCENARIO)
+    data["slo"].update(slo)
+    data["sizing"] = sizing
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _both(path: Path, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    found = size(path, out / "search", parallel=1, studies=False)
+    grid = size(path, out / "grid", exhaustive=True, parallel=1, studies=False)
+    return found, grid
+
+
+def _same_answer(found: dict[str, Any], grid: dict[str, Any]) -> None:
+    assert found["recommendation"] == grid["recommendation"]
+    assert found["recommended_point"] == grid["recommended_point"]
+    verdicts = {e["point"]: (e["verdict"], e["p99_high_ms"]) for e in grid["evaluated"]}
+    assert all(verdicts[e["point"]] == (e["verdict"], e["p99_high_ms"]) for e in found["evaluated"])
+    assert found["runs"] < grid["runs"] and found["simulated_queries"] < grid["simulated_queries"]
+    assert grid["space"]["evaluated"] == grid["space"]["shapes"]
+
+
+def test_a_monotone_space(workload: Path, tmp_path: Path) -> None:
+    """Servers 2..6 on 1 or 2 cores: p99 falls with servers on each line (the work is fixed)."""
+    path = _scenario(workload, "monotone", {"servers": {"min": 2, "max": 6}, "vary": {"cluster.server.cores": [1, 2]}})
+    found, grid = _both(path, tmp_path)
+    _same_answer(found, grid)
+    assert found["recommendation"] is not None
+    assert found["space"]["evaluated"] < found["space"]["shapes"]
+    # the report's title line says how the shapes were chosen, from sizing.json
+    note = search_note(tmp_path / "search")
+    assert note is not None and note.startswith(f"{found['space']['evaluated']} of {found['space']['shapes']} shapes "
+                                                f"simulated by search in {found['runs']} runs, the others ruled out")
+
+
+def test_replica_groups_win_only_above_a_server_count(workload: Path, tmp_path: Path) -> None:
+    """To survive a replica group lost, the groups left must carry the load alone: a balanced layout cannot
+    promise it at any size, and 2 groups only from the server count at which one group meets the SLO."""
+    path = _scenario(workload, "groups", {"servers": {"min": 4, "max": 12}, "replica_groups": [0, 2]},
+                     survive="replica_group")
+    found, grid = _both(path, tmp_path)
+    _same_answer(found, grid)
+    rec = grid["recommendation"]
+    assert rec is not None and rec["table"]["routing"]["instanceSelectorType"] == "replicaGroup"
+    meeting = [e for e in grid["evaluated"] if e["verdict"] == "meets"]
+    cheaper = [e for e in meeting if e["servers"] < rec["cluster.servers"]]
+    assert cheaper and not any(e["survives"] for e in cheaper)  # cheaper shapes meet, but do not survive
+
+
+def test_the_cheapest_shape_meeting_the_slo_breaks_with_a_server_lost(workload: Path, tmp_path: Path) -> None:
+    path = _scenario(workload, "loss", {"servers": {"min": 4, "max": 12}}, survive="server")
+    found, grid = _both(path, tmp_path)
+    _same_answer(found, grid)
+    meeting = sorted((e for e in grid["evaluated"] if e["verdict"] == "meets"), key=lambda e: e["servers"])
+    assert meeting[0]["survives"] is False and found["recommendation"]["cluster.servers"] > meeting[0]["servers"]
+    assert found["failure_case_runs"] < grid["failure_case_runs"]
+
+
+def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not an error: exit 0, no recommendation, the closest shape and how far it is from the SLO."""
+    path = _scenario(workload, "none", {"servers": {"min": 2, "max": 4}}, p99_ms=1)
+    assert main(["size", str(path), "--out", str(tmp_path / "out"), "--parallel", "1", "--quiet",
+                 "--no-studies"]) == 0
+    record = yaml.safe_load((tmp_path / "out" / "sizing.json").read_text())
+    assert record["recommendation"] is None
+    closest = record["closest"]
+    assert closest["over_slo_ms"] == pytest.approx(closest["p99_high_ms"] - 1, abs=1e-3) and closest["over_slo_ms"] > 0
+    assert "no shape meets the SLO" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("sizing", "where", "says"), [
+    ({"servers": {"min": 8, "max": 4}}, "sizing.servers", "min 8 is above max 4"),
+    ({"servers": {"min": 3, "max": 3}, "replica_groups": [2]}, "sizing", "no shape"),
+    ({"servers": {"min": 2, "max": 4}, "instances": ["x9.huge"]}, "sizing.instances", "not in the price table"),
+    ({"servers": {"min": 2, "max": 4}, "vary": {"cluster.server.heap": []}}, "sizing.vary.cluster.server.heap",
+     "non-empty list"),
+    ({"servers": {"min": 2, "max": 4}, "vary": {"workload.arrival.qps": [10, 20]}}, "sizing.vary.workload",
+     "load"),
+    ({"servrs": {"min": 2, "max": 4}}, "sizing.servrs", "unknown key"),
+])
+def test_bad_input_names_the_key(sizing: dict[str, Any], where: str, says: str, tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "bad", sizing)
+    with pytest.raises(InputError) as err:
+        size(path, tmp_path / "out", parallel=1, studies=False)
+    assert err.value.where.startswith(where) and says in err.value.problem
+    assert "\n" not in str(err.value)

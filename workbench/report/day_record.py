@@ -1,0 +1,134 @@
+"""The record of a day of load (``day.json``): every step of the profile, how its verdict is known, the worst.
+
+The day study (:mod:`workbench.studies.day`) runs the steps and writes it; the report
+(:mod:`workbench.report.day`) only reads it, so the record lives here, below both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import InputError
+from workbench.io.tables import read_json_file
+
+__all__ = ["DAY_FILE", "RULE", "Day", "Step", "clock", "read_day"]
+
+#: The day's record under the output directory.
+DAY_FILE = "day.json"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the day: its index, start (hours since midnight), factor, and how its verdict is known.
+
+    ``run`` names the run directory of its factor (``None``: inferred, not simulated); ``p99_ms``,
+    ``p99_high_ms`` (the interval's upper end), ``qps`` (measured), ``utilisation`` (mean busy share of
+    the servers' cores) and ``busiest`` (the busiest server's) are NaN for an inferred step. ``meets``
+    is the SLO verdict (``None`` without a p99 SLO).
+    """
+
+    index: int
+    hour: float
+    factor: float
+    run: str | None
+    meets: bool | None
+    p99_ms: float = math.nan
+    p99_high_ms: float = math.nan
+    qps: float = math.nan
+    utilisation: float = math.nan
+    busiest: float = math.nan
+
+    def to_json(self) -> dict[str, Any]:
+        """The step as ``day.json`` holds it (NaN as ``null``)."""
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in vars(self).items()}
+
+
+@dataclass(frozen=True)
+class Day:
+    """A day of load: every step of the profile, the rule that chose what ran, and the worst step.
+
+    ``binding`` is the index of the step the verdict binds on: the simulated step with the highest p99
+    upper end (the peak, by the rule's assumption).
+    """
+
+    steps: tuple[Step, ...]
+    step_s: float
+    slo_p99_ms: float | None
+    margin: float
+    binding: int
+    scenario: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        """Whether every step meets the p99 SLO (``None`` without one)."""
+        verdicts = [s.meets for s in self.steps]
+        return None if self.slo_p99_ms is None else all(v is True for v in verdicts)
+
+    @property
+    def peak(self) -> Step:
+        return self.steps[self.binding]
+
+    def simulated(self) -> list[Step]:
+        return [s for s in self.steps if s.run is not None]
+
+    def sentence(self) -> str:
+        """The day in one line: the binding step, its p99 against the SLO, and how many steps break it."""
+        s = self.peak
+        when = f"{clock(s.hour)}-{clock(s.hour + self.step_s / 3600)}"
+        text = (f"day: the worst step is {when} (x{s.factor:g} the rate): p99 {s.p99_ms:.1f} ms "
+                f"[upper {s.p99_high_ms:.1f}], utilisation {s.utilisation:.0%}")
+        if self.slo_p99_ms is None:
+            return text + "; no p99 SLO, so only the peak was run"
+        broken = sum(1 for x in self.steps if x.meets is False)
+        verdict = ("meets the SLO all day" if broken == 0 else
+                   f"{broken} of {len(self.steps)} steps break the SLO of {self.slo_p99_ms:g} ms")
+        rates = len({x.factor for x in self.simulated()})
+        return f"{text}; {verdict} ({rates} of {len({x.factor for x in self.steps})} distinct rates simulated)"
+
+    def to_json(self) -> dict[str, Any]:
+        """``day.json``: the steps, the rule and the verdict."""
+        return {"scenario": self.scenario, "step_s": self.step_s, "slo_p99_ms": self.slo_p99_ms,
+                "margin": self.margin, "binding": self.binding, "met": self.met, "rule": RULE,
+                "steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Day:
+        steps = tuple(_step_of(s) for s in data["steps"])
+        return cls(steps, float(data["step_s"]), data.get("slo_p99_ms"), float(data["margin"]),
+                   int(data["binding"]), str(data.get("scenario", "")))
+
+
+def _step_of(data: Mapping[str, Any]) -> Step:
+    """A :class:`Step` from ``day.json`` (``null`` figures back to NaN)."""
+    figures = {k: math.nan if data.get(k) is None else float(data[k])
+               for k in ("p99_ms", "p99_high_ms", "qps", "utilisation", "busiest")}
+    return Step(int(data["index"]), float(data["hour"]), float(data["factor"]), data.get("run"), data.get("meets"),
+                **figures)
+
+
+#: The rule as ``day.json`` and the report state it.
+RULE = ("distinct rates simulated in decreasing order from the peak until one meets the p99 SLO with the margin "
+        "to spare; lower rates are inferred to meet it (p99 does not fall as the rate rises); without a p99 SLO "
+        "only the peak runs")
+
+
+def clock(hour: float) -> str:
+    """``07:30`` from 7.5 hours.
+
+    >>> clock(7.5), clock(24)
+    ('07:30', '24:00')
+    """
+    minutes = round(hour * 60)
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def read_day(directory: str | Path) -> Day:
+    """The :class:`Day` a :func:`simulate_day` wrote to ``directory``."""
+    path = Path(directory) / DAY_FILE
+    if not path.is_file():
+        raise InputError(str(directory), f"has no {DAY_FILE}; run `workbench day SCENARIO --out DIR` first")
+    return Day.from_json(read_json_file(path, "day record"))
