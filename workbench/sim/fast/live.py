@@ -1,4 +1,4 @@
-"""Adaptive server selection in the compiled engine: every query routed live, from its broker's stats.
+"""Live routing in the compiled engine: every query routed when it arrives, from its broker's state.
 
 With adaptive selection (``pinot.broker.adaptive.server.selector.type``) a query's route depends on the
 responses that reached its broker before it arrived, so the requests a server will receive are not known
@@ -13,16 +13,16 @@ segment's candidates scored (:func:`~workbench.sim.decisions.hybrid_score` and t
 taken, or a random candidate while one of them has no stats yet (``balanced``), or every candidate of the
 query ranked once, ties in a random order, and each segment given its best-ranked server (``replicaGroup``,
 and ``strictReplicaGroup``; with ``enable.strict.replica.group`` the whole replica group whose worst server
-ranks best). Nothing is approximated: a server's
-events before ``t`` do not depend on requests that reach it at ``t`` or later, and a response sent before
-``t`` reaches the broker no earlier than it was sent.
+ranks best). Nothing is approximated: a server's events before ``t`` do not depend on requests that reach
+it at ``t`` or later, and a response sent before ``t`` reaches the broker no earlier than it was sent.
 
 Random draws come from the same streams in the same order as the SimPy engine's: network delays (and a
 request's own delay) are handed out in blocks of :data:`~workbench.sim.streams.Buffered`'s size; the
 random picks of servers without stats (the first queries of a run) are drawn from the routing stream by
 Python: the kernel stops before a query that needs them, says how many and over how many candidates,
 and resumes once they are drawn; a ranking selector's shuffles (one permutation per query, its size fixed
-by the query's candidates, which the crash schedule decides in advance) are drawn before the run.
+by the query's candidates, which the crash schedule decides in advance) are drawn before the run, or, with
+a failure detector (whose exclusions change the candidates), when the kernel asks.
 
 The broker's failure detector (``pinot.broker.failure.detector.type: CONNECTION``) also makes routing live:
 a gather closed by a failed channel marks the server unhealthy at its broker, which excludes it from its
@@ -33,8 +33,8 @@ as the kernel meets them.
 
 Inside :func:`~workbench.sim.fast.engine.coverage`: every selector, adaptive selection and the failure
 detector, alone or together, without the segment cache. The records then come from the same gather and
-reduce as the plan-driven path
-(:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query being its own routing template.
+reduce as the plan-driven path (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`), each query
+being its own routing template.
 """
 
 from __future__ import annotations
