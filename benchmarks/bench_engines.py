@@ -5,7 +5,8 @@ means something on a noisy shared machine (the load average is printed with the 
 three stages (:func:`workbench.simulate`): the *plan* (timing-free draws: arrivals, routing, service
 work, network delays, GC and crash schedules; for a replayed workload also parsing and pruning each
 distinct SQL text), shared by both engines; the *execution* (the queueing in time), which is what the
-compiled engine replaces; and the records. Four parts:
+compiled engine replaces; and the records. Four parts (and 1c, ``--adaptive-only`` alone: fan-out 12 with
+HYBRID adaptive selection routed live, G1 pauses and one slow server, both engines on one plan):
 
 1. **Fan-out 12**: 12 single-core servers, exponential service (10 ms), 50 queries/s, work-driven G1
    pauses. Both engines execute the *same plan* of ``--simpy-queries`` queries (their records are
@@ -27,12 +28,13 @@ compiled engine replaces; and the records. Four parts:
 
 Run: ``python benchmarks/bench_engines.py`` (about two minutes on the 2-core machine);
 ``--queries N``, ``--simpy-queries M``, ``--threads T``, ``--sweep-points P`` (even, up to 100),
-``--full-sweep`` (all 500M queries), ``--skip-demo``, ``--skip-sweep``, ``--skip-memory``.
+``--full-sweep`` (all 500M queries), ``--skip-demo``, ``--skip-sweep``, ``--skip-memory``, ``--adaptive-only``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import multiprocessing
 import os
 import resource
@@ -65,6 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 K, QPS, MEAN_MS = 12, 50.0, 10.0
 #: The issue's goals: x SimPy on fan-out 12, execution q/s, x SimPy on the demo, the 500M sweep in s.
 GOAL_RATIO, GOAL_QPS, GOAL_DEMO_RATIO, GOAL_SWEEP_S = 50.0, 1_000_000.0, 30.0, 600.0
+#: Issue #28's goal for adaptive selection routed live: x SimPy on fan-out 12 (HYBRID, G1, one slow server).
+GOAL_ADAPTIVE_RATIO = 30.0
 #: The headline grid: 5 shapes x 10 loads x 2 collectors = 100 configurations, 5 x 1M queries each.
 SWEEP_SERVERS = (8, 10, 12, 14, 16)
 SWEEP_QPS = tuple(round(float(q), 2) for q in np.linspace(20.0, 80.0, 10))
@@ -119,11 +123,16 @@ class OnePlan:
         horizon = self.window.horizon_ms
         self.plan_s, self.plan = timed(lambda: build_plan(sc, self.layout, self.streams, horizon_ms=horizon,
                                                           replay=replay, planner=planner, memory=memory))
+        self._after_plan = copy.deepcopy(self.streams)  # live (adaptive) routing draws during execution
+
+    def fresh(self) -> Streams:
+        """The streams as the plan left them: each execution draws from its own copy."""
+        return copy.deepcopy(self._after_plan)
 
     def simpy(self) -> tuple[float, pd.DataFrame]:
         """The SimPy engine's execution of the plan: seconds and its ``queries`` table."""
-        env = simpy.Environment()
-        model = ClusterModel(env, self.streams, build_cluster(self.sc, self.layout, env, self.streams, self.plan),
+        env, streams = simpy.Environment(), self.fresh()
+        model = ClusterModel(env, streams, build_cluster(self.sc, self.layout, env, streams, self.plan),
                              self.plan, self.window)
         seconds, _ = timed(model.run)
         return seconds, model.records.frame(0)
@@ -131,12 +140,14 @@ class OnePlan:
     def fast(self, threads: int = 1, repeats: int = 1) -> float:
         """Best execution time of the compiled engine on the plan, s."""
         return best_of(lambda: run_fast(self.sc, self.layout, self.plan, self.window, 0,
-                                        records=self.sc.simulation.records, parallel=threads), repeats)
+                                        records=self.sc.simulation.records, parallel=threads,
+                                        streams=self.fresh()), repeats)
 
 
-def check_same(reference: pd.DataFrame, sc: Scenario, layout: Layout, plan: Plan, window: Window) -> None:
+def check_same(reference: pd.DataFrame, sc: Scenario, layout: Layout, plan: Plan, window: Window,
+               streams: Streams) -> None:
     """The compiled engine's records of the plan are the SimPy engine's (the contract, spot-checked here)."""
-    mine = run_fast(sc, layout, plan, window, 0).queries
+    mine = run_fast(sc, layout, plan, window, 0, streams=streams).queries
     assert len(mine) == len(reference), (len(mine), len(reference))
     for column in CHECKED:
         x, y = reference[column].to_numpy(), mine[column].to_numpy()
@@ -150,7 +161,7 @@ def same_plan(sc: Scenario, data: Path | None, label: str) -> tuple[float, OnePl
     """Both engines execute one plan; prints their rates and returns the ratio (fast / SimPy)."""
     one = OnePlan(sc, data)
     simpy_s, reference = one.simpy()
-    check_same(reference, one.sc, one.layout, one.plan, one.window)  # also compiles (or loads) the kernels
+    check_same(reference, one.sc, one.layout, one.plan, one.window, one.fresh())  # also compiles (or loads) the kernels
     fast_s = one.fast(repeats=3)
     n = len(reference)
     sql = f"; parsing and pruning {one.texts:,} distinct SQL texts {one.parse_s:.2f} s more" if one.texts else ""
@@ -202,6 +213,25 @@ def part_slow(args: argparse.Namespace) -> None:
     spec = fanout(args.simpy_queries)
     spec["cluster"]["failures"] = {"slow": [{"server": "Server_3", "factor": 1.5}]}
     same_plan(load_scenario(spec), None, f"{args.simpy_queries:,} queries")
+
+
+def part_adaptive(args: argparse.Namespace) -> None:
+    """Fan-out 12 with HYBRID adaptive selection (routed live), replication 2, G1 pauses and one slow server
+    (x5 all run): the same plan on both engines (records compared)."""
+    print(f"--- 1c. fan-out {K}, HYBRID adaptive selection (replication 2), G1 pauses, Server_3 x5 the whole run")
+    spec = adaptive_fanout(args.simpy_queries)
+    ratio, _ = same_plan(load_scenario(spec), None, f"{args.simpy_queries:,} queries")
+    print(f"  goal >= {GOAL_ADAPTIVE_RATIO:.0f}x SimPy: {verdict(ratio, GOAL_ADAPTIVE_RATIO)}")
+
+
+def adaptive_fanout(queries: int) -> dict[str, Any]:
+    """:func:`fanout` with HYBRID adaptive selection over two replicas and one server five times slower."""
+    spec = fanout(queries)
+    spec["table"] = {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}}
+    spec["cluster"]["failures"] = {"slow": [{"server": "Server_3", "factor": 5}]}
+    spec["cluster"]["broker"] = {"config": {"pinot.broker.adaptive.server.selector.type": "HYBRID",
+                                            "pinot.broker.adaptive.server.selector.enable.stats.collection": True}}
+    return spec
 
 
 def end_to_end_fast(sc: Scenario, threads: int) -> tuple[float, int]:
@@ -367,11 +397,16 @@ def main() -> None:
     p.add_argument("--skip-demo", action="store_true")
     p.add_argument("--skip-sweep", action="store_true")
     p.add_argument("--skip-memory", action="store_true")
+    p.add_argument("--adaptive-only", action="store_true", help="only part 1c (adaptive selection, routed live)")
     args = p.parse_args()
     start = time.perf_counter()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    if args.adaptive_only:
+        part_adaptive(args)
+        return
     part_fanout(args)
     part_slow(args)
+    part_adaptive(args)
     if not args.skip_demo:
         part_demo(args)
     if not args.skip_sweep:

@@ -152,13 +152,16 @@ def test_config_defaults_and_bad_values_name_the_key() -> None:
 
 
 def test_the_scenario_reads_the_detector_with_pinots_names_and_refuses_what_it_cannot_run() -> None:
-    """NO_OP (Pinot's default) loads; CONNECTION is refused with one error naming the key, not ignored."""
+    """NO_OP (Pinot's default) and CONNECTION load with Pinot's keys and defaults; CUSTOM (a Java class) and a
+    type Pinot does not have are refused with one error naming the key, not ignored."""
     from workbench.errors import ScenarioError
     from workbench.scenario import load_scenario
 
     sc = load_scenario({"cluster": {"broker": {"config": {CONFIG_OF_TYPE: "no_op"}}}})
     assert sc.cluster.broker.failure_detector == FailureDetectorConfig()
-    for props in ({CONFIG_OF_TYPE: "CONNECTION"}, {CONFIG_OF_TYPE: "bogus"}):
+    sc = load_scenario({"cluster": {"broker": {"config": {CONFIG_OF_TYPE: "connection"}}}})
+    assert sc.cluster.broker.failure_detector == FailureDetectorConfig(FailureDetectorType.CONNECTION, 5000, 2.0, 10)
+    for props in ({CONFIG_OF_TYPE: "CUSTOM"}, {CONFIG_OF_TYPE: "bogus"}):
         with pytest.raises(ScenarioError) as err:
             load_scenario({"cluster": {"broker": {"config": props}}})
         assert err.value.where == f"cluster.broker.config.{CONFIG_OF_TYPE}"

@@ -34,13 +34,18 @@ def test_a_faster_replay_keeps_the_queries_and_multiplies_the_rate() -> None:
 def test_balanced_what_ifs_lose_one_server(tmp_path: Path) -> None:
     sc = load_scenario(ROOT / "scenarios" / "synthetic.yaml").with_overrides({"table.segmentsConfig.replication": 2})
     names = {w.name: w for w in whatif_variants(sc, tmp_path)}
-    assert set(names) == {"load-x1.5", "server-down"}  # no replica group to lose
+    assert set(names) == {"load-x1.5", "server-slow", "server-wedged", "server-down"}  # no replica group to lose
     down = sc.with_overrides(names["server-down"].overrides)
     assert down.cluster.failures.down == ("Server_0",)
     assert down.cluster.servers == sc.cluster.servers  # the same layout, one machine missing
     assert names["load-x1.5"].overrides == {"workload.arrival.qps": 1.5 * sc.workload.arrival.qps}
     alone = sc.with_overrides({"table.segmentsConfig.replication": 1})
-    assert [w.name for w in whatif_variants(alone, tmp_path)] == ["load-x1.5"]  # nothing to route around to
+    # nothing to route around to: no server down, but a slow or wedged server still shows
+    assert [w.name for w in whatif_variants(alone, tmp_path)] == ["load-x1.5", "server-slow", "server-wedged"]
+    slow = sc.with_overrides(names["server-slow"].overrides).cluster.failures.slow
+    wedged = sc.with_overrides(names["server-wedged"].overrides).cluster.failures.wedged
+    assert [(w.server, w.factor, w.from_s, w.until_s) for w in slow] == [("Server_0", 5.0, 0.0, None)]
+    assert [(w.server, w.from_s, w.until_s) for w in wedged] == [("Server_0", 0.0, None)]
 
 
 def test_replica_group_what_ifs_lose_a_whole_group_or_one_of_its_servers(tmp_path: Path) -> None:
@@ -64,6 +69,11 @@ def test_what_ifs_change_what_they_say(layout_sweep: Path) -> None:
     # +50% load: the same queries 1.5 times as often, so 1.5 times the throughput and the busy time
     assert table.loc["load-x1.5", "throughput_qps"] == pytest.approx(1.5 * today["throughput_qps"], rel=0.05)
     assert table.loc["load-x1.5", "utilisation.mean"] == pytest.approx(1.5 * today["utilisation.mean"], rel=0.1)
+    # a server wedged all run: every query routed to it waits its timeout and lists it under 427, so some
+    # queries are partial, and none is answered faster than today's fastest
+    assert table.loc["server-wedged", "partial_rate"] > today["partial_rate"]
+    # a server five times slower: no query gets faster on average, and it stays in routing
+    assert table.loc["server-slow", "latency_ms.mean.value"] >= today["latency_ms.mean.value"]
     # a what-if is kept on disk and reused
     stored = json.loads((layout_sweep / "whatif" / str(best["point"]) / "load-x1.5" / "summary.json").read_text())
     assert stored["summary"]["throughput_qps"] == pytest.approx(table.loc["load-x1.5", "throughput_qps"])

@@ -51,8 +51,8 @@ ADAPTIVE = {"config": {"pinot.broker.adaptive.server.selector.type": "HYBRID",
                       "pinot.broker.adaptive.server.selector.enable.stats.collection": True}}
 
 
-@pytest.mark.parametrize(("engine", "broker"), [("simpy", {}), ("fast", {}), ("simpy", ADAPTIVE)],
-                         ids=["simpy", "fast", "simpy-adaptive"])
+@pytest.mark.parametrize(("engine", "broker"), [("simpy", {}), ("fast", {}), ("simpy", ADAPTIVE), ("fast", ADAPTIVE)],
+                         ids=["simpy", "fast", "simpy-adaptive", "fast-adaptive"])
 def test_an_isolated_query_waits_the_delay_but_the_core_does_not(engine: str, broker: dict[str, Any]) -> None:
     result = run(raw(**broker), engine)
     q = result.queries.sort_values("arrival_s").set_index("query_id")

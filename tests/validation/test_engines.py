@@ -2,10 +2,11 @@
 
 The SimPy engine is the reference; a difference is a bug in the compiled one. Latencies and other times
 must agree to 1e-9 relative; flags, counts and error codes exactly. Fixed cases cover each feature the
-compiled engine claims (every selector but adaptive, every service model, GC collectors, crashes,
-deadlines and error codes, schedulers, both execution models, several brokers, the segment cache with
-churn, replayed and pruned queries, slow and wedged servers, a per-request delay); a Hypothesis test draws
-random scenarios inside its coverage.
+compiled engine claims (every selector, with and without adaptive selection, every service model, GC
+collectors, crashes, the broker's failure detector, deadlines and error codes, schedulers, both execution
+models, several brokers, the segment cache with churn, replayed and pruned queries, slow and wedged
+servers, a per-request delay); a Hypothesis test draws random scenarios inside its coverage (adaptive
+selection and the failure detector among them).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def scenario(**sections: Any) -> dict[str, Any]:
         base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
     return base
 
+
+#: Adaptive server selection (routed live by the compiled engine, :mod:`workbench.sim.fast.live`).
+ADAPTIVE = {"pinot.broker.adaptive.server.selector.type": "HYBRID",
+            "pinot.broker.adaptive.server.selector.enable.stats.collection": True}
 
 CASES: dict[str, dict[str, Any]] = {
     "balanced, fixed GC, crashes, tight timeout": scenario(cluster={
@@ -114,6 +119,56 @@ CASES: dict[str, dict[str, Any]] = {
                  "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
                         "pause_ms": {"dist": "exponential", "mean": 30}},
                  "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 60}}),
+    "adaptive HYBRID: crashes, fixed GC, a tight timeout": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+               "pause_ms": {"dist": "exponential", "mean": 60}},
+        "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80, "config": ADAPTIVE}},
+        simulation={"duration_s": 15, "replications": 1}),
+    "adaptive HYBRID with a queue-size floor: a slow and a wedged server, two brokers, G1": scenario(cluster={
+        "servers": 6, "brokers": 2, "server": {"cores": 2}, "network": {"latency_ms": 0.25}, "gc": {"collector": "g1"},
+        "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 12}],
+                     "wedged": [{"server": "Server_4", "from_s": 6, "until_s": 9}]},
+        "broker": {"timeout_ms": 500, "config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": 2}}},
+        simulation={"duration_s": 12, "replications": 1}),
+    "adaptive LATENCY with decay and warm-up, a server down all run": scenario(cluster={
+        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+        "failures": {"down": ["Server_2"]}, "broker": {"config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.type": "LATENCY",
+            "pinot.broker.adaptive.server.selector.autodecay.window.ms": 50,
+            "pinot.broker.adaptive.server.selector.warmup.duration": 200}}},
+        simulation={"duration_s": 8, "replications": 1}),
+    "adaptive HYBRID over replica groups (a ranking per query, ties shuffled), crashes, a slow server": scenario(
+        cluster={"servers": 6, "server": {"cores": 2}, "network": {"latency_ms": 0.25},
+                 "failures": {"slow": [{"server": "Server_1", "factor": 4}], "mtbf_s": 8, "mttr_s": 2},
+                 "broker": {"timeout_ms": 300, "config": ADAPTIVE}},
+        table={**TABLE, "segmentsConfig": {"replication": 3}, "routing": {"instanceSelectorType": "replicaGroup"},
+               "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                            "replicaGroupPartitionConfig": {
+                                                                "replicaGroupBased": True, "numReplicaGroups": 3,
+                                                                "numInstancesPerReplicaGroup": 2}}}},
+        simulation={"duration_s": 10, "replications": 1}),
+    "adaptive LATENCY, one whole replica group per query (enable.strict.replica.group), crashes": scenario(
+        cluster={"servers": 4, "server": {"cores": 2}, "failures": {"mtbf_s": 5, "mttr_s": 2}, "broker": {"config": {
+            **ADAPTIVE, "pinot.broker.adaptive.server.selector.type": "LATENCY",
+            "pinot.broker.adaptive.server.selector.enable.strict.replica.group": True}}},
+        table={**TABLE, "routing": {"instanceSelectorType": "strictReplicaGroup"}},
+        simulation={"duration_s": 10, "replications": 1}),
+    "the failure detector (CONNECTION): crashed servers excluded until a retry connects, two brokers": scenario(
+        cluster={"servers": 4, "brokers": 2, "server": {"cores": 2},
+                 "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+                 "failures": {"mtbf_s": 4, "mttr_s": 1.5}, "broker": {"timeout_ms": 200, "config": {
+                     "pinot.broker.failure.detector.type": "CONNECTION",
+                     "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
+        simulation={"duration_s": 12, "replications": 1}),
+    "the failure detector with adaptive HYBRID: live candidates per broker state, two brokers": scenario(
+        cluster={"servers": 4, "brokers": 2, "server": {"cores": 2},
+                 "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
+                 "failures": {"mtbf_s": 4, "mttr_s": 1.5}, "broker": {"timeout_ms": 200, "config": {
+                     **ADAPTIVE, "pinot.broker.failure.detector.type": "CONNECTION",
+                     "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
+        simulation={"duration_s": 10, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},
@@ -186,6 +241,25 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         cluster["failures"] = {"mtbf_s": draw(st.sampled_from([3.0, 8.0])), "mttr_s": 1.0}
+    # routing: planned half the time; else live (adaptive selection, the failure detector, or both), which the
+    # compiled engine runs without the segment cache
+    live = draw(st.sampled_from(["planned", "planned", "planned", "adaptive", "detector", "both"]))
+    if "pinot.server.segment.query.cache.enabled" not in config and live != "planned":
+        broker_config: dict[str, Any] = {}
+        if live in ("adaptive", "both"):
+            broker_config |= {
+                "pinot.broker.adaptive.server.selector.type": draw(st.sampled_from(["NUM_INFLIGHT_REQ", "LATENCY",
+                                                                                     "HYBRID"])),
+                "pinot.broker.adaptive.server.selector.enable.stats.collection": True,
+                "pinot.broker.adaptive.server.selector.autodecay.window.ms": draw(st.sampled_from([0, 300, 10_000])),
+                "pinot.broker.adaptive.server.selector.hybrid.score.queue.size.floor": draw(st.integers(0, 2)),
+                "pinot.broker.adaptive.server.selector.enable.strict.replica.group": draw(st.booleans())}
+        if live in ("detector", "both"):
+            broker_config |= {
+                "pinot.broker.failure.detector.type": "CONNECTION",
+                "pinot.broker.failure.detector.retry.initial.delay.ms": draw(st.sampled_from([200, 1000, 5000])),
+                "pinot.broker.failure.detector.max.retries": draw(st.sampled_from([1, 10]))}
+        cluster["broker"]["config"] = broker_config
     return {
         "cluster": cluster,
         "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": replication},

@@ -141,3 +141,59 @@ def test_mutating_the_shared_start_rule_changes_both_engines(kept: dict[str, dic
     # at rho = 0.8 an M/D/1 queue's mean wait is rho S / (2 (1 - rho)) = 20 ms: many waits pass 15 ms, not all
     n = len(mutated["simpy"]["arrival_s"])
     assert 0.05 * n < counts["simpy"] == counts["fast"] < 0.95 * n
+
+
+#: Adaptive selection's score, mutated the same way: one segment on two servers, Server_1 four times slower.
+#: Pinot's HYBRID score is lowest for the server answering faster with less in flight; the mutant negates
+#: it, so the broker prefers the worse server. Both engines must move their traffic alike.
+ADAPTIVE_SCENARIO: dict[str, Any] = {
+    "cluster": {"servers": 2, "server": {"cores": 1}, "network": {"latency_ms": 0.2}, "gc": {"collector": "none"},
+                "failures": {"slow": [{"server": "Server_1", "factor": 4}]},
+                "broker": {"config": {"pinot.broker.adaptive.server.selector.type": "HYBRID",
+                                      "pinot.broker.adaptive.server.selector.enable.stats.collection": True}}},
+    "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}},
+    "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000}, "arrival": {"qps": 40}},
+    "service": {"model": "exponential", "mean_ms": 5.0},
+    "simulation": {"duration_s": 3, "warmup_s": 0, "replications": 1, "seed": 5},
+}
+
+ADAPTIVE_PROBE = """
+import json, sys
+from workbench.sim import decisions
+from workbench.sim.run import simulate
+
+def negated(floor, in_flight, in_flight_ema, latency_ema, exponent):
+    queue = float(floor + in_flight)
+    queue += in_flight_ema
+    return -(queue ** exponent * latency_ema)
+
+scenario = json.loads(sys.argv[1])
+assert not hasattr(decisions.hybrid_score, "py_func"), "numba's JIT is on: the kernel would not see the change"
+out = {}
+for mode in ("keep", "mutate"):
+    if mode == "mutate":
+        decisions.hybrid_score.__code__ = negated.__code__
+    for engine in ("simpy", "fast"):
+        scenario["simulation"]["engine"] = engine
+        result = simulate(scenario)
+        out.setdefault(mode, {})[engine] = {"engine": result.parameters["engine"],
+                                            "latency_ms": result.queries["latency_ms"].tolist(),
+                                            "requests": result.servers["requests"].tolist()}
+print(json.dumps(out))
+"""
+
+
+def test_mutating_the_shared_adaptive_score_moves_both_engines_traffic_alike() -> None:
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run([sys.executable, "-c", ADAPTIVE_PROBE, json.dumps(ADAPTIVE_SCENARIO)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    for mode, out in runs.items():
+        assert out["simpy"]["engine"] == "simpy" and out["fast"]["engine"] == "fast"
+        assert out["simpy"]["requests"] == out["fast"]["requests"], mode
+        np.testing.assert_allclose(out["fast"]["latency_ms"], out["simpy"]["latency_ms"], rtol=1e-9, atol=1e-9)
+    fast_server, slow_server = runs["keep"]["simpy"]["requests"]
+    assert fast_server > 2 * slow_server  # Pinot's score steers away from the slow server ...
+    fast_server, slow_server = runs["mutate"]["simpy"]["requests"]
+    assert slow_server > 2 * fast_server  # ... the negated one towards it, in both engines

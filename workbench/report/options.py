@@ -5,7 +5,7 @@
     report:
       prices: my_prices.yaml        # an instance price table (file, relative to the sweep file, or inline)
       memory_per_heap: 2.0          # machine memory per byte of heap when an instance is chosen
-      whatif: true                  # simulate +50% load, one server down, one replica group down
+      whatif: true                  # simulate +50% load, one server slow/wedged/down, one replica group down
       headroom: [1.25, 1.5, 2, 3]   # load multipliers tried to find where the SLO breaks ([] skips it)
       utilisation_warning: 0.7      # warn when the recommendation is busier than this
 
@@ -47,7 +47,7 @@ class ReportOptions:
     memory_per_heap
         Machine memory per byte of JVM heap when picking an instance.
     whatif
-        Run and show the what-ifs (+50% load, one server down, one replica group down); the runs are
+        Run and show the what-ifs (+50% load, one server slow, wedged or down, one replica group down); the runs are
         made by the studies before the report (:mod:`workbench.studies.sizing`).
     headroom
         Load multipliers (> 1) at which the studies run the recommendation to find where its SLO breaks.

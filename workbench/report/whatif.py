@@ -1,4 +1,5 @@
-"""What-ifs of the recommended configuration: more load, a server down, a replica group down, headroom.
+"""What-ifs of the recommended configuration: more load, a slow, wedged or lost server, a replica group down,
+headroom.
 
 The sweep answers "which shape meets the SLO today"; a lead also asks what happens when load grows or
 a machine dies. Each what-if is the recommended point's own scenario with one change, simulated with
@@ -7,6 +8,11 @@ the point's seed (common random numbers, so the difference is the change and not
 * **load x m**: the query rate times ``m``. A Poisson workload gets ``workload.arrival.qps x m``; a
   replayed query log is replayed ``m`` times faster (the same queries, arrival times divided by ``m``,
   repeated when the faster log no longer covers the simulated horizon).
+* **one server slow (x5)** and **one server wedged**: the first server (of replica group 0 for a
+  replica-group table) takes five times longer for all its work, or accepts requests and answers none,
+  for the whole run (``cluster.failures.slow`` / ``cluster.failures.wedged``). Neither leaves routing:
+  Helix and Pinot's failure detector see no failure; a wedge costs each query routed to it its timeout
+  (427, a partial result), unless adaptive selection steers queries away.
 * **one server down**: with replication 1 nothing is simulated: the server's segments have no other
   replica, so queries miss them until it is back. With replicas, one server (the first of replica
   group 0 for a replica-group table) is down for the whole run (``cluster.failures.down``) on the
@@ -45,6 +51,7 @@ from workbench.scenario import Scenario
 
 __all__ = [
     "MOVEMENT_FILE",
+    "SLOW_FACTOR",
     "STUDIES_COMMAND",
     "STUDIES_FILE",
     "WHATIF_DIR",
@@ -54,6 +61,7 @@ __all__ = [
     "StudyMissing",
     "WhatIf",
     "WhatIfRun",
+    "degraded_variants",
     "first_group",
     "headroom",
     "load_variant",
@@ -121,13 +129,33 @@ def first_group(sc: Scenario) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for p in range(ip.num_partitions) for s in ip.instances(p, 0)))
 
 
+#: How many times longer the slow server's work takes in the "one server slow" what-if.
+SLOW_FACTOR = 5.0
+
+
+def degraded_variants(sc: Scenario, server: str) -> list[WhatIf]:
+    """One server slow (x :data:`SLOW_FACTOR`) and one server wedged, each the whole run: the fail-slow cases
+    Pinot operators meet most (a noisy neighbour or failing disk; stuck threads behind an open connection).
+    Both keep the server in routing: Pinot's failure detector sees neither (no connection fails)."""
+    routing = ("adaptive selection steers queries from it as its latency shows"
+               if sc.cluster.broker.adaptive_selection else "brokers keep routing to it")
+    return [WhatIf("server-slow", f"one server slow (x{SLOW_FACTOR:g})",
+                   {"cluster.failures.slow": [{"server": server, "factor": SLOW_FACTOR}]},
+                   note=f"{server}'s work takes {SLOW_FACTOR:g} times longer all run; {routing}"),
+            WhatIf("server-wedged", "one server wedged", {"cluster.failures.wedged": [{"server": server}]},
+                   note=f"{server} accepts requests and answers none all run: what reaches it waits the "
+                        f"query's timeout (427, partial); {routing}")]
+
+
 def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:
-    """+50% load, one server down and one replica group down for ``sc`` (those that apply to it)."""
+    """+50% load, one server slow, one wedged, one down and one replica group down for ``sc`` (those that
+    apply to it: losing a server needs replicas)."""
     out = [load_variant(sc, 1.5, scratch)]
     _, groups = layout_of(sc)
+    group = first_group(sc) if groups else ("Server_0",)
+    out += degraded_variants(sc, group[0])
     if sc.table.replication < 2:
         return out
-    group = first_group(sc) if groups else ("Server_0",)
     out.append(WhatIf("server-down", "one server down", {"cluster.failures.down": [group[0]]},
                       note=f"{group[0]} down, not yet rebalanced: its replicas answer for it"))
     if groups > 1:

@@ -17,7 +17,7 @@ from workbench.distributions import Deterministic, Distribution
 from workbench.errors import InputError, ScenarioError
 from workbench.pinot.cache.config import BrokerCacheConfig, ServerCacheConfig
 from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConfig, ServerQueryConfig
-from workbench.pinot.failure_detector import CONFIG_OF_TYPE, FailureDetectorConfig
+from workbench.pinot.failure_detector import FailureDetectorConfig
 from workbench.pinot.options import QueryOptions
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.workload.spec import GenerateSpec
@@ -156,16 +156,18 @@ class BrokerSpec:
         except ValueError as exc:
             key, _, problem = str(exc).partition(": ")
             raise ScenarioError(f"config.{key}", problem) from None
-        if detector.enabled:  # read with Pinot's names and defaults, but not yet executed: refuse, never ignore
-            raise ScenarioError(f"config.{CONFIG_OF_TYPE}", f"{detector.type.value} is not in the model yet (its "
-                                "exclusion of failed servers from routing is not simulated by either engine); "
-                                "NO_OP, Pinot's default, is")
         object.__setattr__(self, "failure_detector", detector)
 
     @property
     def adaptive_selection(self) -> bool:
         """Whether queries are routed by Adaptive Server Selection (a type other than ``NO_OP``)."""
         return self.adaptive.type is not AdaptiveSelectorType.NO_OP
+
+    @property
+    def routes_live(self) -> bool:
+        """Whether routing depends on what happened earlier in the run, so each query is routed when it
+        arrives: adaptive selection (live stats) or a failure detector (servers excluded after a failure)."""
+        return self.adaptive_selection or self.failure_detector.enabled
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfi
     """``count`` brokers with the same settings, each with its own adaptive stats and result cache.
 
     Routing without adaptive feedback is a pure function of the request id, so those brokers share
-    one router (and its route cache); adaptive brokers each route from their own stats. ``rng`` is
+    one router (and its route cache); adaptive brokers each route from their own stats, and with a failure
+    detector each broker has its own router, which its detector excludes servers from. ``rng`` is
     the routing stream (adaptive selection's random picks for servers without stats).
     """
     brokers: list[Broker] = []
@@ -87,6 +88,9 @@ def make_brokers(spec: BrokerSpec, count: int, layout: Layout, table: TableConfi
             stats = ServerRoutingStatsManager(spec.adaptive)
             selector = adaptive_server_selector(spec.adaptive, stats, rng)
             router = Router(layout, table, query_options, stats, selector, broker_config=spec.config)
+        elif spec.failure_detector.enabled:  # each broker's detector excludes servers from its own routing
+            stats = None
+            router = Router(layout, table, query_options, broker_config=spec.config)
         else:
             stats = None
             shared = shared or Router(layout, table, query_options, broker_config=spec.config)

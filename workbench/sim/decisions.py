@@ -17,6 +17,15 @@ loop over a server's requests). What the server *decides* at each event is the s
 - **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 
+And the broker's one decision that depends on time, adaptive server selection's per-server stats
+(:mod:`workbench.pinot.routing.adaptive` states them, its classes call them in the SimPy engine's brokers,
+and they are compiled here, as :func:`task_count` is, for the compiled engine's live router):
+
+- **the moving averages** (:func:`ema_decay`, :func:`ema_feed`): Pinot's ``ExponentialMovingAverage``
+  with its auto-decay timer applied lazily, and a new value fed in;
+- **the scores** (:func:`hybrid_score`): ``(floor + inFlight + EMA(inFlight))^N x EMA(latency)``
+  (the other two scores are the in-flight count and the latency average themselves).
+
 Each is a small pure function compiled by :func:`~workbench.sim.fast.jit.helper`, so the kernel calls
 it at native speed; the SimPy engine calls the very same function object's Python body
 (:func:`~workbench.sim.fast.jit.python`), which costs a plain call instead of numba's dispatch (so no
@@ -35,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.pinot import execution_config
+from workbench.pinot.routing import adaptive
 from workbench.sim.fast.jit import helper
 
 __all__ = [
@@ -46,7 +56,10 @@ __all__ = [
     "STEP_TIMED_OUT",
     "admission_code",
     "checkpoint",
+    "ema_decay",
+    "ema_feed",
     "group_can_start",
+    "hybrid_score",
     "is_due",
     "queue_expired",
     "reservation",
@@ -182,3 +195,11 @@ def is_due(key: float, value: float, now: float) -> bool:
     resolution: the finish time then equals the checkpoint and the item would never be due.
     """
     return key <= value + 4e-12 * max(1.0, abs(value), abs(now))
+
+
+# -- adaptive server selection (the broker) -------------------------------------------------------------
+#: Pinot's moving averages and HYBRID score are stated once, in :mod:`workbench.pinot.routing.adaptive` (whose
+#: stats the SimPy brokers keep; ``pinot`` may not import ``sim``), and compiled here for the live router.
+ema_decay = helper(adaptive.ema_decay)
+ema_feed = helper(adaptive.ema_feed)
+hybrid_score = helper(adaptive.hybrid_score)

@@ -92,7 +92,8 @@ class FastEngine:
 
     def run(self, replication: Replication) -> ReplicationRecords:
         r = replication
-        return run_fast(r.scenario, r.layout, r.plan, r.window, r.index, records=r.records, parallel=r.threads)
+        return run_fast(r.scenario, r.layout, r.plan, r.window, r.index, records=r.records, parallel=r.threads,
+                        streams=r.streams)
 
 
 #: ``simulation.engine`` (as :func:`~workbench.sim.run.choose_engine` resolves ``auto``) -> the engine.

@@ -26,6 +26,7 @@ import simpy
 from workbench.distributions import Deterministic, Distribution
 from workbench.pinot.cache.base import Cached
 from workbench.pinot.cache.flight import Leader, Waiter
+from workbench.pinot.failure_detector import ExponentialBackoffRetryFailureDetector, ServerState
 from workbench.sim.broker import Broker
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.driver import ServerDriver
@@ -97,6 +98,50 @@ class ClusterModel:
         self.churn_events = 0
         self.in_flight_area = 0.0
         self._done = np.zeros(plan.num_queries, dtype=bool)
+        self._server_index = {name: i for i, name in enumerate(self.layout.servers)}
+        #: Each broker's failure detector (``pinot.broker.failure.detector.type``; none for NO_OP) and when its
+        #: next retry wakes it.
+        self.detectors = [self._detector(b) for b in self.brokers if b.spec.failure_detector.enabled]
+        self._retry_wake = [np.inf] * len(self.detectors)
+
+    # -- the broker's failure detector ----------------------------------------------------------------
+    def _detector(self, broker: Broker) -> ExponentialBackoffRetryFailureDetector:
+        """Pinot's ``ConnectionFailureDetector`` for one broker: it excludes a failed server from the broker's
+        routing, and its retries (the request handler's ``retryUnhealthyServer``: can a connection be opened?)
+        let the server back once it is up again."""
+        index = self._server_index
+        detector = ExponentialBackoffRetryFailureDetector(
+            broker.spec.failure_detector,
+            on_healthy=lambda name: broker.router.set_server_excluded(index[name], False),
+            on_unhealthy=lambda name: broker.router.set_server_excluded(index[name], True))
+        detector.register_unhealthy_server_retrier(
+            lambda name: ServerState.UNHEALTHY if self.servers[index[name]].is_down(self.env.now)
+            else ServerState.HEALTHY)
+        return detector
+
+    def _failed_server(self, broker: int, server: int, at: float) -> None:
+        """A query's gather ended with a failed channel to ``server`` (Pinot's ``AsyncQueryResponse``'s failed
+        server; a timeout is not one): its broker's detector marks it unhealthy."""
+        number = sum(1 for b in self.brokers[:broker] if b.spec.failure_detector.enabled)
+        detector = self.detectors[number]
+        detector.mark_server_unhealthy(self.layout.servers[server], at)
+        self._wake_for_retries(number)
+
+    def _wake_for_retries(self, number: int) -> None:
+        """Run the detector's retries when the next is due (one wake-up pending at a time, the earliest)."""
+        due = self.detectors[number].next_retry_ms
+        if due >= self._retry_wake[number]:
+            return
+        self._retry_wake[number] = due
+
+        def retry(_: simpy.Event) -> None:
+            if self._retry_wake[number] != due:
+                return  # an earlier wake-up replaced this one
+            self._retry_wake[number] = np.inf
+            self.detectors[number].run_retries(self.env.now)
+            self._wake_for_retries(number)
+
+        self.env.timeout(max(0.0, due - self.env.now)).callbacks.append(retry)
 
     # -- what a request asks of a server -------------------------------------------------------------
     def _segment_work(self, segments: np.ndarray, work: np.ndarray, query: QueryPlan, server: int,
@@ -214,6 +259,9 @@ class ClusterModel:
         self._send(requests, gather)
         yield gather.done
         gather.close()
+        if self.detectors and gather.failed:
+            for server in sorted(gather.failed):
+                self._failed_server(int(plan.broker[q]), server, gather.closed_at)
         codes = gather.codes(unavailable)
         ok = {s for s in gather.answered if gather.responses[s].code == 0}
         rows = sum(r for s, *_, r in requests if s in ok)

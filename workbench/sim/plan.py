@@ -12,9 +12,9 @@ Order of draws: ``arrivals`` (Poisson gaps), ``service`` (per query and kept seg
 a distribution model's times, or the cost model's variability factors), ``network`` (per request in
 query and routing order: out, then back), ``request_delay`` (per request in the same order, added to its way
 back; only when ``cluster.network.request_delay_ms`` draws), ``churn`` (replace events, then reload events), and per
-server ``gc`` and ``failures``. With adaptive server selection routing depends on feedback, so the plan
-holds no requests (``routed`` is False) and the SimPy engine routes live, drawing network delays as
-messages are sent.
+server ``gc`` and ``failures``. With adaptive server selection or a failure detector routing depends on
+feedback, so the plan holds no requests (``routed`` is False) and the engines route live, drawing network
+delays as messages are sent.
 """
 
 from __future__ import annotations
@@ -378,7 +378,7 @@ def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: fl
     common: dict[str, Any] = dict(
         drawn, broker=(np.arange(len(pi)) % spec.brokers).astype(np.int32), heaps=(), crashes=schedules.crashes,
         cpu_scale=np.ones(layout.num_servers), slow=schedules.slow, wedges=schedules.wedges)
-    if spec.broker.adaptive_selection:
+    if spec.broker.routes_live:
         plan = Plan(routed=False, routes=None, query_requests=np.zeros(len(pi) + 1, dtype=np.int64),
                     delays=np.empty(0), **common)
     else:

@@ -37,7 +37,8 @@ def own_routing_options(query: Query | None) -> tuple[tuple[str, str], ...]:
 
 
 class Router:
-    """Routes queries for one replication; call :meth:`set_server_health` when a server fails/recovers."""
+    """Routes queries for one replication; call :meth:`set_server_health` when a server fails/recovers and
+    :meth:`set_server_excluded` when the broker's failure detector excludes it or lets it back."""
 
     def __init__(self, layout: Layout, table: TableConfig, options: Mapping[str, Any] | None = None,
                  stats: ServerRoutingStatsManager | None = None, adaptive: Any = None, *,
@@ -71,6 +72,14 @@ class Router:
     def set_server_health(self, server: int, healthy: bool) -> None:
         """A crash or recovery: the broker's routing state changes and cached routes are dropped."""
         state = self.selector.state.with_server(self.layout.servers[server], healthy=healthy)
+        self.selector.update(state)
+        self._cache.clear()
+
+    def set_server_excluded(self, server: int, excluded: bool) -> None:
+        """The broker's failure detector excludes a server from routing, or lets it back: Pinot's
+        ``BrokerRoutingManager.excludeServerFromRouting`` / ``includeServerToRouting``, which take it out of the
+        enabled servers whatever Helix says of it (a crash is :meth:`set_server_health`, kept apart)."""
+        state = self.selector.state.with_server(self.layout.servers[server], enabled=not excluded)
         self.selector.update(state)
         self._cache.clear()
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Buffered", "Streams"]
+__all__ = ["Buffered", "Streams", "buffered"]
 
 _BLOCK = 16_384
 
@@ -39,6 +39,13 @@ class Buffered:
     def take(self, n: int) -> list[float]:
         """The next ``n`` values."""
         return [self.next() for _ in range(n)]
+
+
+def buffered(draw: Callable[[int], np.ndarray], n: int, block: int = _BLOCK) -> np.ndarray:
+    """The first ``n`` values a :class:`Buffered` of ``draw`` hands out (whole blocks drawn, as it draws them):
+    the compiled engine's live router takes the SimPy engine's network delays this way, all at once."""
+    blocks = [np.asarray(draw(block), dtype=float) for _ in range(-(-n // block))]
+    return np.concatenate(blocks) if blocks else np.empty(0)
 
 
 @dataclass(frozen=True)

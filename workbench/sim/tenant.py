@@ -66,6 +66,8 @@ def table_streams(child: np.random.SeedSequence, servers: int, table: int) -> St
 _NOT_YET: tuple[tuple[Callable[[Scenario], bool], str, str], ...] = (
     (lambda sc: sc.cluster.broker.adaptive_selection, "cluster.broker.config",
      "adaptive server selection (pinot.broker.adaptive.server.selector.type) is not in the tenant model yet"),
+    (lambda sc: sc.cluster.broker.failure_detector.enabled, "cluster.broker.config",
+     "the broker's failure detector (pinot.broker.failure.detector.type) is not in the tenant model yet"),
     (lambda sc: sc.cluster.broker.result_cache.enabled, "cluster.broker.config",
      "the broker result cache (pinot.broker.query.cache.*) is not in the tenant model yet"),
     (lambda sc: sc.cluster.server.segment_cache.enabled, "cluster.server.config",

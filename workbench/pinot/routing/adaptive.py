@@ -36,7 +36,7 @@ from workbench.errors import InputError
 __all__ = [
     "ADAPTIVE_SCORERS", "AdaptiveConfig", "AdaptiveSelectorType", "AdaptiveServerSelector",
     "ExponentialMovingAverage", "ServerRoutingStats", "ServerRoutingStatsManager", "adaptive_server_selector",
-    "rank_in_pools", "select_in_pools",
+    "ema_decay", "ema_feed", "hybrid_score", "rank_in_pools", "select_in_pools",
 ]
 
 #: Prefix of the broker config keys (``CommonConstants.Broker.AdaptiveServerSelector``).
@@ -135,6 +135,54 @@ def _java_bool(raw: Any) -> bool:
     return raw if isinstance(raw, bool) else str(raw).strip().lower() == "true"
 
 
+# -- the arithmetic, stated once: plain float and integer operations, so that the compiled engine compiles these
+# very functions (:mod:`workbench.sim.decisions`) for its live router, and both engines' stats agree to the bit
+def ema_decay(average: float, last_update: float, next_tick: int, created: float, window: float, warmup: float,
+              alpha: float, now: float) -> tuple[float, float, int]:
+    """Pinot's ``ExponentialMovingAverage`` auto-decay, applied lazily up to ``now``: ``(average, last update,
+    next tick)`` after it.
+
+    Pinot's timer ticks at ``created + k x window``; a tick feeds 0.0 when the last update (a decay counts)
+    is more than ``window`` old, so after a decay the next one is exactly one window later (every other
+    tick fires). Ticks inside the warm-up only move the last update. ``last_update`` is NaN before the
+    first update (nothing decays then); ``window <= 0`` disables decay. Applying the due ticks whenever the
+    average is read gives the timer's values, so an idle server costs nothing.
+    """
+    if window <= 0 or last_update != last_update:
+        return average, last_update, next_tick
+    k_now = math.floor((now - created) / window)
+    first_due = math.floor((last_update + window - created) / window) + 1
+    first = max(next_tick, first_due)
+    next_tick = max(next_tick, k_now + 1)
+    if k_now < first:
+        return average, last_update, next_tick
+    fired = (k_now - first) // 2 + 1  # ticks first, first + 2, ... up to k_now
+    last_update = created + (first + 2 * (fired - 1)) * window
+    stop = min(k_now + 1, math.ceil(warmup / window))
+    times = fired - (0 if stop <= first else (stop - first + 1) // 2)
+    for _ in range(min(times, 64)):  # stepwise while it matters for rounding, then in closed form
+        average = 0.0 * alpha + average * (1 - alpha)
+    if times > 64:
+        average = average * (1 - alpha) ** (times - 64)
+    return average, last_update, next_tick
+
+
+def ema_feed(average: float, created: float, warmup: float, alpha: float, value: float, now: float) -> float:
+    """The average after ``value`` is fed at ``now`` (decay applied first, :func:`ema_decay`): ``alpha x value
+    + (1 - alpha) x average``, unchanged during the warm-up (Pinot only moves the last update then)."""
+    if created + warmup <= now:
+        return value * alpha + average * (1 - alpha)
+    return average
+
+
+def hybrid_score(floor: int, in_flight: int, in_flight_ema: float, latency_ema: float, exponent: int) -> float:
+    """HYBRID score ``(floor + inFlight + EMA(inFlight))^exponent x EMA(latency)`` (lower is better); the
+    floor is Pinot 1.5's ``hybrid.score.queue.size.floor`` (#18288), 0 by default."""
+    queue = float(floor + in_flight)
+    queue += in_flight_ema
+    return math.pow(queue, exponent) * latency_ema
+
+
 class ExponentialMovingAverage:
     """Pinot's ``ExponentialMovingAverage`` on simulated time (ms).
 
@@ -164,7 +212,7 @@ class ExponentialMovingAverage:
         self.warmup_ms = warmup_ms
         self.created_ms = created_ms
         self._average = initial
-        self._last_update_ms: float | None = None
+        self._last_update_ms = math.nan  # no update yet
         self._next_tick = 0
 
     def average(self, now_ms: float | None = None) -> float:
@@ -177,31 +225,13 @@ class ExponentialMovingAverage:
         """Feed ``value`` at ``now_ms`` (ignored during warm-up) and return the new average."""
         self._decay_until(now_ms)
         self._last_update_ms = now_ms
-        if self.created_ms + self.warmup_ms <= now_ms:
-            self._average = value * self.alpha + self._average * (1 - self.alpha)
+        self._average = ema_feed(self._average, self.created_ms, self.warmup_ms, self.alpha, value, now_ms)
         return self._average
 
     def _decay_until(self, now_ms: float) -> None:
-        window = self.autodecay_window_ms
-        if window <= 0 or self._last_update_ms is None:
-            return
-        k_now = math.floor((now_ms - self.created_ms) / window)
-        first_due = math.floor((self._last_update_ms + window - self.created_ms) / window) + 1
-        first = max(self._next_tick, first_due)
-        self._next_tick = max(self._next_tick, k_now + 1)
-        if k_now < first:
-            return
-        fired = range(first, k_now + 1, 2)  # after a decay the next tick is exactly one window later
-        self._last_update_ms = self.created_ms + fired[-1] * window
-        in_warmup = range(first, min(k_now + 1, math.ceil(self.warmup_ms / window)), 2)
-        self._average = _decayed(self._average, self.alpha, len(fired) - len(in_warmup))
-
-
-def _decayed(average: float, alpha: float, times: int) -> float:
-    """Feed 0.0 ``times`` times; stepwise while it matters for rounding, then in closed form."""
-    for _ in range(min(times, 64)):
-        average = 0.0 * alpha + average * (1 - alpha)
-    return average * (1 - alpha) ** (times - 64) if times > 64 else average
+        self._average, self._last_update_ms, self._next_tick = ema_decay(
+            self._average, self._last_update_ms, self._next_tick, self.created_ms, self.autodecay_window_ms,
+            self.warmup_ms, self.alpha, now_ms)
 
 
 @dataclass(slots=True)
@@ -287,9 +317,9 @@ class ServerRoutingStatsManager:
         if entry is None:
             return None
         c = self.config
-        queue: float = c.hybrid_score_queue_size_floor + entry.num_in_flight
-        queue += entry.in_flight_ema.average(self.now_ms)
-        return float(math.pow(queue, c.hybrid_score_exponent) * entry.latency_ema.average(self.now_ms))
+        in_flight_ema = entry.in_flight_ema.average(self.now_ms)
+        return float(hybrid_score(c.hybrid_score_queue_size_floor, entry.num_in_flight, in_flight_ema,
+                                   entry.latency_ema.average(self.now_ms), c.hybrid_score_exponent))
 
 
 Scorer = Callable[[ServerRoutingStatsManager, str], float | None]

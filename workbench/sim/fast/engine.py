@@ -8,7 +8,11 @@ compiled), and the brokers' gathers and reduces follow from the responses
 (:func:`~workbench.sim.fast.broker_kernel.gather_and_reduce`). The records are the SimPy engine's, to
 rounding: the SimPy engine is the reference, and a disagreement is a bug here.
 
-:func:`coverage` says whether a scenario is inside that domain and, if not, why.
+When routing depends on what happened earlier (adaptive selection's stats, the failure detector's
+exclusions) the plan holds no routes, and servers and brokers run together in time order instead
+(:mod:`workbench.sim.fast.live`, the same resumable server state machine), exactly as well.
+
+:func:`coverage` says whether a scenario is inside the engine's domain and, if not, why.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from workbench.sim.broker import reduce_slots
 from workbench.sim.caches import ModelSegmentCache
 from workbench.sim.failures import SlowWindows
 from workbench.sim.fast.broker_kernel import gather_and_reduce
+from workbench.sim.fast.live import route_live
 from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.fast.servers import by_entry, run_servers
 from workbench.sim.layout import Layout
@@ -44,6 +49,7 @@ from workbench.sim.records import (
 )
 from workbench.sim.routes import Routes
 from workbench.sim.server import ExecutionModel
+from workbench.sim.streams import Streams
 
 __all__ = ["coverage", "run_fast"]
 
@@ -51,9 +57,9 @@ __all__ = ["coverage", "run_fast"]
 def coverage(sc: Scenario) -> str | None:
     """``None`` when the compiled engine reproduces the SimPy engine exactly for ``sc``; else why not."""
     broker = sc.cluster.broker
-    if broker.adaptive_selection:
-        return ("adaptive server selection routes each query from the latencies of earlier ones "
-                "(timing feeds back into routing)")
+    if broker.routes_live and sc.cluster.server.segment_cache.enabled:
+        return ("the segment cache with live routing (adaptive selection or a failure detector) is not in the "
+                "compiled engine; run it with simulation.engine: simpy (auto picks it)")
     if broker.result_cache.enabled:
         return ("the broker result cache answers a query from earlier queries' results, which depends on when "
                 "they finished (timing decides what is sent to the servers)")
@@ -159,10 +165,15 @@ def _slow_arrays(slow: SlowWindows) -> tuple[np.ndarray, ...]:
 
 
 def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int,
-             records: str = "all", parallel: int = 1) -> ReplicationRecords:
+             records: str = "all", parallel: int = 1, streams: Streams | None = None) -> ReplicationRecords:
     """Execute ``plan`` with the compiled kernels; the records of one replication (``records``: ``all``, or
     ``latency`` for only :data:`~workbench.sim.records.ENGINE_LATENCY_COLUMNS` of ``queries``). ``parallel``
-    threads run the servers (the records are the same for any count)."""
+    threads run the servers (the records are the same for any count). A plan routed live (adaptive
+    selection, a failure detector) needs the replication's ``streams`` (:mod:`~workbench.sim.fast.live` draws
+    from them)."""
+    if not plan.routed:
+        assert streams is not None, "live routing draws from the replication's streams"
+        return _run_live(sc, layout, plan, window, replication, records, streams)
     routes, delivery = plan.routes, plan.delivery
     assert routes is not None and delivery is not None, "the compiled engine runs routed plans only"
     work = plan.work
@@ -181,6 +192,35 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         resp.paused, resp.wait, pauses.start, pauses.end, pauses.offsets, broker.overhead_ms,
         broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
     del resp
+    outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
+    return ReplicationRecords(outcome.queries(replication, records), rows,
+                              pause_rows(layout.servers, plan.pauses, replication),
+                              failure_rows(layout.servers, plan.crashes, replication),
+                              {**outcome.window_row(replication), **outcome.counts()})
+
+
+def _run_live(sc: Scenario, layout: Layout, plan: Plan, window: Window, replication: int, records: str,
+              streams: Streams) -> ReplicationRecords:
+    """A replication whose queries are routed live (adaptive selection): servers and brokers run together
+    (:func:`~workbench.sim.fast.live.route_live`), then the same gather and reduce as a routed plan."""
+    pauses = _Schedules.of(plan.pauses)
+    stops = _Schedules.of(plan.stops) if plan.wedges else pauses
+    crashes = _Schedules.of(plan.crashes)
+    slow = plan.slow or SlowWindows.of([[] for _ in range(len(plan.cpu_scale))], window.horizon_ms)
+    live = route_live(sc, layout, plan, streams, window.horizon_ms, (pauses.offsets, pauses.start, pauses.end),
+                      (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
+                      (crashes.offsets, crashes.start, crashes.end), _slow_arrays(slow))
+    routes = live.routes
+    rows = [server_row(replication, layout.servers[s], m[0], m[1], m[2], live.busy[s], sc.cluster.server.cores,
+                       window.horizon_ms, m[4], 0, plan.heaps[s]) for s, m in enumerate(live.meters.tolist())]
+    broker = sc.cluster.broker
+    slots = np.full(sc.cluster.brokers, reduce_slots(broker), dtype=np.int64)
+    n = len(live.resp_at)
+    reply, mask, delayed, qwait = gather_and_reduce(
+        plan.arrival_ms, plan.timeout_ms, plan.broker, routes.template, routes.unavailable, live.query_requests,
+        routes.requests, routes.server, routes.rows, np.arange(n, dtype=np.int64), live.resp_at, live.code,
+        live.responded, live.delays, live.paused, live.wait, pauses.start, pauses.end, pauses.offsets,
+        broker.overhead_ms, broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
     outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
     return ReplicationRecords(outcome.queries(replication, records), rows,
                               pause_rows(layout.servers, plan.pauses, replication),

@@ -43,7 +43,7 @@ from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import HINTS, finish, intersects, release, run_time
 from workbench.sim.fast.server_settings import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS, ServerSettings
 
-__all__ = ["set_request", "simulate_server", "workspace"]
+__all__ = ["advance_server", "finish_server", "server_state", "set_request", "simulate_server", "workspace"]
 
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
 _PREPARE, _SEGMENT, _MERGE = 0, 1, 2
@@ -51,9 +51,10 @@ _INF = math.inf
 
 # integer state
 (I_RUNNERS_BUSY, I_WORKERS_BUSY, I_F_HEAD, I_F_LEN, I_G_HEAD, I_G_LEN, I_G_RESERVED, I_G_RUNNING,
- I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING) = range(16)
+ I_WQ_HEAD, I_WQ_LEN, I_HN, I_TN, I_SEQ, I_TASKS, I_G_MAX_RUNNING, I_G_MAX_PENDING, I_CRASH, I_NEXT,
+ I_CPU_CHANGED) = range(19)
 # float state
-F_T0, F_V0, F_BUSY, F_G_DEADLINE = 0, 1, 2, 3
+F_T0, F_V0, F_BUSY, F_G_DEADLINE, F_CPU_AT, F_NEXT = 0, 1, 2, 3, 4, 5
 #: A request's columns: floats (``RF``: when the server reads it, when it was delivered, its timeout, its
 #: runner work before and after the fan-out, when a runner took it, its longest task wait) ...
 RF_ARRIVAL, RF_DELIVERED, RF_TIMEOUT, RF_PREPARE, RF_MERGE, RF_STARTED, RF_TASK_WAIT = range(7)
@@ -242,41 +243,87 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
     sent by the horizon (``out_at``...``responded``); returns the meters (requests, scheduling timeouts,
     execution timeouts, rejected, failed) and the core time used up to the horizon.
     """
-    cores, kind = cfg.cores, cfg.scheduler
-    # the settings read per request, as scalars: the scheduler helpers take these rather than the whole record
-    hard, mtpq = cfg.hard_limit, cfg.max_threads_per_query
-    max_exec, default_exec = cfg.max_execution_threads, cfg.default_execution_threads
-    meters = np.zeros(5, dtype=np.int64)
-    fifo, gq, wq = queues[0], queues[1], queues[2]
     cap = n if n == 0 else ri[n - 1, RI_SEG_START] + ri[n - 1, RI_NSEG] - ri[0, RI_SEG_START] + n
-    # at most one work item per busy runner and worker; timers only for the simplification's runners
+    state = server_state(n, cap, cfg)
+    advance_server(state, rf, ri, seg_work, n, cfg, ps, pe, pr, pp, ptotal, gs, ge, cs, ce, horizon, _INF, ti,
+                   t_queued, queues, out_at, out_code, out_paused, out_wait, responded)
+    return finish_server(state, n, cfg.cores, ps, pe, pr, horizon, out_at, out_code, out_paused, out_wait,
+                         responded)
+
+
+#: A server's state between events (:func:`server_state`): its CPU's item heap (keys, sequence numbers,
+#: kinds, references) and timer heap (the same), the scratch of one moment (due items, the action
+#: stack), its integer and float scalars, pause and crash look-up hints, and its meters.
+ServerState = tuple[np.ndarray, ...]
+
+
+@kernel
+def server_state(n: int, cap: int, cfg: ServerSettings) -> ServerState:
+    """A fresh server's state, sized for up to ``n`` requests of ``cap`` segments plus requests in all."""
     static_mode = cfg.static
-    heap = (min(n, cores) + n + 8) if static_mode else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8)
+    # at most one work item per busy runner and worker; timers only for the simplification's runners
+    heap = ((min(n, cfg.cores) + n + 8) if static_mode
+            else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8))
     theap = n + 8 if static_mode else 8
-    hk, hs, hkd, hr = np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64)
-    tk, tsq = np.zeros(theap), np.zeros(theap, np.int64)
-    tkd, tr = np.zeros(theap, np.int64), np.zeros(theap, np.int64)
     due = heap + theap
-    due_seq, due_kind, due_ref = np.zeros(due, np.int64), np.zeros(due, np.int64), np.zeros(due, np.int64)
-    due_action = np.zeros(due, np.int64)
     # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
     stack = 2 * (heap + theap) + 64
-    st_kind = np.zeros(stack, np.int64)  # only the dispatch loops wait on the stack: they need no argument
-    ist, fs = np.zeros(16, np.int64), np.zeros(4)
-    ph, ch = np.zeros(HINTS, np.int64), np.zeros(HINTS, np.int64)  # where the last pause and crash look-ups ended
-    if kind == SCHED_BOUNDED:
+    ist, fs = np.zeros(19, np.int64), np.zeros(6)
+    if cfg.scheduler == SCHED_BOUNDED:
         ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING] = cfg.runner_threads, cfg.max_pending_per_group
         fs[F_G_DEADLINE] = cfg.query_deadline_ms
     else:
         ist[I_G_MAX_RUNNING], ist[I_G_MAX_PENDING] = cfg.secondary_runner_threads, cfg.secondary_max_pending
         fs[F_G_DEADLINE] = cfg.secondary_timeout_ms
+    # the CPU's next finish is a function of its state alone (checkpoint, heap tops): computed again only
+    # after the state changed (a CPU or crash event, or an item started), which is every other event
+    fs[F_CPU_AT], ist[I_CPU_CHANGED] = _INF, 1
+    return (np.zeros(heap), np.zeros(heap, np.int64), np.zeros(heap, np.int64), np.zeros(heap, np.int64),
+            np.zeros(theap), np.zeros(theap, np.int64), np.zeros(theap, np.int64), np.zeros(theap, np.int64),
+            np.zeros(due, np.int64), np.zeros(due, np.int64), np.zeros(due, np.int64), np.zeros(due, np.int64),
+            np.zeros(stack, np.int64), ist, fs, np.zeros(HINTS, np.int64), np.zeros(HINTS, np.int64),
+            np.zeros(5, dtype=np.int64))
+
+
+@kernel
+def finish_server(state: ServerState, n: int, cores: int, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray,
+                  horizon: float, out_at: np.ndarray, out_code: np.ndarray, out_paused: np.ndarray,
+                  out_wait: np.ndarray, responded: np.ndarray) -> tuple[np.ndarray, float]:
+    """After the last :func:`advance_server` (to the horizon): requests never submitted are marked unanswered,
+    and core time is counted up to the horizon. Returns the meters and the core time."""
+    ist, fs, ph, meters = state[13], state[14], state[15], state[17]
+    for i in range(ist[I_NEXT], n):  # never submitted
+        out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
+    _checkpoint(fs, ist, cores, ps, pe, pr, horizon, ph)
+    return meters, fs[F_BUSY]
+
+
+@kernel
+def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int,
+                   cfg: ServerSettings, ps: np.ndarray, pe: np.ndarray, pr: np.ndarray, pp: np.ndarray, ptotal: float,
+                   gs: np.ndarray, ge: np.ndarray, cs: np.ndarray, ce: np.ndarray, horizon: float, limit: float,
+                   ti: np.ndarray, t_queued: np.ndarray, queues: np.ndarray, out_at: np.ndarray, out_code: np.ndarray,
+                   out_paused: np.ndarray, out_wait: np.ndarray, responded: np.ndarray) -> None:
+    """Run the server's events before ``limit`` (every event up to ``horizon`` when ``limit`` is infinite).
+
+    Resumable: the state is kept in ``state`` (:func:`server_state`), so a run may advance in steps, and
+    rows may be appended to the request tables between steps (``n`` grows) as long as each new request
+    is read no earlier than the last ``limit``: the live router (:mod:`workbench.sim.fast.live`) advances
+    every server to each query's arrival before routing it. A step that stops at ``limit`` leaves the time
+    of the server's next event in ``state``'s floats (``F_NEXT``): until then (and until a new request)
+    there is nothing to advance. Arguments as for :func:`simulate_server`.
+    """
+    hk, hs, hkd, hr, tk, tsq, tkd, tr, due_seq, due_kind, due_ref, due_action, st_kind, ist, fs, ph, ch, meters = state
+    cores, kind = cfg.cores, cfg.scheduler
+    # the settings read per request, as scalars: the scheduler helpers take these rather than the whole record
+    hard, mtpq = cfg.hard_limit, cfg.max_threads_per_query
+    max_exec, default_exec = cfg.max_execution_threads, cfg.default_execution_threads
+    fifo, gq, wq = queues[0], queues[1], queues[2]
     static = cfg.static
     runners = cfg.runner_threads if not static else 1 << 30
     workers = cfg.worker_threads if not static else cores
-    crash, nxt = 0, 0
-    # the CPU's next finish is a function of its state alone (checkpoint, heap tops): computed again only
-    # after the state changed (a CPU or crash event, or an item started), which is every other event
-    cpu_at, cpu_changed = _INF, True
+    crash, nxt = ist[I_CRASH], ist[I_NEXT]
+    cpu_at, cpu_changed = fs[F_CPU_AT], ist[I_CPU_CHANGED] != 0
     while True:
         # the next moment: a CPU item finishing, a crash, or an arrival (internal events first at a tie)
         if cpu_changed:
@@ -285,6 +332,9 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
         crash_at = cs[crash] if crash < len(cs) else _INF
         first = min(cpu_at, crash_at)
         arr_at = rf[nxt, RF_ARRIVAL] if nxt < n and rf[nxt, RF_ARRIVAL] < horizon else _INF
+        if min(first, arr_at) >= limit:  # later events wait for the next step (requests may still come)
+            fs[F_NEXT] = min(first, arr_at)
+            break
         nd = 0
         if first <= arr_at and first <= horizon and first != _INF:
             now = first
@@ -477,7 +527,5 @@ def simulate_server(rf: np.ndarray, ri: np.ndarray, seg_work: np.ndarray, n: int
                         break
                     sp -= 1
                     a = st_kind[sp]
-    for i in range(nxt, n):  # never submitted
-        out_at[i], out_code[i], out_paused[i], out_wait[i], responded[i] = _INF, 0, False, 0.0, False
-    _checkpoint(fs, ist, cores, ps, pe, pr, horizon, ph)
-    return meters, fs[F_BUSY]
+    ist[I_CRASH], ist[I_NEXT] = crash, nxt
+    fs[F_CPU_AT], ist[I_CPU_CHANGED] = cpu_at, 1 if cpu_changed else 0
