@@ -1,0 +1,115 @@
+"""The upsert question in one step: keys per server by hand from Pinot's assignment, STRING key bytes from maxLength."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from workbench.cli import main
+from workbench.errors import InputError
+from workbench.scenario import load_scenario
+from workbench.studies.upsert_question import UpsertQuestion, answer_upsert_question, keys_per_server
+
+
+def scenario(hash_function: str = "NONE", max_length: int | None = 36, generate: bool = False) -> dict[str, Any]:
+    key: dict[str, Any] = {"name": "id", "dataType": "STRING"}
+    if max_length is not None:
+        key["maxLength"] = max_length
+    workload: dict[str, Any] = {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000},
+                                "arrival": {"process": "poisson", "qps": 20}}
+    data: dict[str, Any] = {
+        "cluster": {"servers": 4, "server": {"heap": "31G", "cores": 2},
+                    "gc": {"collector": "g1", "live_heap": "1G", "allocation_rate": "100MB"}},
+        "table": {"tableName": "u", "tableType": "REALTIME",
+                  "segmentsConfig": {"replication": 2, "timeColumnName": "ts"},
+                  "routing": {"instanceSelectorType": "strictReplicaGroup"},
+                  "upsertConfig": {"mode": "FULL", "hashFunction": hash_function}},
+        "schema": {"schemaName": "u", "primaryKeyColumns": ["id"], "dimensionFieldSpecs": [key],
+                   "dateTimeFieldSpecs": [{"name": "ts", "dataType": "LONG", "format": "1:MILLISECONDS:EPOCH",
+                                           "granularity": "1:MILLISECONDS"}]},
+        "workload": workload,
+        "service": {"model": "exponential", "mean_ms": 2},
+        "simulation": {"duration_s": 8, "warmup_s": 1, "replications": 1, "seed": 3},
+        "slo": {"p99_ms": 100}}
+    if generate:
+        del workload["synthetic"]
+        workload["generate"] = {"events": 30_000, "keys": 10_000, "partitions": 8, "span_s": "1h"}
+    return data
+
+
+def test_keys_per_server_follow_pinots_partition_assignment_by_hand() -> None:
+    sc = load_scenario(scenario())
+    # Pinot's consuming assignment without replica groups: partition p's replica r goes to instance
+    # (p * replication + r) % servers of the (rotated) instance list. 8 partitions x 2 replicas:
+    #   4 servers: p0 -> 0,1  p1 -> 2,3  p2 -> 0,1 ... every server 4 partitions -> 4 x 25M = 100M
+    #   3 servers: p0 -> 0,1  p1 -> 2,0  p2 -> 1,2  p3 -> 0,1  p4 -> 2,0  p5 -> 1,2  p6 -> 0,1  p7 -> 2,0
+    #              instance 0 hosts 6 partitions, 1 and 2 host 5 -> 150M, 125M, 125M
+    per_partition = 200e6 / 8
+    assert sorted(keys_per_server(sc, 4, 8, 200e6).values()) == [4 * per_partition] * 4
+    assert sorted(keys_per_server(sc, 3, 8, 200e6).values()) == [5 * per_partition, 5 * per_partition,
+                                                                 6 * per_partition]
+    # 3 partitions x 2 replicas on 8 servers: 6 replicas, 2 servers hold nothing
+    assert sorted(keys_per_server(sc, 8, 3, 3e6).values()) == [0, 0] + [1e6] * 6
+
+
+@pytest.mark.parametrize(("hash_function", "key_bytes"), [
+    # PrimaryKey 16 + Object[1] (16 + 4 -> 24) + String 24 + byte[36] (16 + 36 = 52 -> 56)
+    ("NONE", 16 + 24 + 24 + 56),
+    # ByteArray 16 + byte[16] (16 + 16 = 32): the 128-bit digest, whatever the key's length
+    ("MD5", 16 + 32), ("MURMUR3", 16 + 32)])
+def test_string_key_bytes_follow_max_length(hash_function: str, key_bytes: int) -> None:
+    sc = load_scenario(scenario(hash_function))
+    answer = answer_upsert_question(sc, UpsertQuestion(keys=200e6, ttl_s=0, update_rate=5800, partitions=8),
+                                    servers=[4],
+                                    run=False)
+    # 25M keys per partition map: the table doubles past 0.75 x capacity, 0.75 x 2^25 = 25.17M > 25M
+    table_slots = (16 + 4 * 2**25) / 25e6
+    # node 32 + key + RecordLocation 24 + boxed Long comparison value 24
+    assert answer.bytes_per_key == pytest.approx(32 + key_bytes + 24 + 24 + table_slots)
+    row = answer.table.iloc[0]
+    assert row["upsert_bytes"] == pytest.approx(100e6 * answer.bytes_per_key)
+    assert row["update_rate_per_server"] == pytest.approx(5800 / 8 * 4)  # 4 of 8 partitions' updates
+
+
+def test_unbounded_string_key_needs_a_length() -> None:
+    sc = load_scenario(scenario(max_length=None))
+    with pytest.raises(InputError, match="key-length"):
+        answer_upsert_question(sc, UpsertQuestion(keys=1e6, update_rate=1, partitions=8), servers=[4], run=False)
+    stated = answer_upsert_question(sc, UpsertQuestion(keys=1e6, update_rate=1, partitions=8, key_length=36),
+                                    servers=[4], run=False)
+    assert stated.bytes_per_key == pytest.approx(32 + 120 + 48 + (16 + 4 * 2**18) / 125e3)
+
+
+def test_update_rate_from_the_sample_is_scaled_and_flagged() -> None:
+    sc = load_scenario(scenario(generate=True))
+    answer = answer_upsert_question(sc, UpsertQuestion(keys=200e6), servers=[4], run=False)
+    # the sample: 20,000 updates of 10,000 keys in an hour -> 2 updates per key per hour
+    assert answer.update_rate == pytest.approx(2 / 3600 * 200e6)
+    assert any("SCALED FROM THE SAMPLE" in n for n in answer.notes)
+
+
+def test_ttl_bounds_the_map_by_the_closed_form() -> None:
+    sc = load_scenario(scenario())
+    q = UpsertQuestion(keys=200e6, ttl_s=86_400, update_rate=0, new_keys_per_day=50e6, key_lifetime_s=7200,
+                       partitions=8)
+    answer = answer_upsert_question(sc, q, servers=[4], run=False)
+    assert answer.map_keys == pytest.approx(50e6 / 86_400 * (7200 + 86_400 + 3600))  # lifetime + TTL + a segment
+
+
+def test_cli_answers_the_question_in_one_step(tmp_path: Path) -> None:
+    path = tmp_path / "upsert.yaml"
+    path.write_text(yaml.safe_dump(scenario()))
+    out = tmp_path / "answer"
+    assert main(["upsert", str(path), "--keys", "200M", "--ttl", "1d", "--update-rate", "5800", "--partitions", "8",
+                 "--servers", "3,4", "--heaps", "16G,31G", "--qps", "20", "--p99-ms", "100", "--out", str(out)]) == 0
+    answer = json.loads((out / "upsert.json").read_text())
+    by_shape = {(c["servers"], c["heap"]): c for c in answer["candidates"]}
+    assert by_shape[(4, "31G")]["max_keys_per_server"] == 100e6
+    assert by_shape[(3, "31G")]["max_keys_per_server"] == 150e6
+    # 150M keys x ~205 B + 1G does not fit 16G: out of memory, never run, never an answer
+    assert by_shape[(3, "16G")]["meets_slo"] is False and by_shape[(3, "16G")]["p99_ms"] is None
+    assert answer["servers"] in (3, 4) and by_shape[(answer["servers"], answer["heap"])]["meets_slo"] is True
