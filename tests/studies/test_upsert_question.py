@@ -113,3 +113,27 @@ def test_cli_answers_the_question_in_one_step(tmp_path: Path) -> None:
     # 150M keys x ~205 B + 1G does not fit 16G: out of memory, never run, never an answer
     assert by_shape[(3, "16G")]["meets_slo"] is False and by_shape[(3, "16G")]["p99_ms"] is None
     assert answer["servers"] in (3, 4) and by_shape[(answer["servers"], answer["heap"])]["meets_slo"] is True
+
+
+def test_restart_work_by_hand() -> None:
+    import numpy as np
+
+    from workbench.pinot.upsert.replay import StreamSegment
+    from workbench.studies.upsert import recovery_work
+
+    # three segments of four docs; key 1 is updated in every segment, key 2 once
+    keys = [[1, 2, 3, 4], [1, 2, 5, 6], [1, 7, 8, 9]]
+    stream = [StreamSegment(f"t__0__{i}__20240101T0000Z", np.array(k), np.arange(4) + 10 * i)
+              for i, k in enumerate(keys)]
+    work = recovery_work(stream).set_index("mode")
+    # valid docs: segment 0 keeps keys 3, 4; segment 1 keeps 2, 5, 6; segment 2 keeps all four -> 9 keys
+    assert work.loc["rebuild", ["snapshots_read", "docs_read", "key_comparisons", "keys"]].tolist() == [0, 12, 12, 9]
+    assert work.loc["preload", ["snapshots_read", "docs_read", "key_comparisons", "keys"]].tolist() == [3, 9, 0, 9]
+
+
+def test_duplicates_only_with_a_ttl_shorter_than_a_keys_life() -> None:
+    from workbench.studies.upsert import duplicates_by_ttl, heap_by_ttl
+
+    dup = duplicates_by_ttl(heap_by_ttl([0, 1800], segments=5, records_per_segment=1500, active_window_s=7200))
+    assert dup.set_index("ttl_s").loc[0.0, "max_duplicates"] == 0  # no TTL: the map sees every update
+    assert dup.set_index("ttl_s").loc[1800.0, "max_duplicates"] > 0  # keys live 2 h, the TTL forgets them at 30 min
