@@ -10,10 +10,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.pinot.upsert.replay import StreamSegment
