@@ -286,8 +286,8 @@ def scale_out(
 
 def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], question: UpsertQuestion, *,
                     servers: Sequence[int], heaps: Sequence[str] = (), qps: float | None = None,
-                    p99_ms: float | None = None, seed: int | None = None, out: str | Path | None = None,
-                    run: bool = True) -> UpsertAnswer:
+                    p99_ms: float | None = None, seed: int | None = None, duration_s: float | None = None,
+                    out: str | Path | None = None, run: bool = True) -> UpsertAnswer:
     """The upsert question in one step: keys per server from the table's partitions, replication and Pinot's
     assignment, the upsert heap per server, and the fewest servers (then smallest heap) whose simulated p99
     meets the SLO (:func:`workbench.studies.upsert_question.answer_upsert_question`). With ``out``, also
@@ -299,7 +299,7 @@ def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], questio
     if out is not None:
         check_output(out, overwrite=True)
     answer = answer_upsert_question(sc, question, servers=servers, heaps=heaps, qps=qps, p99_ms=p99_ms, seed=seed,
-                                    run=run)
+                                    duration_s=duration_s, run=run)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         write_json_atomic(Path(out) / "upsert.json", answer.to_json())

@@ -80,14 +80,16 @@ def _upsert(args: argparse.Namespace) -> int:
                        new_keys_per_day=args.new_keys_per_day, key_lifetime_s=args.key_lifetime or 0.0,
                        key_length=args.key_length, hash_function=args.hash_function, partitions=args.partitions)
     answer = upsert_question(args.scenario, q, servers=args.servers, heaps=args.heaps or (), qps=args.qps,
-                             p99_ms=args.p99_ms, seed=args.seed, out=args.out, run=not args.heap_only)
+                             p99_ms=args.p99_ms, seed=args.seed, duration_s=args.duration, out=args.out,
+                             run=not args.heap_only)
     _say(f"upsert: {answer.map_keys:,.0f} keys in the map over {answer.partitions} partitions x "
          f"{answer.replication} replicas, {answer.bytes_per_key:.1f} B per key, {answer.update_rate:,.0f} updates/s")
     for _, row in answer.table.iterrows():
         verdict = {True: "meets", False: "fails"}.get(row["meets_slo"], "not run")
+        p99 = f"p99 {row['p99_ms']:.1f} ms" if row["live_bytes"] < row["heap_bytes"] else "out of memory (live > -Xmx)"
         _say(f"  {row['servers']} servers, {row['heap']} heap: busiest server {row['max_keys_per_server']:,.0f} keys, "
              f"{row['live_bytes'] / 2**30:.2f} GiB live ({'under' if row['under_ihop'] else 'OVER'} IHOP "
-             f"{row['ihop_bytes'] / 2**30:.2f} GiB), p99 {row['p99_ms']:.1f} ms: {verdict}")
+             f"{row['ihop_bytes'] / 2**30:.2f} GiB), {p99}: {verdict}")
     for note in answer.notes:
         _say(f"  note: {note}")
     _say(f"upsert: {answer.headline()}" + (f"; wrote {Path(args.out) / 'upsert.json'}" if args.out else ""))
@@ -392,6 +394,8 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--qps", type=float, help="queries/s (a Poisson workload; default: the scenario's)")
     u.add_argument("--p99-ms", type=float, help="the p99 SLO, ms (default: slo.p99_ms)")
     u.add_argument("--seed", type=_count(0), help="override simulation.seed")
+    u.add_argument("--duration", type=_duration, help="simulated time per candidate, e.g. 60s (default: the "
+                                                       "scenario's simulation.duration_s)")
     u.add_argument("--heap-only", action="store_true", help="the heap arithmetic only, no simulation")
     u.add_argument("--out", help="directory for upsert.json")
     u.set_defaults(handler=_upsert)

@@ -57,7 +57,7 @@ def duplicates_by_ttl(heap: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for ttl, g in heap.groupby("ttl_s", sort=True):
         g = g.sort_values("time_s")
-        rows.append({"ttl_s": float(ttl), "max_duplicates": int(g["duplicate_keys"].max()),
+        rows.append({"ttl_s": float(str(ttl)), "max_duplicates": int(g["duplicate_keys"].max()),
                      "end_duplicates": int(g["duplicate_keys"].iloc[-1]),
                      "end_keys": int(g["num_primary_keys"].iloc[-1])})
     return pd.DataFrame(rows)

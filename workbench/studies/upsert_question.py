@@ -236,10 +236,12 @@ def _update_rate(sc: Scenario, q: UpsertQuestion, keys: float) -> tuple[float, s
 
 def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence[int],
                            heaps: Sequence[str] = (), qps: float | None = None, p99_ms: float | None = None,
-                           seed: int | None = None, run: bool = True) -> UpsertAnswer:
+                           seed: int | None = None, duration_s: float | None = None,
+                           run: bool = True) -> UpsertAnswer:
     """Answer ``q`` for ``sc``'s table over the candidate ``servers`` (and ``heaps``; none: the scenario's).
 
-    With ``run`` False only the heap arithmetic is done (no simulation; ``meets_slo`` is then NaN).
+    ``duration_s`` shortens (or lengthens) each simulation. With ``run`` False only the heap arithmetic is
+    done (no simulation; ``meets_slo`` is then NaN).
     """
     from workbench.report.data import slo_verdicts
     from workbench.runs import run_scenario
@@ -280,6 +282,9 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
             fixed["workload.arrival.qps"] = qps
         if slo is not None:
             fixed["slo.p99_ms"] = slo
+        if duration_s is not None:
+            fixed["simulation.duration_s"] = duration_s
+            fixed["simulation.warmup_s"] = min(sc.simulation.warmup_s, duration_s / 10)
         for heap in heap_list:
             heap_bytes = parse_size(heap)
             row = {**base, "heap": heap, "heap_bytes": heap_bytes, "ihop_bytes": ihop * heap_bytes,
