@@ -291,7 +291,8 @@ def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], questio
     """The upsert question in one step: keys per server from the table's partitions, replication and Pinot's
     assignment, the upsert heap per server, and the fewest servers (then smallest heap) whose simulated p99
     meets the SLO (:func:`workbench.studies.upsert_question.answer_upsert_question`). With ``out``, also
-    ``upsert.json`` there."""
+    ``upsert.json`` there, and (for a scenario file) ``sweep.json``: the candidates as a sweep for
+    ``workbench sweep`` and the sizing report."""
     from workbench.studies.upsert_question import answer_upsert_question
 
     check_seed(seed)
@@ -301,8 +302,13 @@ def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], questio
     answer = answer_upsert_question(sc, question, servers=servers, heaps=heaps, qps=qps, p99_ms=p99_ms, seed=seed,
                                     duration_s=duration_s, run=run)
     if out is not None:
+        from workbench.studies.upsert_question import upsert_sweep
+
         Path(out).mkdir(parents=True, exist_ok=True)
         write_json_atomic(Path(out) / "upsert.json", answer.to_json())
+        if isinstance(scenario, str | Path) and (answer.table["live_bytes"] < answer.table["heap_bytes"]).any():
+            sweep = upsert_sweep(answer, str(Path(scenario).resolve()))
+            write_json_atomic(Path(out) / "sweep.json", sweep)
     return answer
 
 

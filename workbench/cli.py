@@ -93,6 +93,9 @@ def _upsert(args: argparse.Namespace) -> int:
     for note in answer.notes:
         _say(f"  note: {note}")
     _say(f"upsert: {answer.headline()}" + (f"; wrote {Path(args.out) / 'upsert.json'}" if args.out else ""))
+    if args.out and (Path(args.out) / "sweep.json").exists():
+        _say(f"`workbench sweep {Path(args.out) / 'sweep.json'} --out DIR` runs the candidates as a sweep for "
+             "`workbench report`")
     return 0
 
 

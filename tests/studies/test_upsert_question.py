@@ -13,6 +13,7 @@ from workbench.cli import main
 from workbench.errors import InputError
 from workbench.scenario import load_scenario
 from workbench.studies.upsert_question import UpsertQuestion, answer_upsert_question, keys_per_server
+from workbench.sweep.spec import parse_sweep
 
 
 def scenario(hash_function: str = "NONE", max_length: int | None = 36, generate: bool = False) -> dict[str, Any]:
@@ -113,6 +114,13 @@ def test_cli_answers_the_question_in_one_step(tmp_path: Path) -> None:
     # 150M keys x ~205 B + 1G does not fit 16G: out of memory, never run, never an answer
     assert by_shape[(3, "16G")]["meets_slo"] is False and by_shape[(3, "16G")]["p99_ms"] is None
     assert answer["servers"] in (3, 4) and by_shape[(answer["servers"], answer["heap"])]["meets_slo"] is True
+    # the same candidates as a sweep (`workbench sweep OUT/sweep.json`): the busiest server's heap, by hand
+    sweep = parse_sweep(json.loads((out / "sweep.json").read_text()), where="sweep.json")
+    point = next(p.overrides for p in sweep.points if p.overrides["cluster.servers"] == 4)
+    per_key = 32 + (16 + 24 + 24 + 56) + 24 + 24 + (16 + 4 * 2**25) / 25e6  # 25M keys a partition map
+    assert point["cluster.gc.live_heap"] == pytest.approx(2**30 + 100e6 * per_key, abs=1)
+    assert point["cluster.gc.update_rate"] == pytest.approx(5800 / 2)  # 4 of 8 partitions
+    assert len(sweep.points) == 2  # 16G fits neither 150M nor 100M keys: not a point
 
 
 def test_restart_work_by_hand() -> None:

@@ -39,7 +39,7 @@ from workbench.pinot.heap import upsert_bytes_per_key
 from workbench.scenario import Scenario
 
 __all__ = ["UpsertAnswer", "UpsertQuestion", "answer_upsert_question", "key_layout", "keys_per_server",
-           "map_keys", "stream_partitions"]
+           "map_keys", "stream_partitions", "upsert_sweep"]
 
 _VARIABLE = ("STRING", "BYTES", "JSON")
 _DAY_S = 86_400.0
@@ -106,7 +106,7 @@ class UpsertAnswer:
     #: One row per server count: ``servers``, ``max_keys_per_server``, ``keys_per_server`` (per server),
     #: ``partitions_per_server``, ``idle_servers``, ``update_rate_per_server``, ``upsert_bytes``,
     #: ``live_bytes``, and per heap ``heap``, ``heap_bytes``, ``ihop_bytes``, ``under_ihop``, ``p99_ms``,
-    #: ``p99_high_ms``, ``meets_slo``.
+    #: ``p99_high_ms``, ``meets_slo`` and ``overrides`` (the candidate's scenario overrides, as simulated).
     table: pd.DataFrame
     servers: int | None
     heap: str | None
@@ -287,13 +287,13 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
             fixed["simulation.warmup_s"] = min(sc.simulation.warmup_s, duration_s / 10)
         for heap in heap_list:
             heap_bytes = parse_size(heap)
+            point = {"cluster.servers": int(n), "cluster.server.heap": heap, **fixed}
             row = {**base, "heap": heap, "heap_bytes": heap_bytes, "ihop_bytes": ihop * heap_bytes,
                    "under_ihop": static + upsert_bytes < ihop * heap_bytes,
-                   "p99_ms": math.nan, "p99_high_ms": math.nan, "meets_slo": math.nan}
+                   "p99_ms": math.nan, "p99_high_ms": math.nan, "meets_slo": math.nan, "overrides": point}
             if static + upsert_bytes >= heap_bytes:
                 row.update(meets_slo=False, p99_ms=math.inf, p99_high_ms=math.inf)  # OutOfMemoryError: nothing to run
             elif run:
-                point = {"cluster.servers": int(n), "cluster.server.heap": heap, **fixed}
                 record = run_scenario(sc, None, overrides=point, seed=seed)
                 cols = record.summary.columns()
                 frame = pd.DataFrame([cols])
@@ -316,3 +316,16 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
                         int(chosen["servers"]) if chosen is not None else None,
                         str(chosen["heap"]) if chosen is not None else None, slo, tuple(notes))
 
+
+
+def upsert_sweep(answer: UpsertAnswer, base: str, name: str = "upsert") -> dict[str, Any]:
+    """The candidates of ``answer`` as a sweep (``workbench sweep``; the sizing report reads its output).
+
+    One point per candidate that fits its heap, with the overrides it was (or would be) simulated with:
+    server count, heap, the busiest server's live heap (``cluster.gc.live_heap``: the static part plus its
+    upsert map) and update rate. ``base`` is the scenario file the answer was computed for.
+    """
+    fits = answer.table[answer.table["live_bytes"] < answer.table["heap_bytes"]]
+    if fits.empty:
+        raise InputError("heaps", "no candidate's live heap fits its heap: consider larger heaps or more servers")
+    return {"name": name, "base": base, "points": [dict(p) for p in fits["overrides"]]}
