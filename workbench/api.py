@@ -284,7 +284,8 @@ def scale_out(
     return result
 
 
-def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], question: UpsertQuestion, *,
+def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any],
+                    question: UpsertQuestion | Mapping[str, Any], *,
                     servers: Sequence[int], heaps: Sequence[str] = (), qps: float | None = None,
                     p99_ms: float | None = None, seed: int | None = None, duration_s: float | None = None,
                     out: str | Path | None = None, run: bool = True) -> UpsertAnswer:
@@ -292,8 +293,16 @@ def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any], questio
     assignment, the upsert heap per server, and the fewest servers (then smallest heap) whose simulated p99
     meets the SLO (:func:`workbench.studies.upsert_question.answer_upsert_question`). With ``out``, also
     ``upsert.json`` there, and (for a scenario file) ``sweep.json``: the candidates as a sweep for
-    ``workbench sweep`` and the sizing report."""
-    from workbench.studies.upsert_question import answer_upsert_question
+    ``workbench sweep`` and the sizing report. ``question`` may be given as its fields (``{"keys": 200e6,
+    "ttl_s": 86400, ...}``)."""
+    from workbench.studies.upsert_question import UpsertQuestion, answer_upsert_question
+
+    if not isinstance(question, UpsertQuestion):
+        unknown = sorted(set(question) - set(UpsertQuestion.__dataclass_fields__))
+        if unknown:
+            known = sorted(UpsertQuestion.__dataclass_fields__)
+            raise InputError("question", f"unknown field(s) {unknown}; known: {known}")
+        question = UpsertQuestion(**question)
 
     check_seed(seed)
     sc = resolve(scenario, None, None)

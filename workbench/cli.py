@@ -74,11 +74,10 @@ def _duration(text: str) -> float:
 
 def _upsert(args: argparse.Namespace) -> int:
     from workbench.api import upsert_question
-    from workbench.studies.upsert_question import UpsertQuestion
 
-    q = UpsertQuestion(keys=args.keys, ttl_s=args.ttl, update_rate=args.update_rate,
-                       new_keys_per_day=args.new_keys_per_day, key_lifetime_s=args.key_lifetime or 0.0,
-                       key_length=args.key_length, hash_function=args.hash_function, partitions=args.partitions)
+    q = {"keys": args.keys, "ttl_s": args.ttl, "update_rate": args.update_rate,
+         "new_keys_per_day": args.new_keys_per_day, "key_lifetime_s": args.key_lifetime or 0.0,
+         "key_length": args.key_length, "hash_function": args.hash_function, "partitions": args.partitions}
     answer = upsert_question(args.scenario, q, servers=args.servers, heaps=args.heaps or (), qps=args.qps,
                              p99_ms=args.p99_ms, seed=args.seed, duration_s=args.duration, out=args.out,
                              run=not args.heap_only)

@@ -1,4 +1,4 @@
-"""Readings and plots of notebook 04's upsert results: the one-step answer, TTL duplicates, restart work.
+"""Readings and plots of notebook 04's replay results: TTL duplicates and restart work.
 
 Each reading is computed from the frame it is given (:class:`~workbench.analysis.readings.Reading`:
 a sentence and the facts it rests on, which ``tests/notebooks`` checks against the claim).
@@ -6,7 +6,6 @@ a sentence and the facts it rests on, which ``tests/notebooks`` checks against t
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -14,41 +13,12 @@ from matplotlib.figure import Figure
 
 from workbench.analysis.figure import InlineFigure, finish_axes
 from workbench.analysis.readings import Reading
-from workbench.studies.upsert_question import UpsertAnswer
 
-__all__ = ["duplicates_and_restart", "duplicates_reading", "restart_reading", "upsert_answer_reading"]
+__all__ = ["duplicates_and_restart", "duplicates_reading", "restart_reading"]
 
 
 def _ttl_name(ttl_s: float) -> str:
     return "no TTL" if ttl_s == 0 else f"TTL {ttl_s / 3600:g} h"
-
-
-def upsert_answer_reading(answer: UpsertAnswer) -> Reading:
-    """The answer to the upsert question, and per server count the busiest server's keys and verdict."""
-    rows = []
-    for r in answer.table.to_dict(orient="records"):
-        p99 = float(r["p99_ms"])
-        verdict = "out of memory" if not math.isfinite(p99) else \
-            ("meets" if r["meets_slo"] is True else "fails" if r["meets_slo"] is False else "not run")
-        rows.append({"servers": int(r["servers"]), "heap": str(r["heap"]),
-                     "max_keys_per_server": float(r["max_keys_per_server"]),
-                     "partitions_per_server": float(r["partitions_per_server"]), "live_bytes": float(r["live_bytes"]),
-                     "heap_bytes": float(r["heap_bytes"]), "under_ihop": bool(r["under_ihop"]), "verdict": verdict,
-                     "p99_ms": p99 if math.isfinite(p99) else None})
-    facts: dict[str, Any] = {"servers": answer.servers, "heap": answer.heap, "map_keys": answer.map_keys,
-                             "partitions": answer.partitions, "replication": answer.replication,
-                             "bytes_per_key": answer.bytes_per_key, "slo_p99_ms": answer.slo_p99_ms,
-                             "candidates": rows, "notes": list(answer.notes)}
-    text = (f"{answer.map_keys:,.0f} keys over {answer.partitions} partitions x {answer.replication} replicas at "
-            f"{answer.bytes_per_key:.1f} B a key: {answer.headline()}.")
-    if answer.servers is not None:
-        chosen = next(r for r in rows if r["servers"] == answer.servers and r["heap"] == answer.heap)
-        text += (" Its live heap is " + ("under" if chosen["under_ihop"] else "past") + " G1's IHOP"
-                 + ("" if chosen["under_ihop"] else ", so G1 runs concurrent cycles back to back (see the IHOP note "
-                                                    "above)") + ".")
-    for note in answer.notes:
-        text += f" Note: {note}."
-    return Reading(text, facts)
 
 
 def duplicates_reading(dup: pd.DataFrame, active_s: float) -> Reading:

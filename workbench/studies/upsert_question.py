@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.analysis.readings import Reading
 from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.pinot.heap import upsert_bytes_per_key
@@ -123,6 +124,34 @@ class UpsertAnswer:
                 "notes": list(self.notes), "candidates": [{k: _plain(v) for k, v in row.items()}
                                                           for row in self.table.to_dict(orient="records")]}
 
+    def reading(self) -> Reading:
+        """The answer to the upsert question, and per server count the busiest server's keys and verdict."""
+        rows = []
+        for r in self.table.to_dict(orient="records"):
+            p99 = float(r["p99_ms"])
+            verdict = "out of memory" if not math.isfinite(p99) else \
+                ("meets" if r["meets_slo"] is True else "fails" if r["meets_slo"] is False else "not run")
+            rows.append({"servers": int(r["servers"]), "heap": str(r["heap"]),
+                         "max_keys_per_server": float(r["max_keys_per_server"]),
+                         "partitions_per_server": float(r["partitions_per_server"]),
+                         "live_bytes": float(r["live_bytes"]), "heap_bytes": float(r["heap_bytes"]),
+                         "under_ihop": bool(r["under_ihop"]), "verdict": verdict,
+                         "p99_ms": p99 if math.isfinite(p99) else None})
+        facts: dict[str, Any] = {"servers": self.servers, "heap": self.heap, "map_keys": self.map_keys,
+                                 "partitions": self.partitions, "replication": self.replication,
+                                 "bytes_per_key": self.bytes_per_key, "slo_p99_ms": self.slo_p99_ms,
+                                 "candidates": rows, "notes": list(self.notes)}
+        text = (f"{self.map_keys:,.0f} keys over {self.partitions} partitions x {self.replication} replicas at "
+                f"{self.bytes_per_key:.1f} B a key: {self.headline()}.")
+        if self.servers is not None:
+            chosen = next(r for r in rows if r["servers"] == self.servers and r["heap"] == self.heap)
+            past = ", so G1 runs concurrent cycles back to back (see the IHOP note above)"
+            text += (" Its live heap is " + ("under G1's IHOP" if chosen["under_ihop"] else f"past G1's IHOP{past}")
+                     + ".")
+        for note in self.notes:
+            text += f" Note: {note}."
+        return Reading(text, facts)
+
     def headline(self) -> str:
         """One line: the answer, or that no candidate meets the SLO."""
         if self.servers is None:
@@ -170,15 +199,18 @@ def map_keys(q: UpsertQuestion, ttl_s: float, segment_s: float) -> float:
 def keys_per_server(sc: Scenario, servers: int, partitions: int, keys: float) -> dict[str, float]:
     """Keys each of ``servers`` servers holds: its hosted partitions (Pinot's CONSUMING instance partitions,
     every replica holding the partition's whole map) x keys per partition. Servers hosting nothing hold 0."""
+    from workbench.pinot.assignment import Instance, server_tag
     from workbench.pinot.rebalance import table_instance_partitions
     from workbench.pinot.upsert.replay import hosting_from_assignment
-    from workbench.sim.layout import _instances
 
     table = sc.table
     if table.replication > servers:
         raise InputError("servers", f"{servers} servers cannot hold {table.replication} replicas (segmentsConfig)")
     names = tuple(f"Server_{i}" for i in range(servers))
-    ips = table_instance_partitions(table, _instances(table, names))["CONSUMING"]
+    # every server carries the table's CONSUMING and COMPLETED tags, as the simulator's layout gives them
+    tags = tuple(dict.fromkeys(server_tag(table, k) for k in ("CONSUMING", "COMPLETED")))
+    instances = [Instance(name, tags=tags, pools=dict.fromkeys(tags, 0)) for name in names]
+    ips = table_instance_partitions(table, instances)["CONSUMING"]
     hosting = hosting_from_assignment(partitions, ips, table.replication)
     return {s: len(hosting.get(s, ())) * keys / partitions for s in names}
 
@@ -189,16 +221,16 @@ def key_layout(sc: Scenario, q: UpsertQuestion) -> dict[str, Any]:
     Types from the schema's ``primaryKeyColumns`` (one LONG column without a schema); the hash function
     from the question or the table; a STRING/BYTES/JSON column kept unhashed is its field's ``maxLength``
     long, else the question's ``key_length`` (one clear error when neither says)."""
-    from workbench.sim.memory import _comparison_type
-
     upsert = sc.table.upsert
     hash_function = (q.hash_function or (upsert.hash_function.value if upsert is not None else "NONE")).upper()
     schema = sc.schema
     columns = list(schema.primary_key_columns) if schema is not None else []
     types = schema.data_types if schema is not None else {}
     key_types = [types.get(c, "STRING") for c in columns] or ["LONG"]
+    compared = upsert.comparison_columns_or(sc.table.time_column_name) if upsert is not None else ()
+    comparison = [types.get(c, "LONG") for c in compared] or ["LONG"]
     args: dict[str, Any] = {"primary_key_types": key_types, "hash_function": hash_function,
-                            "comparison_type": _comparison_type(sc)}
+                            "comparison_type": comparison[0] if len(comparison) == 1 else comparison}
     variable = [c for c, t in zip(columns, key_types, strict=True) if t in _VARIABLE]
     if hash_function == "NONE" and variable:
         bounds = {f.name: f.max_length for f in schema.fields} if schema is not None else {}
