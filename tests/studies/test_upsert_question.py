@@ -145,3 +145,27 @@ def test_duplicates_only_with_a_ttl_shorter_than_a_keys_life() -> None:
     dup = duplicates_by_ttl(heap_by_ttl([0, 1800], segments=5, records_per_segment=1500, active_window_s=7200))
     assert dup.set_index("ttl_s").loc[0.0, "max_duplicates"] == 0  # no TTL: the map sees every update
     assert dup.set_index("ttl_s").loc[1800.0, "max_duplicates"] > 0  # keys live 2 h, the TTL forgets them at 30 min
+
+
+@pytest.mark.parametrize(("hash_function", "entry"), [("NONE", 32 + 120 + 48), ("MD5", 32 + 48 + 48),
+                                                      ("MURMUR3", 32 + 48 + 48)])
+def test_notebook_heap_timeline_takes_a_string_key_with_every_hash(hash_function: str, entry: int) -> None:
+    """Notebook 04's first part crashed on a STRING key (and on MD5, through Pinot's estimate)."""
+    from workbench.analysis.upsert_day import UpsertLoad, heap_timeline
+
+    load = UpsertLoad(50e6, 7200, partitions=16, servers=8, replication=2, primary_key_types=("STRING",),
+                      hash_function=hash_function, key_length=36)
+    end = heap_timeline(load, 0, 24).iloc[-1]
+    # 50M keys a day over 16 partitions: 3.125M keys a map, under 0.75 x 2^22 = 3.146M -> 2^22 slots
+    assert end["bytes_per_key"] == pytest.approx(entry + (16 + 4 * 2**22) / 3.125e6)
+    # Pinot's estimator takes primaryKeySize (36) as the key's bytes, plus 60 per value
+    assert end["pinot_estimate_bytes"] == pytest.approx((36 + 60) * end["keys_per_server"])
+
+
+def test_bytes_key_follows_max_length() -> None:
+    data = scenario()
+    data["schema"]["dimensionFieldSpecs"][0].update(dataType="BYTES", maxLength=16)
+    answer = answer_upsert_question(load_scenario(data), UpsertQuestion(keys=8e6, update_rate=0, partitions=8),
+                                    servers=[4], run=False)
+    # PrimaryKey 16 + Object[1] 24 + ByteArray 16 + byte[16] (16 + 16 = 32), 1M keys a map -> 2^21 slots
+    assert answer.bytes_per_key == pytest.approx(32 + (16 + 24 + 16 + 32) + 48 + (16 + 4 * 2**21) / 1e6)
