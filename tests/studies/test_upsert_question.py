@@ -169,3 +169,16 @@ def test_bytes_key_follows_max_length() -> None:
                                     servers=[4], run=False)
     # PrimaryKey 16 + Object[1] 24 + ByteArray 16 + byte[16] (16 + 16 = 32), 1M keys a map -> 2^21 slots
     assert answer.bytes_per_key == pytest.approx(32 + (16 + 24 + 16 + 32) + 48 + (16 + 4 * 2**21) / 1e6)
+
+
+def test_table_ttl_is_read_in_the_comparison_columns_unit() -> None:
+    data = scenario()
+    data["table"]["upsertConfig"]["metadataTTL"] = 86_400_000  # a day of a millisecond time column
+    ms = answer_upsert_question(load_scenario(data), UpsertQuestion(keys=1e9, update_rate=0, partitions=8,
+                                                                    new_keys_per_day=1e6), servers=[4], run=False)
+    assert ms.map_keys == pytest.approx(1e6 / 86_400 * (86_400 + 3600))  # lifetime 0 + TTL + a segment
+    data["table"]["upsertConfig"]["metadataTTL"] = 24  # the same day in an hours column
+    data["schema"]["dateTimeFieldSpecs"][0].update(format="1:HOURS:EPOCH", granularity="1:HOURS")
+    hours = answer_upsert_question(load_scenario(data), UpsertQuestion(keys=1e9, update_rate=0, partitions=8,
+                                                                       new_keys_per_day=1e6), servers=[4], run=False)
+    assert hours.map_keys == pytest.approx(ms.map_keys)

@@ -37,6 +37,7 @@ from workbench.analysis.readings import Reading
 from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.pinot.heap import upsert_bytes_per_key
+from workbench.pinot.segment import time_unit_to_millis
 from workbench.scenario import Scenario
 
 __all__ = ["UpsertAnswer", "UpsertQuestion", "answer_upsert_question", "key_layout", "keys_per_server",
@@ -243,12 +244,29 @@ def key_layout(sc: Scenario, q: UpsertQuestion) -> dict[str, Any]:
     return args
 
 
-def _ttl_s(sc: Scenario, q: UpsertQuestion) -> float:
+def _ttl_s(sc: Scenario, q: UpsertQuestion) -> tuple[float, str | None]:
+    """``metadataTTL`` in seconds: the question's, else the table's in its comparison column's units (read from
+    the schema's date-time format; milliseconds, with a note, when the schema does not say)."""
     if q.ttl_s is not None:
-        return float(q.ttl_s)
+        return float(q.ttl_s), None
     upsert = sc.table.upsert
-    ttl = upsert.metadata_ttl if upsert is not None else 0.0
-    return max(0.0, ttl) / 1000.0  # a millisecond comparison column, the common case
+    ttl = max(0.0, upsert.metadata_ttl) if upsert is not None else 0.0
+    if ttl == 0:
+        return 0.0, None
+    from workbench.pinot.pruning.timeformat import DateTimeFormat
+
+    columns = upsert.comparison_columns_or(sc.table.time_column_name) if upsert is not None else ()
+    field = sc.schema.field(columns[0]) if sc.schema is not None and len(columns) == 1 else None
+    try:
+        fmt = DateTimeFormat.parse(field.format) if field is not None and field.format else None
+    except (InputError, ValueError):
+        fmt = None
+    if fmt is not None and fmt.kind == "TIMESTAMP":
+        return ttl / 1000.0, None
+    if fmt is None or fmt.kind != "EPOCH":
+        return ttl / 1000.0, (f"metadataTTL {ttl:g} read as milliseconds: the schema gives no epoch format for the "
+                              "comparison column; state --ttl")
+    return ttl * fmt.size * time_unit_to_millis(1, fmt.unit) / 1000.0, None
 
 
 def _update_rate(sc: Scenario, q: UpsertQuestion, keys: float) -> tuple[float, str | None]:
@@ -284,12 +302,12 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
     partitions = stream_partitions(sc, q.partitions)
     gen = sc.workload.generate
     segment_s = float(gen.segment_time_s) if gen is not None and gen.segment_time_s is not None else 3600.0
-    ttl = _ttl_s(sc, q)
+    ttl, ttl_note = _ttl_s(sc, q)
     keys = map_keys(q, ttl, segment_s)
     layout = key_layout(sc, q)
     per_key = upsert_bytes_per_key(num_keys=max(1, int(keys / partitions)), **layout)
     rate, note = _update_rate(sc, q, q.keys)
-    notes = [note] if note else []
+    notes = [n for n in (ttl_note, note) if n]
     if q.new_keys_per_day is None and ttl > 0:
         notes.append(f"all {q.keys:,.0f} keys are taken to be within metadataTTL ({ttl / 3600:g} h): give "
                      "--new-keys-per-day for the TTL to bound the map")
