@@ -89,6 +89,9 @@ def _upsert(args: argparse.Namespace) -> int:
         _say(f"  {row['servers']} servers, {row['heap']} heap: busiest server {row['max_keys_per_server']:,.0f} keys, "
              f"{row['live_bytes'] / 2**30:.2f} GiB live ({'under' if row['under_ihop'] else 'OVER'} IHOP "
              f"{row['ihop_bytes'] / 2**30:.2f} GiB), {p99}: {verdict}")
+    for n, g in answer.table.groupby("servers", sort=True):
+        _say(f"  {n} servers: a heap of at least {g['heap_for_ihop_bytes'].iloc[0] / 2**30:.1f} GiB keeps the busiest "
+             "server's live heap under G1's IHOP")
     for note in answer.notes:
         _say(f"  note: {note}")
     _say(f"upsert: {answer.headline()}" + (f"; wrote {Path(args.out) / 'upsert.json'}" if args.out else ""))

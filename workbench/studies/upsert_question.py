@@ -107,8 +107,9 @@ class UpsertAnswer:
     update_rate: float
     #: One row per server count: ``servers``, ``max_keys_per_server``, ``keys_per_server`` (per server),
     #: ``partitions_per_server``, ``idle_servers``, ``update_rate_per_server``, ``upsert_bytes``,
-    #: ``live_bytes``, and per heap ``heap``, ``heap_bytes``, ``ihop_bytes``, ``under_ihop``, ``p99_ms``,
-    #: ``p99_high_ms``, ``meets_slo`` and ``overrides`` (the candidate's scenario overrides, as simulated).
+    #: ``live_bytes``, ``heap_for_ihop_bytes`` (the smallest heap keeping it under G1's IHOP), and per
+    #: heap ``heap``, ``heap_bytes``, ``ihop_bytes``, ``under_ihop``, ``p99_ms``, ``p99_high_ms``,
+    #: ``meets_slo`` and ``overrides`` (the candidate's scenario overrides, as simulated).
     table: pd.DataFrame
     servers: int | None
     heap: str | None
@@ -325,7 +326,9 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
         base = {"servers": int(n), "max_keys_per_server": busiest, "keys_per_server": list(held.values()),
                 "partitions_per_server": hosted, "idle_servers": sum(v == 0 for v in held.values()),
                 "update_rate_per_server": server_rate, "upsert_bytes": upsert_bytes,
-                "live_bytes": static + upsert_bytes}
+                "live_bytes": static + upsert_bytes,
+                # the smallest -Xmx that keeps this live heap under G1's IHOP (no back-to-back marking)
+                "heap_for_ihop_bytes": (static + upsert_bytes) / ihop}
         fixed: dict[str, Any] = {"cluster.gc.upsert_keys": 0, "cluster.gc.live_heap": int(static + upsert_bytes),
                                  "cluster.gc.update_rate": server_rate}
         if qps is not None:
