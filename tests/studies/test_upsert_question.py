@@ -74,6 +74,8 @@ def test_string_key_bytes_follow_max_length(hash_function: str, key_bytes: int) 
     row = answer.table.iloc[0]
     assert row["upsert_bytes"] == pytest.approx(100e6 * answer.bytes_per_key)
     assert row["update_rate_per_server"] == pytest.approx(5800 / 8 * 4)  # 4 of 8 partitions' updates
+    # the smallest heap keeping the live heap (1G static + the map) under G1's IHOP of 45%
+    assert row["heap_for_ihop_bytes"] == pytest.approx((2**30 + 100e6 * answer.bytes_per_key) / 0.45)
 
 
 def test_unbounded_string_key_needs_a_length() -> None:
