@@ -39,6 +39,7 @@ __all__ = [
     "simulate",
     "size",
     "summarise",
+    "upsert_question",
     "write_run",
 ]
 
@@ -59,6 +60,7 @@ _LAZY = {
     "scale_out": "workbench.studies.scale_out",
     "agree": "workbench.api",
     "measure": "workbench.api",
+    "upsert_question": "workbench.api",
     "get_spark": "workbench.workload.spark",
     "run_sweep": "workbench.sweep",
     "size": "workbench.sizing",
@@ -68,7 +70,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from workbench.analysis.stats import summarise
-    from workbench.api import agree, generate, measure, run_scenario, write_run
+    from workbench.api import agree, generate, measure, run_scenario, upsert_question, write_run
     from workbench.errors import InputError, ScenarioError, TableConfigError
     from workbench.pinot.table_config import TableConfig, load_table_config
     from workbench.report import build_run_report, build_sizing_report

@@ -39,11 +39,12 @@ if TYPE_CHECKING:
     from workbench.groundtruth import Agreement
     from workbench.report.day_record import Day
     from workbench.studies.scale_out import ScaleOut
+    from workbench.studies.upsert_question import UpsertAnswer, UpsertQuestion
     from workbench.studies.verdict import Verdict
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
            "load_generate_spec", "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out",
-           "scenario_warnings", "studies_note", "table_added", "verdict", "write_run"]
+           "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -281,6 +282,43 @@ def scale_out(
             "ideal_state": {k: dict(v) for k, v in result.plan.assignment.items()},
             "before": result.before.to_json(), "after": result.after.to_json()})
     return result
+
+
+def upsert_question(scenario: Scenario | str | Path | Mapping[str, Any],
+                    question: UpsertQuestion | Mapping[str, Any], *,
+                    servers: Sequence[int], heaps: Sequence[str] = (), qps: float | None = None,
+                    p99_ms: float | None = None, seed: int | None = None, duration_s: float | None = None,
+                    out: str | Path | None = None, run: bool = True) -> UpsertAnswer:
+    """The upsert question in one step: keys per server from the table's partitions, replication and Pinot's
+    assignment, the upsert heap per server, and the fewest servers (then smallest heap) whose simulated p99
+    meets the SLO (:func:`workbench.studies.upsert_question.answer_upsert_question`). With ``out``, also
+    ``upsert.json`` there, and (for a scenario file) ``sweep.json``: the candidates as a sweep for
+    ``workbench sweep`` and the sizing report. ``question`` may be given as its fields (``{"keys": 200e6,
+    "ttl_s": 86400, ...}``)."""
+    from workbench.studies.upsert_question import UpsertQuestion, answer_upsert_question
+
+    if not isinstance(question, UpsertQuestion):
+        unknown = sorted(set(question) - set(UpsertQuestion.__dataclass_fields__))
+        if unknown:
+            known = sorted(UpsertQuestion.__dataclass_fields__)
+            raise InputError("question", f"unknown field(s) {unknown}; known: {known}")
+        question = UpsertQuestion(**question)
+
+    check_seed(seed)
+    sc = resolve(scenario, None, None)
+    if out is not None:
+        check_output(out, overwrite=True)
+    answer = answer_upsert_question(sc, question, servers=servers, heaps=heaps, qps=qps, p99_ms=p99_ms, seed=seed,
+                                    duration_s=duration_s, run=run)
+    if out is not None:
+        from workbench.studies.upsert_question import upsert_sweep
+
+        Path(out).mkdir(parents=True, exist_ok=True)
+        write_json_atomic(Path(out) / "upsert.json", answer.to_json())
+        if isinstance(scenario, str | Path) and (answer.table["live_bytes"] < answer.table["heap_bytes"]).any():
+            sweep = upsert_sweep(answer, str(Path(scenario).resolve()))
+            write_json_atomic(Path(out) / "sweep.json", sweep)
+    return answer
 
 
 def table_added(scenario: Scenario | str | Path | Mapping[str, Any], table: str, *,

@@ -51,6 +51,56 @@ def _size(text: str) -> int:
     return value
 
 
+def _quantity(text: str) -> float:
+    """An argparse type: a non-negative number, with K, M or B (thousands, millions, billions): ``200M``."""
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9}.get(text[-1:].upper(), 1.0)
+    try:
+        value = float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number such as 5800 or 200M, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text!r}")
+    return value
+
+
+def _duration(text: str) -> float:
+    from workbench.units import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _upsert(args: argparse.Namespace) -> int:
+    from workbench.api import upsert_question
+
+    q = {"keys": args.keys, "ttl_s": args.ttl, "update_rate": args.update_rate,
+         "new_keys_per_day": args.new_keys_per_day, "key_lifetime_s": args.key_lifetime or 0.0,
+         "key_length": args.key_length, "hash_function": args.hash_function, "partitions": args.partitions}
+    answer = upsert_question(args.scenario, q, servers=args.servers, heaps=args.heaps or (), qps=args.qps,
+                             p99_ms=args.p99_ms, seed=args.seed, duration_s=args.duration, out=args.out,
+                             run=not args.heap_only)
+    _say(f"upsert: {answer.map_keys:,.0f} keys in the map over {answer.partitions} partitions x "
+         f"{answer.replication} replicas, {answer.bytes_per_key:.1f} B per key, {answer.update_rate:,.0f} updates/s")
+    for _, row in answer.table.iterrows():
+        verdict = {True: "meets", False: "fails"}.get(row["meets_slo"], "not run")
+        p99 = f"p99 {row['p99_ms']:.1f} ms" if row["live_bytes"] < row["heap_bytes"] else "out of memory (live > -Xmx)"
+        _say(f"  {row['servers']} servers, {row['heap']} heap: busiest server {row['max_keys_per_server']:,.0f} keys, "
+             f"{row['live_bytes'] / 2**30:.2f} GiB live ({'under' if row['under_ihop'] else 'OVER'} IHOP "
+             f"{row['ihop_bytes'] / 2**30:.2f} GiB), {p99}: {verdict}")
+    for n, g in answer.table.groupby("servers", sort=True):
+        _say(f"  {n} servers: a heap of at least {g['heap_for_ihop_bytes'].iloc[0] / 2**30:.1f} GiB keeps the busiest "
+             "server's live heap under G1's IHOP")
+    for note in answer.notes:
+        _say(f"  note: {note}")
+    _say(f"upsert: {answer.headline()}" + (f"; wrote {Path(args.out) / 'upsert.json'}" if args.out else ""))
+    if args.out and (Path(args.out) / "sweep.json").exists():
+        _say(f"`workbench sweep {Path(args.out) / 'sweep.json'} --out DIR` runs the candidates as a sweep for "
+             "`workbench report`")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from workbench.api import check_scenario, scenario_warnings
 
@@ -321,6 +371,39 @@ def _parser() -> argparse.ArgumentParser:
                    help="skip the report's what-if runs afterwards (`workbench studies OUT` runs them later)")
     z.add_argument("--quiet", action="store_true", help="no progress bar")
     z.set_defaults(handler=_size_command)
+
+    u = sub.add_parser("upsert", help="servers and heap for an upsert table: keys, metadataTTL, update rate, SLO",
+                       description="The upsert question in one step: total keys, metadataTTL and update rate at table "
+                                   "level; keys per server from the table's partitions, replication and Pinot's "
+                                   "assignment; bytes per key from the schema's key types (maxLength) and "
+                                   "hashFunction; "
+                                   "each candidate server count and heap simulated, judged by the report's SLO rule. "
+                                   "See docs/upsert.md.")
+    u.add_argument("scenario", help="scenario file with the upsert table (its upsertConfig, schema, partitions)")
+    u.add_argument("--keys", required=True, type=_quantity, help="primary keys of the table, e.g. 200M")
+    u.add_argument("--ttl", type=_duration, help="metadataTTL, e.g. 1d (default: the table's; 0 = off)")
+    u.add_argument("--update-rate", type=_quantity,
+                   help="updates of existing keys per second, whole table (default: scaled from the generated "
+                        "sample, and said so)")
+    u.add_argument("--new-keys-per-day", type=_quantity,
+                   help="new keys a day, whole table (lets the TTL bound the map)")
+    u.add_argument("--key-lifetime", type=_duration, help="how long a key keeps being updated, e.g. 2h (default 0)")
+    u.add_argument("--key-length", type=_count(1), help="length of a STRING/BYTES key the schema gives no maxLength")
+    u.add_argument("--hash-function", choices=("NONE", "MD5", "MURMUR3", "XXHASH", "XXH128", "UUID"),
+                   help="upsertConfig.hashFunction (default: the table's)")
+    u.add_argument("--partitions", type=_count(1), help="stream partitions (default: the scenario's)")
+    u.add_argument("--servers", required=True, type=lambda t: [_count(1)(x) for x in t.split(",")],
+                   help="server counts to consider, e.g. 4,6,8")
+    u.add_argument("--heaps", type=lambda t: t.split(","), help="heaps to consider, e.g. 16G,31G (default: the "
+                                                                "scenario's)")
+    u.add_argument("--qps", type=float, help="queries/s (a Poisson workload; default: the scenario's)")
+    u.add_argument("--p99-ms", type=float, help="the p99 SLO, ms (default: slo.p99_ms)")
+    u.add_argument("--seed", type=_count(0), help="override simulation.seed")
+    u.add_argument("--duration", type=_duration, help="simulated time per candidate, e.g. 60s (default: the "
+                                                       "scenario's simulation.duration_s)")
+    u.add_argument("--heap-only", action="store_true", help="the heap arithmetic only, no simulation")
+    u.add_argument("--out", help="directory for upsert.json")
+    u.set_defaults(handler=_upsert)
 
     t = sub.add_parser("studies", help="run the what-ifs a sweep's sizing report reads",
                        description="Run the recommendation's what-ifs (+50%% load, a server or replica group "

@@ -27,7 +27,9 @@ def small_parameters(tmp: Path) -> dict[str, dict[str, Any]]:
         "02_pruning.ipynb": {"events": 60_000, "span_h": 12, "partitions": 4, "segment_rows": 5_000,
                              "late_fraction": 0.3, "ages_h": [0, 3, 6], "query_minutes": 1},
         "03_caching.ipynb": {"requests": 3000, "objects": 300, "sizes_mib": [0.1, 0.5]},
-        "04_upsert_heap.ipynb": {"days": 2, "ttls_h": [0, 6]},
+        "04_upsert_heap.ipynb": {"days": 2, "ttls_h": [0, 6], "question_servers": [4, 8], "question_heaps": ["31G"],
+                                 "question_duration_s": 10, "replay_segments": 6,
+                                 "replay_records_per_segment": 2000},
         "05_sizing_report.ipynb": {"scenario_file": str(ROOT / "scenarios" / "synthetic.yaml"), "servers": [2, 4],
                                    "replica_groups": [0, 2], "heaps": [], "cores": [], "qps": 40.0,
                                    "p99_slo_ms": 150.0, "duration_s": 10, "replications": 2,
@@ -97,7 +99,16 @@ def check_caching(readings: list[dict[str, Any]], tmp: Path) -> None:
 
 
 def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:
-    (facts,) = readings
+    facts, answer, duplicates, restart = readings
+    _check_upsert_answer(answer)
+    for entry in duplicates["ttl"].values():
+        assert entry["claim"] == ("lets through" if entry["max_duplicates"] > 0 else "clean"), entry
+    assert duplicates["ttl"]["no TTL"]["max_duplicates"] == 0  # without TTL the map sees every update
+    rebuild, preload = restart["rebuild"], restart["preload"]
+    # a rebuild reads and compares every doc; a preload reads only the valid ones (one per key) and compares none
+    assert rebuild["docs_read"] == rebuild["key_comparisons"] > preload["docs_read"] == preload["keys"]
+    assert preload["key_comparisons"] == 0 and rebuild["keys"] == preload["keys"]
+    assert restart["docs_saved_share"] == pytest.approx(1 - preload["docs_read"] / rebuild["docs_read"])
     for name, entry in facts["ttl"].items():
         growing = entry["growth_last_day_bytes"] >= 0.01 * entry["end_live_bytes"]
         assert entry["claim"] == ("grows" if growing else "levels"), (name, entry)
@@ -114,6 +125,19 @@ def check_heap(readings: list[dict[str, Any]], tmp: Path) -> None:
     assert all(o["young_per_s"] > u["young_per_s"] for o, u in shorter)
     assert facts["ttl"]["no TTL"]["claim"] == "grows"  # without TTL no key ever leaves the map
     assert facts["ttl"]["TTL 6 h"]["claim"] == "levels"
+
+
+def _check_upsert_answer(facts: dict[str, Any]) -> None:
+    """The answer is the fewest servers, then the smallest heap, that meets; keys per server by hand."""
+    rows = facts["candidates"]
+    meeting = sorted((r["servers"], r["heap_bytes"], r["heap"]) for r in rows if r["verdict"] == "meets")
+    assert (facts["servers"], facts["heap"]) == ((meeting[0][0], meeting[0][2]) if meeting else (None, None))
+    for r in rows:
+        # every replica of a partition holds its whole map: keys x partitions hosted / partitions
+        assert r["max_keys_per_server"] == pytest.approx(facts["map_keys"] * r["partitions_per_server"]
+                                                         / facts["partitions"])
+        assert r["partitions_per_server"] >= facts["partitions"] * facts["replication"] / r["servers"]
+        assert r["under_ihop"] == (r["live_bytes"] < 0.45 * r["heap_bytes"])
 
 
 def check_sizing(readings: list[dict[str, Any]], tmp: Path) -> None:

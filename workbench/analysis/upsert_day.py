@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from workbench.errors import InputError
 from workbench.jvm import G1Params, LiveHeap, g1_pauses_at_constant_rate
 from workbench.pinot.heap import pinot_estimate, upsert_bytes_per_key
 
@@ -72,6 +73,10 @@ class UpsertLoad:
         Pinot types of the primary-key columns.
     hash_function
         ``upsertConfig.hashFunction``.
+    key_length
+        Characters (STRING) or bytes (BYTES) of a variable-width key column: its schema field's
+        ``maxLength``, or a stated length. Needed for such a key with ``hashFunction`` NONE (the key's
+        objects) and for Pinot's estimate with any hash (its ``primaryKeySize``).
     """
 
     new_keys_per_day: float
@@ -82,6 +87,7 @@ class UpsertLoad:
     segment_s: float = 3600.0
     primary_key_types: tuple[str, ...] = ("LONG",)
     hash_function: str = "NONE"
+    key_length: int | None = None
 
     @property
     def partitions_per_server(self) -> float:
@@ -91,6 +97,20 @@ class UpsertLoad:
     def per_partition_rate(self) -> float:
         """New keys per second in one partition."""
         return self.new_keys_per_day / _DAY_S / self.partitions
+
+
+_VARIABLE = ("STRING", "BYTES", "JSON", "BIG_DECIMAL")
+
+
+def _pinot_key_size(load: UpsertLoad) -> int:
+    """``primaryKeySize`` for Pinot's estimator: the stated length for a variable-width key (Pinot then takes
+    it as the whole key's bytes), else -1 (Pinot sums its fixed type sizes + 32)."""
+    if not any(t.upper() in _VARIABLE for t in load.primary_key_types):
+        return -1
+    if load.key_length is None:
+        raise InputError("key_length", f"the primary key {list(load.primary_key_types)} has a variable-width column: "
+                                       "give its length (the schema field's maxLength)")
+    return int(load.key_length)
 
 
 def heap_timeline(load: UpsertLoad, ttl_s: float, hours: float, static_bytes: float = 0.0,
@@ -105,8 +125,10 @@ def heap_timeline(load: UpsertLoad, ttl_s: float, hours: float, static_bytes: fl
     keys = keys_in_map(hour * 3600.0, load.per_partition_rate(), load.active_s, ttl_s, load.segment_s)
     rows = []
     for h, n in zip(hour, keys, strict=True):
-        per_key = upsert_bytes_per_key(list(load.primary_key_types), load.hash_function, num_keys=max(1, int(n)))
-        pinot = pinot_estimate(list(load.primary_key_types), max(1, int(n)), ["LONG"])
+        per_key = upsert_bytes_per_key(list(load.primary_key_types), load.hash_function, num_keys=max(1, int(n)),
+                                       avg_string_length=load.key_length)
+        pinot = pinot_estimate(list(load.primary_key_types), max(1, int(n)), ["LONG"],
+                               primary_key_size=_pinot_key_size(load))
         server_keys = n * load.partitions_per_server
         rows.append({"hour": float(h), "ttl_h": ttl_s / 3600.0, "keys_per_partition": float(n),
                      "keys_per_server": float(server_keys), "bytes_per_key": float(per_key),
