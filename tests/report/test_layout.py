@@ -54,3 +54,25 @@ def test_a_long_page_shrinks_its_type_to_end_above_the_footer() -> None:
     assert page.y >= 0.06 and page.scale < 1.0
     short = fitted(lambda scale: Page("Short", scale=scale), 0.06)
     assert short.scale == 1.0  # nothing to shrink
+
+
+def test_a_table_with_one_long_text_column_wraps_it_instead_of_running_over_its_neighbours() -> None:
+    """The what-if table's 'how it is modelled' ran over the queries/s and p99 columns when squeezed."""
+    page = Page("What if", size=(8.27, 11.69))
+    frame = pd.DataFrame({"case": ["one server wedged", "today"],
+                          "how it is modelled": ["Server_1 accepts requests and answers none all run: what reaches "
+                                                 "it waits the query's timeout (427, partial); brokers keep routing "
+                                                 "to it, as Pinot's do", "as simulated"],
+                          "queries/s": [40.7, 42.4], "p99 [95% interval]": ["10008 ms [10008, 10008]", "122 ms"],
+                          "SLO": ["BREAKS", "meets"]})
+    page.table(frame, size=8.0)
+    renderer = page.fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    inverse = page.fig.transFigure.inverted()
+    cells = {t.get_text(): t.get_window_extent(renderer).transformed(inverse) for t in page.fig.texts}
+    long_text = next(b for text, b in cells.items() if text.startswith("Server_1"))
+    numbers = cells["40.7"]
+    assert long_text.x1 <= numbers.x0  # the wrapped text ends before the next column's numbers start
+    assert long_text.height > 1.5 * cells["today"].height  # on several lines
+    assert max(b.x1 for b in cells.values()) <= page.right + 0.01
+    below = cells["today"]
+    assert below.y1 <= long_text.y0 + 1e-3  # the next row starts under the wrapped one

@@ -159,10 +159,11 @@ class Page:
                                      strict=True)]
         widths = self._column_widths(headers, cells, size)
         room = self.right - self.left
-        if sum(widths) > room:  # too wide: a smaller font, down to 6 pt, then squeezed columns
+        if sum(widths) > room:  # too wide: a smaller font, down to 6 pt, then the widest text column wraps
             size = max(6.0, size * room / sum(widths))
             widths = self._column_widths(headers, cells, size)
-            widths = [w * room / sum(widths) for w in widths] if sum(widths) > room else widths
+            if sum(widths) > room:
+                cells, widths = self._wrap_widest(cells, widths, numeric, size, room)
         row_h = size * 1.75 / 72.0 / float(self.fig.get_figheight())
         xs = [self.left]
         for w in widths[:-1]:
@@ -171,7 +172,8 @@ class Page:
         self.fig.add_artist(_rule(self.left, self.left + sum(widths), self.y + 0.2 * row_h, width=0.8))
         for i, row in enumerate(cells):
             if i == highlight:
-                self.fig.add_artist(Rectangle((self.left, self.y - row_h * 0.95), sum(widths), row_h * 1.1,
+                h = self._row_height(row, size)
+                self.fig.add_artist(Rectangle((self.left, self.y - h + row_h * 0.05), sum(widths), h + row_h * 0.1,
                                               transform=self.fig.transFigure, facecolor="#fff3c4", edgecolor="none",
                                               zorder=0))
             self._row(row, xs, widths, numeric, size, weight="bold" if i == highlight else "normal")
@@ -191,16 +193,35 @@ class Page:
             probe.remove()
         return widths
 
+    def _wrap_widest(self, cells: list[list[str]], widths: list[float], numeric: list[bool], size: float,
+                     room: float) -> tuple[list[list[str]], list[float]]:
+        """Fit a table to ``room`` by wrapping its widest text column into the width the others leave (a
+        squeezed column would run its text over its neighbours'); squeezed only if that leaves too little."""
+        text = [j for j, is_number in enumerate(numeric) if not is_number]
+        if not text:
+            return cells, [w * room / sum(widths) for w in widths]
+        j = max(text, key=lambda k: widths[k])
+        left = room - (sum(widths) - widths[j])
+        if left < 0.15 * room:
+            return cells, [w * room / sum(widths) for w in widths]
+        chars = self._chars(size, left - 0.012, bold=True)
+        wrapped = [[textwrap.fill(v, chars) if k == j else v for k, v in enumerate(row)] for row in cells]
+        return wrapped, [left if k == j else w for k, w in enumerate(widths)]
+
+    def _row_height(self, values: Sequence[str], size: float) -> float:
+        """A row's height: one line's, plus a line (at matplotlib's 1.2 spacing) per wrapped line."""
+        lines = max((v.count("\n") + 1 for v in values), default=1)
+        return size * (1.75 + 1.2 * (lines - 1)) / 72.0 / float(self.fig.get_figheight())
+
     def _row(self, values: Sequence[str], xs: list[float], widths: list[float], numeric: list[bool], size: float,
              weight: str) -> None:
-        row_h = size * 1.75 / 72.0 / float(self.fig.get_figheight())
         for value, x, w, is_number in zip(values, xs, widths, numeric, strict=True):
             if is_number:
                 self.fig.text(x + w - 0.009, self.y, value, fontsize=size, va="top", ha="right", weight=weight,
                               color=_INK)
             else:
                 self.fig.text(x + 0.002, self.y, value, fontsize=size, va="top", ha="left", weight=weight, color=_INK)
-        self.y -= row_h
+        self.y -= self._row_height(values, size)
 
     def axes(self, height: float, *, left_pad: float = 0.06, bottom_pad: float = 0.03) -> Axes:
         """An Axes in the next ``height`` of the page (room left for tick labels)."""

@@ -57,22 +57,31 @@ def _survives(f: Findings, point: str) -> str:
 def configurations(d: SizingData, f: Findings) -> list[Figure]:
     """Every configuration with its cost and latency, cheapest first, the recommendation highlighted."""
     frame, highlight = _unit_table(d, f)
-    pages = []
-    per_page = 34
-    for start in range(0, len(frame), per_page):
+    slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
+
+    def page_of(start: int, rows: int) -> Page:
         page = Page("Every configuration simulated",
                     "in the report's order (cheapest cluster first); the recommendation is highlighted",
                     size=A4_LANDSCAPE, margin=0.04)
-        hl = highlight - start if highlight is not None and start <= highlight < start + per_page else None
-        slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
-        page.table(frame.iloc[start:start + per_page].reset_index(drop=True), size=7.5, highlight=hl,
+        hl = highlight - start if highlight is not None and start <= highlight < start + rows else None
+        page.table(frame.iloc[start:start + rows].reset_index(drop=True), size=7.5, highlight=hl,
                    note=f"SLO: p99 {slo}. A configuration meets it when the upper end of its 95% interval is under "
                         "it. in its failure: whether it also meets it in the failure slo.survive names (the "
                         "recommendation must). busy: mean share of the servers' core time spent on queries. "
                         "partial: queries answered with some server's data missing. Cost: instances x price x 730 h; "
                         "the cluster adds brokers, "
                         "controllers, ZooKeeper and segment storage (page 1).")
+        return page
+
+    pages, start = [], 0
+    while start < len(frame):
+        rows = 34
+        page = page_of(start, rows)
+        while page.y < 0.02 and rows > 8:  # wrapped cells make rows taller: fewer rows on the page
+            rows = int(rows * 0.75)
+            page = page_of(start, rows)
         pages.append(page.fig)
+        start += rows
     return pages
 
 
