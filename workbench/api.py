@@ -122,10 +122,12 @@ def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data:
 
 def scenario_warnings(sc: Scenario, *, data: str | Path | None = None) -> list[str]:
     """What a valid scenario's table leaves unused or strains, one sentence each (``workbench validate``
-    prints them): servers Pinot's assignment gives no data, with the shape that would use them. A run's
-    summary carries the same (``table_fit``)."""
+    prints them): servers Pinot's assignment gives no data, with the shape that would use them (a run's
+    summary carries the same, ``table_fit``), and generate keys that override the table's flush thresholds."""
+    from workbench.workload.flush import flush_notes
+
     _, why = servers_without_data(sc, Path(data) if data is not None else None)
-    return [why] if why else []
+    return ([why] if why else []) + flush_notes(sc)
 
 
 def run_studies(sweep_dir: str | Path) -> Path | None:

@@ -45,7 +45,7 @@ def _scenario(servers: int, partitions: int = 4) -> dict[str, Any]:
     del table["tenants"]["tagOverrideConfig"]  # completed segments stay on the servers that consumed them
     table["tableIndexConfig"]["segmentPartitionConfig"]["columnPartitionMap"]["key_id"]["numPartitions"] = partitions
     return {"cluster": {"servers": servers, "server": {"cores": 2}}, "table": table,
-            "workload": {"generate": {"events": 20000, "partitions": partitions, "segment_rows": 1000, "seed": 3}},
+            "workload": {"generate": {"events": 20000, "partitions": partitions, "seed": 3}},
             "simulation": {"duration_s": 3, "warmup_s": 0.5, "replications": 1, "seed": 1}}
 
 
