@@ -66,7 +66,8 @@ def test_validate_names_the_servers_that_hold_no_data(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(("servers", "partitions"), [(4, 4), (6, 6)])
 def test_a_shape_that_uses_every_server_has_no_warning(servers: int, partitions: int) -> None:
-    assert scenario_warnings(check_scenario(_scenario(servers, partitions))) == []
+    warnings = scenario_warnings(check_scenario(_scenario(servers, partitions)))
+    assert not [w for w in warnings if "hold no data" in w]  # (its 5,000-row segments are warned about as tiny)
 
 
 def test_the_run_summary_counts_and_names_them(tmp_path: Path) -> None:
