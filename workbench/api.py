@@ -139,7 +139,8 @@ def scenario_warnings(sc: Scenario, *, data: str | Path | None = None) -> list[s
     given = Path(data) if data is not None else None
     _, why = servers_without_data(sc, given)
     segments = segments_out_of_range(sc, given)
-    return [w for w in (why, segments) if w] + flush_notes(sc)
+    servers = tuple(f"Server_{i}" for i in sc.table_servers())
+    return [w for w in (why, segments) if w] + flush_notes(sc.workload.generate, sc.table, servers)
 
 
 def run_studies(sweep_dir: str | Path) -> Path | None:

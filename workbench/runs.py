@@ -142,7 +142,7 @@ def segments_out_of_range(sc: Scenario, data: Path | None = None,
     """One sentence on the table's segments far outside Pinot's comfortable range (their median size, the
     most on one server), naming the figure and what to change; ``""`` when they are within it, for a
     scenario of several tables, and for an offline table whose data is still to come
-    (:mod:`workbench.segment_range`)."""
+    (:mod:`workbench.sim.segment_range`)."""
     if len(sc.tables) > 1:
         return ""
     layout, directory = _layout(sc, data, ideal_state)
@@ -150,8 +150,8 @@ def segments_out_of_range(sc: Scenario, data: Path | None = None,
 
 
 def _out_of_range(sc: Scenario, layout: Any, directory: Path | None) -> str:
-    from workbench.segment_range import segments_out_of_range as judge
-    from workbench.studies.scale_out import segment_sizes
+    from workbench.sim.segment_range import segment_sizes
+    from workbench.sim.segment_range import segments_out_of_range as judge
 
     if layout is None or (directory is None and sc.workload.synthetic is None and sc.workload.generate is None):
         return ""

@@ -118,7 +118,7 @@ def test_size_based_flushing_keeps_segment_rows_and_the_tables_time() -> None:
     assert sc.workload.generate is not None
     assert (sc.workload.generate.segment_rows, sc.workload.generate.segment_time_s) == (20_000, 3 * 3600)
     assert FlushConfig.of(stream).segment_size_bytes == 150 * 1024 * 1024
-    assert scenario_warnings(sc) == []
+    assert not [w for w in scenario_warnings(sc) if "overrides" in w]  # nothing written contradicts the table
 
 
 def test_a_table_without_thresholds_keeps_the_generate_keys_unchanged() -> None:

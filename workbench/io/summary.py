@@ -122,7 +122,7 @@ class TableFit:
     servers_without_data: int
     why: str
     #: Segments far outside Pinot's comfortable range (median size, count per server), the figure and what to
-    #: change (:mod:`workbench.segment_range`); empty when they are within it, unset in older summaries.
+    #: change (:mod:`workbench.sim.segment_range`); empty when they are within it, unset in older summaries.
     segments: str | None = None
 
 

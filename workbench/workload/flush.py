@@ -28,15 +28,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from workbench.errors import TableConfigError
 from workbench.pinot.flush import FlushConfig, max_partitions_per_instance, stream_config_map
 from workbench.pinot.table_config import TableConfig
 from workbench.workload.spec import GenerateSpec
-
-if TYPE_CHECKING:
-    from workbench.scenario import Scenario
 
 __all__ = ["TableFlush", "flush_notes", "resolve_flush", "table_flush"]
 
@@ -103,12 +99,12 @@ def resolve_flush(spec: GenerateSpec, written: Collection[str], table: TableConf
     return dataclasses.replace(spec, **changes) if changes else spec  # type: ignore[arg-type]
 
 
-def flush_notes(sc: Scenario) -> list[str]:
-    """Sentences for ``validate``: a generate key that overrides a threshold the table states, naming both."""
-    spec = sc.workload.generate
+def flush_notes(spec: GenerateSpec | None, table: TableConfig, servers: tuple[str, ...]) -> list[str]:
+    """Sentences for ``validate``: a generate key (of the resolved ``spec``) that overrides a threshold the table
+    states for these ``servers``, naming both."""
     if spec is None:
         return []
-    flush = table_flush(sc.table, spec.partitions, tuple(f"Server_{i}" for i in sc.table_servers()))
+    flush = table_flush(table, spec.partitions, servers)
     if flush is None:
         return []
     notes = []

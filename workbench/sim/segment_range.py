@@ -15,17 +15,29 @@ the head of each partition is partly filled by design.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import numpy as np
 
 from workbench import defaults as D
+from workbench.scenario import Scenario
+from workbench.sim.layout import Layout
+from workbench.workload.directory import read_segments
 
-if TYPE_CHECKING:
-    from workbench.scenario import Scenario
-    from workbench.sim.layout import Layout
+__all__ = ["segment_sizes", "segments_out_of_range"]
 
-__all__ = ["segments_out_of_range"]
+
+def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:
+    """Each segment's size in bytes: the workload's own ``size_bytes``, else docs x ``SEGMENT_BYTES_PER_DOC``."""
+    estimate = {n: int(d * D.SEGMENT_BYTES_PER_DOC) for n, d in zip(layout.segments, layout.docs, strict=True)}
+    if data is None:
+        return estimate
+    table = read_segments(data)
+    if "size_bytes" not in table:
+        return estimate
+    known = {str(n): int(b) for n, b in zip(table["segment_name"], table["size_bytes"], strict=True)
+             if b is not None and np.isfinite(b) and b >= 0}
+    return {n: known.get(n, estimate[n]) for n in layout.segments}
 
 
 def _mb(size: float) -> str:
@@ -52,7 +64,7 @@ def segments_out_of_range(sc: Scenario, layout: Layout, sizes: Mapping[str, int]
     """One sentence on segments far outside Pinot's range (median sealed size; most segments on a server),
     naming the figure and what to change; ``""`` when they are within it.
 
-    ``sizes`` is each segment's size in bytes (:func:`workbench.studies.scale_out.segment_sizes`);
+    ``sizes`` is each segment's size in bytes (:func:`segment_sizes`);
     ``generated`` says whether the layout is a workload directory's (or the one generation will write).
     """
     knob = _what_to_change(sc, generated)
