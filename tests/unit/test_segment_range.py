@@ -10,10 +10,15 @@ threshold gives 1,000-row segments is sized the same way before ``workbench gene
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from workbench import defaults as D
 from workbench.api import scenario_warnings
+from workbench.cli import main
 from workbench.report.run_report import table_warnings
 from workbench.runs import run_scenario, segments_out_of_range
 from workbench.scenario import load_scenario
@@ -77,3 +82,13 @@ def test_the_run_summary_and_the_report_carry_it() -> None:
     assert "0.1 MB (1,000 rows)" in summary.table_fit.segments
     assert summary.to_json()["table_fit"]["segments"] == summary.table_fit.segments
     assert table_warnings(summary) == [f"S{summary.table_fit.segments[1:]}."]
+
+
+def test_simulate_says_it_on_the_runs_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "tiny.json"
+    scenario.write_text(json.dumps(_with(1000)))
+    assert main(["simulate", str(scenario), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert len(line.splitlines()) == 1 and "; WARNING: segments far below Pinot's recommended size" in line
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text())["summary"]["table_fit"]["segments"]
+    assert "0.1 MB (1,000 rows)" in saved
