@@ -53,7 +53,7 @@ SEGMENT_SIZE = "realtime.segment.flush.threshold.segment.size"
 _ROWS_KEYS = (ROWS, "realtime.segment.flush.threshold.size", "realtime.segment.flush.threshold.size.llc")
 _TIME_KEYS = (TIME, TIME + ".llc")
 _SIZE_KEYS = (SEGMENT_SIZE, "realtime.segment.flush.desired.size")
-_PERIOD = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_PERIOD = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$", re.IGNORECASE)
 _READS = {"rows": "a whole number of rows", "segment_rows_fixed": "a whole number of rows",
           "time_ms": "a period such as 6h or 4h30m, or milliseconds", "segment_size_bytes": "a size such as 200M"}
 _DATA_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP])?B?$", re.IGNORECASE)
