@@ -75,6 +75,21 @@ def test_a_realtime_flush_threshold_that_cuts_tiny_segments_is_named_before_gene
     assert "0.1 MB (1,000 rows)" in text and "raise the table's realtime.segment.flush.threshold.rows" in text
 
 
+def test_segments_sealed_by_time_name_the_time_threshold() -> None:
+    """4,000 rows per partition over 6 h, sealed hourly before 1,000,000 rows: 6 segments of 667 rows."""
+    table = {"tableName": "events", "tableType": "REALTIME",
+             "segmentsConfig": {"timeColumnName": "event_time_ms", "replicasPerPartition": "1"},
+             "tableIndexConfig": {"streamConfigs": {"streamType": "kafka",
+                                                    "realtime.segment.flush.threshold.segment.rows": "1000000",
+                                                    "realtime.segment.flush.threshold.time": "1h"}}}
+    sc = load_scenario({**BASE, "table": table, "workload": {"generate": {"events": 8_000, "partitions": 2}}})
+    text = segments_out_of_range(sc)
+    assert "(667 rows)" in text
+    assert text.endswith("raise the table's realtime.segment.flush.threshold.time (generated data: "
+                         "workload.generate.segment_time_s, now 3600 s), which seals them before the "
+                         "1,000,000-row threshold")
+
+
 def test_the_run_summary_and_the_report_carry_it() -> None:
     summary = run_scenario(_with(1000), None).summary
     assert summary.table_fit.segments is not None

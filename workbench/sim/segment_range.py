@@ -49,10 +49,17 @@ def _range() -> str:
     return f"{low / 1e6:g}-{high / 1e6:g} MB"
 
 
-def _what_to_change(sc: Scenario, generated: bool) -> str:
-    """The knob that sets segment size for this scenario's data, in Pinot's and the workbench's names."""
+def _what_to_change(sc: Scenario, generated: bool, median_docs: float) -> str:
+    """The knob that sets segment size for this scenario's data, in Pinot's and the workbench's names: for a
+    realtime stream whose segments are sealed by time before they reach the rows threshold, the time one."""
     if sc.workload.synthetic is not None and sc.workload.generate is None and not generated:
         return "workload.synthetic.docs_per_segment"
+    spec = sc.workload.generate
+    if sc.table.table_type == "REALTIME" and spec is not None and spec.segment_time_s is not None \
+            and median_docs < 0.9 * spec.segment_rows:
+        return (f"the table's realtime.segment.flush.threshold.time (generated data: workload.generate."
+                f"segment_time_s, now {spec.segment_time_s:g} s), which seals them before the "
+                f"{spec.segment_rows:,}-row threshold")
     if sc.table.table_type == "OFFLINE":
         return ("the batch job's rows per segment (generated data: workload.generate.offline.batch_s and "
                 "offline.files)")
@@ -67,13 +74,13 @@ def segments_out_of_range(sc: Scenario, layout: Layout, sizes: Mapping[str, int]
     ``sizes`` is each segment's size in bytes (:func:`segment_sizes`);
     ``generated`` says whether the layout is a workload directory's (or the one generation will write).
     """
-    knob = _what_to_change(sc, generated)
     out = []
     sealed = [sizes[n] for n, c in zip(layout.segments, layout.consuming, strict=True) if not c]
+    docs = float(np.median([d for d, c in zip(layout.docs, layout.consuming, strict=True) if not c] or [0.0]))
+    knob = _what_to_change(sc, generated, docs)
     if sealed:
         median = float(np.median(sealed))
         low, high = D.SEGMENT_SIZE_RANGE
-        docs = float(np.median([d for d, c in zip(layout.docs, layout.consuming, strict=True) if not c]))
         held = f"the median sealed segment holds {_mb(median)} ({docs:,.0f} rows)"
         if median * D.SEGMENT_SIZE_FAR < low:
             times = low / max(median, 1.0)
