@@ -27,7 +27,16 @@ from workbench.errors import InputError, ScenarioError
 from workbench.io import check_output, read_document, write_json_atomic
 from workbench.pinot.schema import Schema
 from workbench.pinot.table_config import TableConfig
-from workbench.runs import SUMMARY_FILE, check_seed, resolve, run_checked, run_scenario, servers_without_data, write_run
+from workbench.runs import (
+    SUMMARY_FILE,
+    check_seed,
+    resolve,
+    run_checked,
+    run_scenario,
+    segments_out_of_range,
+    servers_without_data,
+    write_run,
+)
 from workbench.scenario import Scenario, build_section, load_scenario
 from workbench.scenario.limits import check_limits
 from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, SimulationSpec, WorkloadSpec
@@ -123,10 +132,16 @@ def check_scenario(scenario: Scenario | str | Path | Mapping[str, Any], *, data:
 
 def scenario_warnings(sc: Scenario, *, data: str | Path | None = None) -> list[str]:
     """What a valid scenario's table leaves unused or strains, one sentence each (``workbench validate``
-    prints them): servers Pinot's assignment gives no data, with the shape that would use them. A run's
-    summary carries the same (``table_fit``)."""
-    _, why = servers_without_data(sc, Path(data) if data is not None else None)
-    return [why] if why else []
+    prints them): servers Pinot's assignment gives no data, with the shape that would use them (a run's
+    summary carries the same, ``table_fit``), segments far outside Pinot's comfortable size or count per server
+    (``table_fit.segments``), and generate keys that override the table's flush thresholds."""
+    from workbench.workload.flush import flush_notes
+
+    given = Path(data) if data is not None else None
+    _, why = servers_without_data(sc, given)
+    segments = segments_out_of_range(sc, given)
+    servers = tuple(f"Server_{i}" for i in sc.table_servers())
+    return [w for w in (why, segments) if w] + flush_notes(sc.workload.generate, sc.table, servers)
 
 
 def run_studies(sweep_dir: str | Path) -> Path | None:

@@ -148,7 +148,10 @@ def _simulate(args: argparse.Namespace) -> int:
     finally:
         for bar in bars:
             bar.close()
-    _say(f"{document.summary.headline()}; wrote {args.out}")
+    line = document.summary.headline()
+    if document.summary.table_fit.segments:  # the table's strain, said on the run's line (and in summary.json)
+        line += f"; WARNING: {document.summary.table_fit.segments}"
+    _say(f"{line}; wrote {args.out}")
     return 0
 
 

@@ -85,6 +85,18 @@ DOCS_PER_SEGMENT: Final = 1_000_000
 #: A mid-range figure for columnar, dictionary-encoded rows of a dozen columns; give real sizes to rely
 #: on the bytes.
 SEGMENT_BYTES_PER_DOC: Final = 100
+#: Pinot's comfortable segment size, bytes: 100 MB to 500 MB untarred, by Pinot's Ingestion FAQ ("What is a
+#: good segment size?", docs.pinot.apache.org, basics/getting-started/frequent-questions/ingestion-faq):
+#: thousands of tiny segments burden ZooKeeper's metadata and the servers' heap, and a few segments of
+#: GBs cut query parallelism (a server works on a segment with one thread). Realtime tables aim inside
+#: it too: Pinot's size-based flushing defaults to 200 MB (``StreamConfig.DEFAULT_FLUSH_THRESHOLD_SEGMENT_SIZE_BYTES``).
+SEGMENT_SIZE_RANGE: Final = (100_000_000, 500_000_000)
+#: ``validate`` and the run summary warn when the median sealed segment is this many times outside
+#: :data:`SEGMENT_SIZE_RANGE` (under 10 MB, over 5 GB): far outside, not merely off the ideal.
+SEGMENT_SIZE_FAR: Final = 10.0
+#: Segments (replicas counted) on one server from which ``validate`` and the run summary warn: the FAQ
+#: above names "thousands or more" tiny segments of a table as the overhead to avoid.
+SEGMENTS_PER_SERVER_WARN: Final = 1_000
 
 #: Distinct SQL texts a process keeps parsed (frozen ``Query`` values, a few KB each): the points of a
 #: sweep replay the same query log, so each worker parses each text once, not once per point.

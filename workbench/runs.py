@@ -20,8 +20,8 @@ from workbench.io.summary import Summary
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.records import Result
 
-__all__ = ["SUMMARY_FILE", "check_seed", "resolve", "run_checked", "run_scenario", "servers_without_data",
-           "write_run"]
+__all__ = ["SUMMARY_FILE", "check_seed", "resolve", "run_checked", "run_scenario", "segments_out_of_range",
+           "servers_without_data", "write_run"]
 
 
 def write_run(result: Result, out: str | Path, *, overwrite: bool = False, summary: Summary | None = None) -> RunRecord:
@@ -96,8 +96,15 @@ def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str,
     result = simulate(sc, seed, data=Path(data) if data is not None else None, progress=progress,
                       ideal_state=ideal_state)
     result.parameters["overrides"] = dict(overrides or {})
-    idle, why = servers_without_data(sc, Path(data) if data is not None else None, ideal_state)
+    given = Path(data) if data is not None else None
+    if len(sc.tables) > 1:
+        idle, why = _tenant_servers_without_data(sc)
+        segments = ""
+    else:
+        layout, directory = _layout(sc, given, ideal_state)
+        (idle, why), segments = _idle(sc, layout), _out_of_range(sc, layout, directory)
     result.parameters["servers_without_data"], result.parameters["servers_without_data_why"] = list(idle), why
+    result.parameters["segments_out_of_range"] = segments
     summary = summarise(result, slo=sc.slo)
     if out is None:
         return _record(result, summary)
@@ -124,17 +131,49 @@ def servers_without_data(sc: Scenario, data: Path | None = None,
     assigned instead (:func:`_segments_to_come`). An offline table whose data is still to come is not
     judged (``((), "")``).
     """
-    from workbench.sim.layout import Layout, build_layout
-    from workbench.sim.run import workload_dir
-
     if len(sc.tables) > 1:
         return _tenant_servers_without_data(sc)
+    layout, _ = _layout(sc, data, ideal_state)
+    return _idle(sc, layout)
+
+
+def segments_out_of_range(sc: Scenario, data: Path | None = None,
+                          ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """One sentence on the table's segments far outside Pinot's comfortable range (their median size, the
+    most on one server), naming the figure and what to change; ``""`` when they are within it, for a
+    scenario of several tables, and for an offline table whose data is still to come
+    (:mod:`workbench.sim.segment_range`)."""
+    if len(sc.tables) > 1:
+        return ""
+    layout, directory = _layout(sc, data, ideal_state)
+    return _out_of_range(sc, layout, directory)
+
+
+def _out_of_range(sc: Scenario, layout: Any, directory: Path | None) -> str:
+    from workbench.sim.segment_range import segment_sizes
+    from workbench.sim.segment_range import segments_out_of_range as judge
+
+    if layout is None or (directory is None and sc.workload.synthetic is None and sc.workload.generate is None):
+        return ""
+    present = directory is not None and directory.exists()
+    sizes = segment_sizes(layout, directory if present else None)
+    return judge(sc, layout, sizes, generated=present or sc.workload.generate is not None)
+
+
+def _layout(sc: Scenario, data: Path | None, ideal_state: Mapping[str, Mapping[str, str]] | None,
+            ) -> tuple[Any, Path | None]:
+    """The table's layout as Pinot would assign it (or as ``workbench generate`` will write it), and the
+    workload directory it was read from."""
+    from workbench.sim.layout import build_layout
+    from workbench.sim.run import workload_dir
+
     directory = workload_dir(sc, data)
-    layout: Layout | None
     if sc.workload.generate is not None and (directory is None or not directory.exists()):
-        layout = _segments_to_come(sc)
-    else:
-        layout = build_layout(sc, directory, ideal_state)
+        return _segments_to_come(sc), directory
+    return build_layout(sc, directory, ideal_state), directory
+
+
+def _idle(sc: Scenario, layout: Any) -> tuple[tuple[str, ...], str]:
     if layout is None:
         return (), ""
     holding = {server for states in layout.ideal_state.values() for server in states}
@@ -175,6 +214,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
     by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
     per = max(1, by_rows, by_time)
+    rows = spec.events / spec.partitions / per  # each segment's share of its partition's rows
     names = tuple(f"{table.table_name}__{p}__{n}__0" for p in range(spec.partitions) for n in range(per))
     partitions = np.repeat(np.arange(spec.partitions), per)
     consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
@@ -182,7 +222,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     ideal = assign_layout(table, tuple(servers[i] for i in sc.table_servers()), names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, np.ones(len(names)), consuming, ideal, replicas, None, partitions)
+    return Layout(servers, names, np.full(len(names), rows), consuming, ideal, replicas, None, partitions)
 
 
 def _named(servers: tuple[str, ...]) -> str:

@@ -45,7 +45,7 @@ def _scenario(servers: int, partitions: int = 4) -> dict[str, Any]:
     del table["tenants"]["tagOverrideConfig"]  # completed segments stay on the servers that consumed them
     table["tableIndexConfig"]["segmentPartitionConfig"]["columnPartitionMap"]["key_id"]["numPartitions"] = partitions
     return {"cluster": {"servers": servers, "server": {"cores": 2}}, "table": table,
-            "workload": {"generate": {"events": 20000, "partitions": partitions, "segment_rows": 1000, "seed": 3}},
+            "workload": {"generate": {"events": 20000, "partitions": partitions, "seed": 3}},
             "simulation": {"duration_s": 3, "warmup_s": 0.5, "replications": 1, "seed": 1}}
 
 
@@ -66,7 +66,8 @@ def test_validate_names_the_servers_that_hold_no_data(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(("servers", "partitions"), [(4, 4), (6, 6)])
 def test_a_shape_that_uses_every_server_has_no_warning(servers: int, partitions: int) -> None:
-    assert scenario_warnings(check_scenario(_scenario(servers, partitions))) == []
+    warnings = scenario_warnings(check_scenario(_scenario(servers, partitions)))
+    assert not [w for w in warnings if "hold no data" in w]  # (its 5,000-row segments are warned about as tiny)
 
 
 def test_the_run_summary_counts_and_names_them(tmp_path: Path) -> None:

@@ -185,10 +185,12 @@ def _latency(queries: pd.DataFrame, confidence: float) -> Latency:
 
 
 def _table_fit(result: Result) -> TableFit:
-    """The servers the run recorded as holding no data (:func:`workbench.runs.servers_without_data`)."""
+    """The servers the run recorded as holding no data (:func:`workbench.runs.servers_without_data`) and its
+    segments far outside Pinot's range (:func:`workbench.runs.segments_out_of_range`)."""
     p = result.parameters
     return TableFit(servers_without_data=len(p.get("servers_without_data", ())),
-                    why=str(p.get("servers_without_data_why", "")))
+                    why=str(p.get("servers_without_data_why", "")),
+                    segments=str(p.get("segments_out_of_range", "")))
 
 
 def _servers_idle(result: Result) -> int:

@@ -115,12 +115,15 @@ class Failures:
 
 @dataclass(frozen=True)
 class TableFit:
-    """What the table's shape leaves unused: servers Pinot's assignment gives no segment (they answer no
-    query, so a sizing that counts them overstates the cluster), and a sentence naming them with the shape
-    that would use them (empty when every server holds data)."""
+    """What the table's shape leaves unused or strains: servers Pinot's assignment gives no segment (they
+    answer no query, so a sizing that counts them overstates the cluster), a sentence naming them with the
+    shape that would use them (empty when every server holds data), and segments far outside Pinot's range."""
 
     servers_without_data: int
     why: str
+    #: Segments far outside Pinot's comfortable range (median size, count per server), the figure and what to
+    #: change (:mod:`workbench.sim.segment_range`); empty when they are within it, unset in older summaries.
+    segments: str | None = None
 
 
 @dataclass(frozen=True)

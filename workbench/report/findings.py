@@ -284,6 +284,8 @@ def find(d: SizingData) -> Findings:
         warnings.append(text)
     if missing is not None:
         warnings.append(missing)
+    if best is not None:
+        warnings += _table_fit(best)
     if d.slo_p99_ms is None:
         warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
                         "recommendation is only the cheapest shape simulated.")
@@ -304,6 +306,17 @@ def find(d: SizingData) -> Findings:
     return Findings(best, runner, cheaper, whatifs, room, warnings, load_facts(d, best), cal,
                     routing_sentence(d, best), survivals, survive_mode(d), _fragile(d, best, survivals), per_load,
                     checks, ihop)
+
+
+def _table_fit(best: pd.Series) -> list[str]:
+    """The recommended shape's table warnings as its run recorded them (``table_fit``: servers holding no data,
+    segments far outside Pinot's range), as sentences."""
+    out = []
+    for col in ("table_fit.why", "table_fit.segments"):
+        text = best.get(col)
+        if isinstance(text, str) and text:
+            out.append(f"{text[0].upper()}{text[1:]}.")
+    return out
 
 
 def warnings_for_backtest(ctx: Context) -> str | None:

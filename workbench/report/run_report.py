@@ -19,7 +19,7 @@ from workbench.io.run_dir import RunDir, RunRecord
 from workbench.io.summary import Statistic, Summary
 from workbench.report.layout import Page
 
-__all__ = ["build_run_report"]
+__all__ = ["build_run_report", "table_warnings"]
 
 
 def _load_run(run: RunDir) -> tuple[RunRecord, pd.DataFrame, pd.DataFrame]:
@@ -46,6 +46,13 @@ def _answer_rows(s: Summary) -> list[tuple[str, str]]:
         ("Little's law", f"{s.littles_law.l_measured:.3f} queries in flight measured against "
                          f"{s.littles_law.lambda_w:.3f} from arrival rate x mean latency"),
     ]
+
+
+def table_warnings(s: Summary) -> list[str]:
+    """What the run's table leaves unused or strains (``table_fit``: servers holding no data, segments far
+    outside Pinot's range), as sentences."""
+    texts = (s.table_fit.why, s.table_fit.segments or "")
+    return [f"{t[0].upper()}{t[1:]}." for t in texts if t]
 
 
 def _arrival(wl: dict[str, Any]) -> str:
@@ -85,6 +92,8 @@ def _pages(record: RunRecord, queries: pd.DataFrame, servers: pd.DataFrame) -> l
     page.facts(_input_rows(record.scenario))
     page.heading("The answer")
     page.facts(_answer_rows(s))
+    if warnings := table_warnings(s):
+        page.callout("\n".join(f"- {w}" for w in warnings), "warn", size=9)
     page.heading("Reading it")
     page.paragraph(f"Ninety-nine queries in a hundred finish within {p99:.1f} ms; the intervals are "
                    f"{s.confidence:.0%} confidence intervals from independent replications (or batch means for "

@@ -263,7 +263,6 @@ def _load_one(data: Mapping[str, Any], base: Path, *, isolation: bool) -> Scenar
     table = _load_table(data.get("table", _default_table()), base)
     schema, schema_key = _load_schema(data.get("schema"), base)
     check_columns(table, schema, sections["workload"], schema_key)
-    check_limits(sections["cluster"], sections["workload"], sections["simulation"], sections["limits"])
     sc = Scenario(
         name=str(data.get("name", "scenario")),
         description=str(data.get("description", "")),
@@ -278,7 +277,24 @@ def _load_one(data: Mapping[str, Any], base: Path, *, isolation: bool) -> Scenar
         raise ScenarioError("table.tenants.server", f"tenant {sc.tenant!r} has no servers: {_tagged(sc.cluster)}; "
                                                     f"add `{sc.tenant}: N` to cluster.tenants (or name a tenant "
                                                     "that has servers)")
+    sc = _with_table_flush(sc, data)
+    check_limits(sc.cluster, sc.workload, sc.simulation, sc.limits)
     return sc
+
+
+def _with_table_flush(sc: Scenario, data: Mapping[str, Any]) -> Scenario:
+    """The scenario with its generate spec cut as the table's flush thresholds say
+    (:func:`workbench.workload.flush.resolve_flush`; the keys the scenario writes win)."""
+    from workbench.workload.flush import resolve_flush
+
+    spec = sc.workload.generate
+    if spec is None:
+        return sc
+    workload = data.get("workload")
+    written = workload.get("generate") if isinstance(workload, Mapping) else None
+    servers = tuple(f"Server_{i}" for i in sc.table_servers())
+    resolved = resolve_flush(spec, tuple(written) if isinstance(written, Mapping) else (), sc.table, servers)
+    return sc if resolved is spec else replace(sc, workload=replace(sc.workload, generate=resolved))
 
 
 def _tagged(cluster: ClusterSpec) -> str:

@@ -24,16 +24,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench import defaults as D
 from workbench.errors import InputError
 from workbench.io.summary import Summary
 from workbench.pinot.assignment import segment_partition_id
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
 from workbench.runs import resolve, run_scenario
 from workbench.scenario import Scenario
-from workbench.sim.layout import Layout, build_layout
+from workbench.sim.layout import build_layout
 from workbench.sim.run import workload_dir
-from workbench.workload.directory import read_segments
+from workbench.sim.segment_range import segment_sizes
 
 __all__ = ["ScaleOut", "rebalance_layout", "scale_out", "segment_sizes"]
 
@@ -86,19 +85,6 @@ class ScaleOut:
             text += (f". The table's instance assignment places data on {used} of the {self.servers_after} servers "
                      "(its numInstancesPerReplicaGroup or numInstances): raise it to use the rest")
         return text
-
-
-def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:
-    """Each segment's size in bytes: the workload's own ``size_bytes``, else docs x ``SEGMENT_BYTES_PER_DOC``."""
-    estimate = {n: int(d * D.SEGMENT_BYTES_PER_DOC) for n, d in zip(layout.segments, layout.docs, strict=True)}
-    if data is None:
-        return estimate
-    table = read_segments(data)
-    if "size_bytes" not in table:
-        return estimate
-    known = {str(n): int(b) for n, b in zip(table["segment_name"], table["size_bytes"], strict=True)
-             if b is not None and np.isfinite(b) and b >= 0}
-    return {n: known.get(n, estimate[n]) for n in layout.segments}
 
 
 def rebalance_layout(sc: Scenario, servers: int, *, data: Path | None = None,
