@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (derandomize: the examples follow from each test's
+# name), with no per-example deadline: a suite that found a new counterexample or missed a timing on a
+# slower machine would fail one run in many, which is a defect in CI. A counterexample found while
+# developing goes into the test as an ``@example``. `HYPOTHESIS_PROFILE=explore` searches afresh.
+settings.register_profile("deterministic", derandomize=True, deadline=None, database=None, print_blob=True)
+settings.register_profile("explore", deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
 @pytest.fixture(scope="session")

@@ -188,8 +188,11 @@ def stream_partitions(sc: Scenario, given: int | None = None) -> int:
 def map_keys(q: UpsertQuestion, ttl_s: float, segment_s: float) -> float:
     """Keys in the whole table's maps (one replica) at steady state under ``ttl_s``.
 
-    >>> map_keys(UpsertQuestion(keys=200e6, new_keys_per_day=50e6, key_lifetime_s=3600), 86_400, 3600)
-    56250000.0
+    A key stays in the map for its lifetime, then the TTL, then up to one segment until the sweep at the
+    next segment's start: 50M a day x (1 h + 24 h + 1 h) / 24 h = 54,166,667 keys.
+
+    >>> round(map_keys(UpsertQuestion(keys=200e6, new_keys_per_day=50e6, key_lifetime_s=3600), 86_400, 3600))
+    54166667
     >>> map_keys(UpsertQuestion(keys=200e6), 86_400, 3600)
     200000000.0
     """
