@@ -294,7 +294,9 @@ class PartitionUpsertMetadataManager:
         """Replace a tracked segment by a new copy of the same name (commit with reordered docs, or reload).
 
         On a ``reload`` with TTL on, a validDocIds snapshot on disk limits the rebuild to its valid
-        docs, so keys already expired or deleted by TTL are not resurrected (§5.5).
+        docs, so keys already expired or deleted by TTL are not resurrected (§5.5; Pinot #18860, on
+        master after release-1.5.1). A snapshot as Pinot writes it, with no workbench checksum beside
+        it, is used like one the workbench wrote (:mod:`~workbench.pinot.upsert.snapshot`).
         """
         old = self.segment(name)
         created = old.creation_time_ms if creation_time_ms is None else creation_time_ms

@@ -10,10 +10,16 @@ Each of those files is Pinot's, byte for byte; beside each the workbench keeps a
 (``<name>.crc``: the CRC-32 of the file's bytes and its length, in hex), which Pinot does not have and
 so never reads. Files are written to ``<name>_tmp`` and renamed over the target, data first and
 checksum second, so a crash leaves either a consistent pair or a mismatch, never half a snapshot that
-passes. A snapshot that is missing, unreadable, fails its checksum (a flipped bit) or names docs past
-the end of its segment reads as "no snapshot" with a logged warning, and the caller falls back to a
-full rebuild. A watermark that is missing, fails its checksum or is not a number (NaN) reads as
-"not set" (-inf), with a warning for the last two: a NaN watermark would stop TTL expiry for good.
+passes. The checksum is used only where it exists: a file Pinot wrote (or one copied from a Pinot
+server) has none, and Pinot's own readers accept it when it can be read
+(``ImmutableSegmentImpl.loadDocIdsFromSnapshot`` deserialises the bitmap and ignores the file only
+if that throws; ``WatermarkUtils.loadWatermark`` reads one double), so the workbench reads it the
+same way, with its own two checks added: the docs lie within the segment, and the watermark is a
+number below +inf. A snapshot that is missing, unreadable, fails a checksum that exists (a flipped
+bit, a torn write) or names docs past the end of its segment reads as "no snapshot" with a logged
+warning, and the caller falls back to a full rebuild. A watermark that is missing, not 8 bytes,
+fails a checksum that exists, or is NaN or +inf reads as "not set" (-inf), with a warning for all
+but the first: a NaN watermark would stop TTL expiry for good, a +inf one would expire every key.
 Segment names are checked before they become paths, so ``../`` cannot escape the table's directory.
 
 >>> import tempfile
@@ -78,11 +84,18 @@ def _checksum(data: bytes) -> str:
 
 
 def _verified(path: Path, data: bytes, what: str) -> bool:
-    """Whether ``data`` (read from ``path``) matches its checksum file; warns when it does not."""
+    """Whether ``data`` (read from ``path``) may be used as far as the workbench's checksum can tell.
+
+    No checksum file beside it (Pinot's own file): True, since Pinot writes none and its readers need
+    none. A checksum file that cannot be read or does not match: False, with a warning.
+    """
     try:
         recorded = _checksum_path(path).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
-        _LOG.warning("%s %s has no readable checksum file; rebuilding without it", what, path)
+    except FileNotFoundError:
+        _LOG.debug("%s %s has no checksum file (as Pinot writes it); using it unchecked", what, path)
+        return True
+    except (OSError, UnicodeDecodeError) as exc:
+        _LOG.warning("corrupt %s %s (its checksum file cannot be read: %s); rebuilding without it", what, path, exc)
         return False
     if recorded != _checksum(data):
         _LOG.warning("corrupt %s %s (it does not match its checksum: a flipped bit or a torn write); "
@@ -160,8 +173,9 @@ def write_watermark(root: str | os.PathLike[str], partition_id: int, watermark: 
 
 
 def read_watermark(root: str | os.PathLike[str], partition_id: int, default: float = float("-inf")) -> float:
-    """The persisted watermark, or ``default`` when the file is missing, not 8 bytes, fails its checksum
-    or holds NaN (which would stop TTL expiry: no comparison with NaN is ever true)."""
+    """The persisted watermark, or ``default`` when the file is missing, not 8 bytes, fails a checksum
+    that exists, or holds NaN (which would stop TTL expiry: no comparison with NaN is ever true) or
+    +inf (every key would be out of TTL). -inf is Pinot's "not set" and reads as itself."""
     path = watermark_path(root, partition_id)
     try:
         data = path.read_bytes()
@@ -173,8 +187,8 @@ def read_watermark(root: str | os.PathLike[str], partition_id: int, default: flo
     if not _verified(path, data, "watermark file"):
         return default
     value: float = struct.unpack(">d", data)[0]
-    if math.isnan(value):
-        _LOG.warning("watermark file %s holds NaN; ignoring it (TTL restarts from an unset watermark)", path)
+    if math.isnan(value) or value == math.inf:
+        _LOG.warning("watermark file %s holds %s; ignoring it (TTL restarts from an unset watermark)", path, value)
         return default
     return value
 
