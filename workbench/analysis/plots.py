@@ -244,7 +244,7 @@ def latency_by_routing_and_degradation(frame: pd.DataFrame, title: str = "Routin
     :func:`workbench.studies.degraded_routing.routing_under_degradation`'s."""
     routings = list(dict.fromkeys(frame["routing"]))
     degraded = list(dict.fromkeys(frame["degradation"]))
-    fig = InlineFigure(figsize=(11, 4.5))
+    fig = InlineFigure(figsize=(11, 5))
     axes = fig.subplots(1, 2, sharey=True)
     x = np.arange(len(routings))
     width = 0.8 / max(1, len(degraded))
@@ -261,7 +261,8 @@ def latency_by_routing_and_degradation(frame: pd.DataFrame, title: str = "Routin
         ax.set_title(stat)
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0].set_ylabel("latency (ms)")
-    axes[1].legend(fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=len(degraded), fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig

@@ -366,8 +366,12 @@ def degraded_routing_reading(frame: pd.DataFrame, baseline: str = "balanced", he
         leaders = [str(p99.facts["best"]), *p99.facts["overlapping"]]
         p50 = {r: float(cells[r, d][latency_column("p50")]) for r in routings if (r, d) in cells}
         partial = {r: float(cells[r, d]["partial_rate"]) for r in routings if (r, d) in cells and "partial_rate" in cells[r, d]}
-        facts["degradations"][str(d)] = {"p99": dict(p99.facts), "leaders": leaders, "p50": p50, "partial": partial}
-        parts.append(f"Under {d}: {p99.text}")
+        fan = {r: float(cells[r, d]["servers_queried_mean"]) for r in routings
+               if (r, d) in cells and "servers_queried_mean" in cells[r, d]}
+        facts["degradations"][str(d)] = {"p99": dict(p99.facts), "leaders": leaders, "p50": p50, "partial": partial,
+                                         "servers_queried": fan}
+        shares = ", ".join(f"{r} {partial[r]:.1%}" for r in dict.fromkeys([baseline, *leaders]) if r in partial)
+        parts.append(f"Under {d}: {p99.text}" + (f" Partial queries: {shares}." if shares else ""))
     led = [set(v["leaders"]) for v in facts["degradations"].values()]
     protects = [r for r in routings if led and all(r in s for s in led)]
     healthy_p50 = {r: float(cells[r, healthy][latency_column("p50")]) for r in routings if (r, healthy) in cells}
