@@ -65,7 +65,7 @@ def test_the_reading_claims_what_the_frame_shows(frame: pd.DataFrame) -> None:
         rows = cell.xs(d, level="degradation")
         best = rows[P99].idxmin()
         assert f["p99"]["best"] == best
-        lo_b, hi_b = rows.loc[best, "latency_ms.p99.ci_low"], rows.loc[best, "latency_ms.p99.ci_high"]
+        hi_b = rows.loc[best, "latency_ms.p99.ci_high"]
         overlapping = {r for r in rows.index if r != best and not hi_b < rows.loc[r, "latency_ms.p99.ci_low"]}
         assert set(f["leaders"]) == {best} | overlapping
         assert (f["p99"]["claim"] == "separates") == (not overlapping)
@@ -75,7 +75,8 @@ def test_the_reading_claims_what_the_frame_shows(frame: pd.DataFrame) -> None:
             assert f["p50"][r] == rows.loc[r, P50]
     assert set(facts["protects"]) == leaders_everywhere
     for r in facts["protects"]:
-        assert facts["healthy_p50_cost_ms"][r] == pytest.approx(cell.loc[(r, "none"), P50] - cell.loc[("balanced", "none"), P50])
+        healthy = cell.loc[(r, "none"), P50] - cell.loc[("balanced", "none"), P50]
+        assert facts["healthy_p50_cost_ms"][r] == pytest.approx(healthy)
 
 
 def test_the_plot_draws_p50_and_p99_per_routing(frame: pd.DataFrame) -> None:
@@ -87,3 +88,22 @@ def test_the_plot_draws_p50_and_p99_per_routing(frame: pd.DataFrame) -> None:
 def test_replica_groups_that_do_not_split_the_servers_are_one_error_naming_the_key() -> None:
     with pytest.raises(InputError, match="replica_groups"):
         routing_variants(_base(), SERVERS, 2, [3])
+
+
+def test_no_routing_protects_when_the_leaders_differ_by_degradation() -> None:
+    """By hand: a leads alone when slow (its interval below b's), b alone when wedged: neither protects."""
+    rows = [("a", "none", 5, 9, 8, 10), ("b", "none", 7, 12, 11, 13),
+            ("a", "slow", 6, 20, 19, 21), ("b", "slow", 8, 40, 35, 45),
+            ("a", "wedged", 6, 900, 800, 1000), ("b", "wedged", 8, 30, 25, 35)]
+    frame = pd.DataFrame(rows, columns=["routing", "degradation", P50, P99, "latency_ms.p99.ci_low",
+                                        "latency_ms.p99.ci_high"])
+    reading = degraded_routing_reading(frame, baseline="a")
+    assert reading.facts["protects"] == []
+    assert reading.text.startswith("No routing leads on p99 under every degradation")
+    assert [d["leaders"] for d in reading.facts["degradations"].values()] == [["a"], ["b"]]
+    # b's interval touching a's makes both leaders when slow: b then leads everywhere, at +2 ms healthy p50
+    frame.loc[3, "latency_ms.p99.ci_low"] = 21
+    reading = degraded_routing_reading(frame, baseline="a")
+    assert reading.facts["protects"] == ["b"]
+    assert reading.facts["healthy_p50_cost_ms"] == {"b": 2.0}
+    assert "(+2.0 ms)" in reading.text

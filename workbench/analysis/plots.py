@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from workbench.analysis.figure import InlineFigure, finish_axes
 from workbench.io.summary import P99, Summary, latency_column
 
-__all__ = ["gc_delay_by_fanout", "latency_by_routing_and_degradation", "latency_cdf", "percentile_bars", "server_utilisation"]
+__all__ = ["gc_delay_by_fanout", "latency_by_routing_and_degradation", "latency_cdf", "percentile_bars",
+           "server_utilisation"]
 
 
 
@@ -251,11 +252,12 @@ def latency_by_routing_and_degradation(frame: pd.DataFrame, title: str = "Routin
     for ax, stat in zip(axes, ("p50", "p99"), strict=True):
         for i, d in enumerate(degraded):
             rows = frame[frame["degradation"] == d].set_index("routing").reindex(routings)
-            vals = rows[latency_column(stat)].to_numpy(dtype=float)
-            lo = np.nan_to_num(vals - rows.get(latency_column(stat, "ci_low"), rows[latency_column(stat)]).to_numpy(dtype=float))
-            hi = np.nan_to_num(rows.get(latency_column(stat, "ci_high"), rows[latency_column(stat)]).to_numpy(dtype=float) - vals)
-            ax.bar(x + (i - (len(degraded) - 1) / 2) * width, vals, width, yerr=np.vstack([np.maximum(lo, 0), np.maximum(hi, 0)]),
-                   capsize=2, label=str(d))
+            value = rows[latency_column(stat)]
+            vals = value.to_numpy(dtype=float)
+            lo = np.nan_to_num(vals - rows.get(latency_column(stat, "ci_low"), value).to_numpy(dtype=float))
+            hi = np.nan_to_num(rows.get(latency_column(stat, "ci_high"), value).to_numpy(dtype=float) - vals)
+            ax.bar(x + (i - (len(degraded) - 1) / 2) * width, vals, width,
+                   yerr=np.vstack([np.maximum(lo, 0), np.maximum(hi, 0)]), capsize=2, label=str(d))
         ax.set_yscale("log")
         ax.set_xticks(x, routings, rotation=25, ha="right", fontsize=8)
         ax.set_title(stat)

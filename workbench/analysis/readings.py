@@ -365,7 +365,8 @@ def degraded_routing_reading(frame: pd.DataFrame, baseline: str = "balanced", he
                                 replications=reps)
         leaders = [str(p99.facts["best"]), *p99.facts["overlapping"]]
         p50 = {r: float(cells[r, d][latency_column("p50")]) for r in routings if (r, d) in cells}
-        partial = {r: float(cells[r, d]["partial_rate"]) for r in routings if (r, d) in cells and "partial_rate" in cells[r, d]}
+        partial = {r: float(cells[r, d]["partial_rate"]) for r in routings
+                   if (r, d) in cells and "partial_rate" in cells[r, d]}
         fan = {r: float(cells[r, d]["servers_queried_mean"]) for r in routings
                if (r, d) in cells and "servers_queried_mean" in cells[r, d]}
         facts["degradations"][str(d)] = {"p99": dict(p99.facts), "leaders": leaders, "p50": p50, "partial": partial,

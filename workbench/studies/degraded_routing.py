@@ -19,7 +19,7 @@ from workbench.scenario import Scenario
 from workbench.scenario.variants import balanced_layout, replica_group_layout
 from workbench.studies.compare import compare
 
-__all__ = ["ADAPTIVE_TYPES", "degradations", "routing_variants", "routing_under_degradation"]
+__all__ = ["ADAPTIVE_TYPES", "degradations", "routing_under_degradation", "routing_variants"]
 
 #: ``pinot.broker.adaptive.server.selector.type`` values that select (NO_OP is the balanced routing).
 ADAPTIVE_TYPES: tuple[str, ...] = ("HYBRID", "LATENCY", "NUM_INFLIGHT_REQ")
