@@ -392,6 +392,9 @@ def degraded_routing_reading(frame: pd.DataFrame, baseline: str = "balanced", he
             if cost is not None:
                 costs.append(f"{r}'s p50 with every server healthy is {healthy_p50[r]:.1f} ms against {baseline}'s "
                              f"{healthy_p50[baseline]:.1f} ms ({cost:+.1f} ms)")
+            degraded = ", ".join(f"{c:+.1f} ms with {d}" for d, c in facts["p50_cost_ms"][r].items())
+            if degraded:
+                costs.append(f"against {baseline} under the degradations, {r}'s p50 differs by {degraded}")
         head = (f"{' and '.join(protects)} {'protects' if len(protects) == 1 else 'protect'} this table's p99 under "
                 f"every degradation (lowest, or not separable from the lowest); the cost in p50: "
                 + ("; ".join(costs) if costs else "no healthy run to compare") + ".")
