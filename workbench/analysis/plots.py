@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from workbench.analysis.figure import InlineFigure, finish_axes
 from workbench.io.summary import P99, Summary, latency_column
 
-__all__ = ["gc_delay_by_fanout", "latency_cdf", "percentile_bars", "server_utilisation"]
+__all__ = ["gc_delay_by_fanout", "latency_by_routing_and_degradation", "latency_cdf", "percentile_bars",
+           "server_utilisation"]
 
 
 
@@ -234,4 +235,36 @@ def gc_delay_by_fanout(table: pd.DataFrame, label: str = "config",
                 label=f"1 - (1 - p)^n, p = {p:.2%} per server")
     finish_axes(ax, "servers per query", "queries that met a pause (%)", title)
     fig.tight_layout()
+    return fig
+
+
+def latency_by_routing_and_degradation(frame: pd.DataFrame, title: str = "Routings under one degraded server"
+                                       ) -> Figure:
+    """p50 and p99 per routing (x) and degradation (bars), with 95% interval bars, on a log axis (a wedged
+    server's timeouts sit orders of magnitude above a healthy median). ``frame`` is
+    :func:`workbench.studies.degraded_routing.routing_under_degradation`'s."""
+    routings = list(dict.fromkeys(frame["routing"]))
+    degraded = list(dict.fromkeys(frame["degradation"]))
+    fig = InlineFigure(figsize=(11, 5))
+    axes = fig.subplots(1, 2, sharey=True)
+    x = np.arange(len(routings))
+    width = 0.8 / max(1, len(degraded))
+    for ax, stat in zip(axes, ("p50", "p99"), strict=True):
+        for i, d in enumerate(degraded):
+            rows = frame[frame["degradation"] == d].set_index("routing").reindex(routings)
+            value = rows[latency_column(stat)]
+            vals = value.to_numpy(dtype=float)
+            lo = np.nan_to_num(vals - rows.get(latency_column(stat, "ci_low"), value).to_numpy(dtype=float))
+            hi = np.nan_to_num(rows.get(latency_column(stat, "ci_high"), value).to_numpy(dtype=float) - vals)
+            ax.bar(x + (i - (len(degraded) - 1) / 2) * width, vals, width,
+                   yerr=np.vstack([np.maximum(lo, 0), np.maximum(hi, 0)]), capsize=2, label=str(d))
+        ax.set_yscale("log")
+        ax.set_xticks(x, routings, rotation=25, ha="right", fontsize=8)
+        ax.set_title(stat)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    axes[0].set_ylabel("latency (ms)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=len(degraded), fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig

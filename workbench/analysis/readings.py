@@ -29,6 +29,7 @@ __all__ = [
     "Reading",
     "cache_reading",
     "compare_intervals",
+    "degraded_routing_reading",
     "fanout_reading",
     "heap_reading",
     "layout_reading",
@@ -341,3 +342,60 @@ def provisioning_reading(matrix: pd.DataFrame, hosts: int, retention_hours: floa
                    f"segments per partition, and a partial last segment counts whole, so the completed data a host "
                    f"holds is {held[ia]} h at {a} h but {held[ib]} h at {b} h; memory follows it. This is Pinot's "
                    f"own rounding, reproduced, not noise.", facts)
+
+
+def degraded_routing_reading(frame: pd.DataFrame, baseline: str = "balanced", healthy: str = "none") -> Reading:
+    """Which routing protects the table's p99 from one degraded server, and what it costs in p50.
+
+    ``frame`` is :func:`workbench.studies.degraded_routing.routing_under_degradation`'s (``routing``,
+    ``degradation`` and the summary columns). Under each degradation but ``healthy``, the *leaders* are the
+    routing with the lowest p99 and every routing whose interval overlaps it (the data cannot rank them);
+    a routing *protects* the table when it leads under every degradation. Its cost is its p50 minus
+    ``baseline``'s, with no degraded server (``healthy``) and under each degradation.
+    """
+    reps = int(frame["replications"].iloc[0]) if "replications" in frame else None
+    routings = list(dict.fromkeys(frame["routing"]))
+    cells = {(str(r["routing"]), str(r["degradation"])): r for _, r in frame.iterrows()}
+    facts: dict[str, Any] = {"baseline": baseline, "healthy": healthy, "degradations": {}}
+    parts: list[str] = []
+    for d in dict.fromkeys(frame["degradation"]):
+        if d == healthy:
+            continue
+        p99 = compare_intervals({r: _interval(cells[r, d], "p99") for r in routings if (r, d) in cells}, "p99",
+                                replications=reps)
+        leaders = [str(p99.facts["best"]), *p99.facts["overlapping"]]
+        p50 = {r: float(cells[r, d][latency_column("p50")]) for r in routings if (r, d) in cells}
+        partial = {r: float(cells[r, d]["partial_rate"]) for r in routings
+                   if (r, d) in cells and "partial_rate" in cells[r, d]}
+        fan = {r: float(cells[r, d]["servers_queried_mean"]) for r in routings
+               if (r, d) in cells and "servers_queried_mean" in cells[r, d]}
+        facts["degradations"][str(d)] = {"p99": dict(p99.facts), "leaders": leaders, "p50": p50, "partial": partial,
+                                         "servers_queried": fan}
+        shares = ", ".join(f"{r} {partial[r]:.1%}" for r in dict.fromkeys([baseline, *leaders]) if r in partial)
+        parts.append(f"Under {d}: {p99.text}" + (f" Partial queries: {shares}." if shares else ""))
+    led = [set(v["leaders"]) for v in facts["degradations"].values()]
+    protects = [r for r in routings if led and all(r in s for s in led)]
+    healthy_p50 = {r: float(cells[r, healthy][latency_column("p50")]) for r in routings if (r, healthy) in cells}
+    facts["protects"] = protects
+    facts["healthy_p50"] = healthy_p50
+    facts["p50_cost_ms"] = {r: {d: v["p50"][r] - v["p50"][baseline] for d, v in facts["degradations"].items()
+                                if r in v["p50"] and baseline in v["p50"]} for r in protects}
+    facts["healthy_p50_cost_ms"] = {r: healthy_p50[r] - healthy_p50[baseline] for r in protects
+                                    if r in healthy_p50 and baseline in healthy_p50}
+    if not protects:
+        head = ("No routing leads on p99 under every degradation: the one to choose depends on which failure "
+                "this table meets (each case below).")
+    else:
+        costs = []
+        for r in protects:
+            cost = facts["healthy_p50_cost_ms"].get(r)
+            if cost is not None:
+                costs.append(f"{r}'s p50 with every server healthy is {healthy_p50[r]:.1f} ms against {baseline}'s "
+                             f"{healthy_p50[baseline]:.1f} ms ({cost:+.1f} ms)")
+            degraded = ", ".join(f"{c:+.1f} ms with {d}" for d, c in facts["p50_cost_ms"][r].items())
+            if degraded:
+                costs.append(f"against {baseline} under the degradations, {r}'s p50 differs by {degraded}")
+        head = (f"{' and '.join(protects)} {'protects' if len(protects) == 1 else 'protect'} this table's p99 under "
+                f"every degradation (lowest, or not separable from the lowest); the cost in p50: "
+                + ("; ".join(costs) if costs else "no healthy run to compare") + ".")
+    return Reading(" ".join([head, *parts]), facts)
