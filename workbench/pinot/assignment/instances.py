@@ -28,7 +28,6 @@ from workbench.pinot.assignment.config import (
     server_tag,
 )
 from workbench.pinot.assignment.minimize import (
-    instances_with_minimum_movement,
     keep_existing_pools,
     minimum_movement_members,
     minimum_movement_partitions,
@@ -168,8 +167,7 @@ def _non_replica_group(rg: ReplicaGroupPartitionConfig, pools: dict[int, list[st
         return tuple(names[:count])
     if "0_0" not in existing.partitions:
         raise TableConfigError(where, "the existing instance partitions have no partition 0 of replica group 0")
-    chosen = instances_with_minimum_movement(count, list(names), existing.instances(0, 0))
-    return tuple(s for s in chosen if s is not None)
+    return tuple(select_with_minimum_movement(count, names, existing.instances(0, 0)))
 
 
 def select_replica_group_instances(rg: ReplicaGroupPartitionConfig, pools: dict[int, list[str]], h: int,
