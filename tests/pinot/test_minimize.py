@@ -1,9 +1,10 @@
-"""minimizeDataMovement instance assignment, checked against Pinot's own ``InstanceAssignmentTest``.
+"""minimizeDataMovement instance assignment, checked against Pinot's own tests at release-1.5.1.
 
 Every expected value below is an assertion of ``pinot-controller/src/test/java/org/apache/pinot/
-controller/helix/core/assignment/instance/InstanceAssignmentTest.java`` (``testDefaultOfflineReplicaGroup``
-and ``testPoolBased``, the minimizeDataMovement halves), replayed step by step: each step passes the
-previous step's instance partitions as the existing ones, as a rebalance does.
+controller/helix/core/assignment/instance/InstanceAssignmentTest.java`` (``testMinimizeDataMovement``,
+``testPoolBased``'s minimizeDataMovement part) or a hand computation from the rules quoted in the
+test, replayed step by step: each step passes the previous step's instance partitions as the existing
+ones, as a rebalance does.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from workbench.errors import TableConfigError
 from workbench.pinot.assignment import Instance, InstancePartitions, instance_partitions_for
 from workbench.pinot.table_config import TableConfig
 
@@ -156,12 +156,15 @@ def test_rebalance_override_beats_the_table_flag() -> None:
     assert fresh.instances(1, 2) == s(5, 0)
 
 
-def test_minimize_cannot_pick_new_pools_beyond_the_existing_ones() -> None:
-    """Pinot's pool loop divides by the number of kept pools; with none kept it fails."""
+def test_minimize_keeps_the_pool_holding_the_existing_servers() -> None:
+    """InstanceTagPoolSelector (release-1.5.1) with numPools 1 of 2 and minimizeDataMovement: the pool
+    holding most existing servers wins; with none of them left, the hash-rotated order decides
+    (abs(hash("myTable_OFFLINE")) = 438536198, % 2 = 0, so pool 0)."""
     table = TableConfig.from_json({"tableName": "myTable", "tableType": "OFFLINE", "instanceAssignmentConfigMap": {
         "OFFLINE": {"minimizeDataMovement": True, "tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 1},
                     "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 1}}}})
     cluster = servers([0, 1, 2, 3], {0: 0, 1: 0, 2: 1, 3: 1})
-    existing = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(7)})  # its server is gone
-    with pytest.raises(TableConfigError, match="numPools"):
-        instance_partitions_for(table, "OFFLINE", cluster, existing)
+    on_pool_1 = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(2)})
+    assert instance_partitions_for(table, "OFFLINE", cluster, on_pool_1).instances(0, 0) == s(2, 3)
+    gone = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(7)})
+    assert instance_partitions_for(table, "OFFLINE", cluster, gone).instances(0, 0) == s(0, 1)

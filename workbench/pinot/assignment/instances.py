@@ -93,7 +93,7 @@ def _pools_to_keep(cfg: TagPoolConfig, available: list[int], h: int, where: str,
     if wanted == len(available):
         return available
     if existing is not None:
-        return keep_existing_pools(wanted, available, pool_of, existing, where)
+        return keep_existing_pools(wanted, available, h, pool_of, existing)
     chosen = {available[(h + i) % len(available)] for i in range(wanted)}
     return [p for p in available if p in chosen]
 

@@ -4,9 +4,8 @@ When a table's instances are reassigned (a rebalance with ``reassignInstances``)
 instance partitions are known, Pinot's ``InstanceTagPoolSelector`` and
 ``InstanceReplicaGroupPartitionSelector`` with ``minimizeDataMovement`` (release-1.5.1) work as follows:
 
-* **Pools** (only when ``numPools`` picks a subset): keep the pools the existing replica groups
-  used; Pinot fails when it has to pick a pool beyond them (a division by zero in its loop), which
-  the workbench reports as a ``TableConfigError``.
+* **Pools** (only when ``numPools`` picks a subset): the pools holding most of the existing servers,
+  ties broken by the hash-rotated pool order.
 * **Replica group -> pool**: group by group, the pool holding most of the group's existing servers
   (ties broken by the hash-rotated pool order), among pools with fewer than
   ``ceil(groups / pools)`` groups yet. A server that moved pool therefore no longer pins its group.
@@ -27,49 +26,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from workbench.errors import TableConfigError
 from workbench.pinot.assignment.partitions import InstancePartitions
 
 __all__ = ["keep_existing_pools", "minimum_movement_members", "minimum_movement_partitions", "minimum_movement_pools",
            "select_with_minimum_movement"]
 
 
-def keep_existing_pools(wanted: int, available: Sequence[int], pool_of: Mapping[str, int],
-                        existing: InstancePartitions, where: str) -> list[int]:
-    """``InstanceTagPoolSelector`` with ``numPools`` < pools and minimizeDataMovement: the pools kept.
+def keep_existing_pools(wanted: int, available: Sequence[int], h: int, pool_of: Mapping[str, int],
+                        existing: InstancePartitions) -> list[int]:
+    """``InstanceTagPoolSelector`` with ``numPools`` < pools and minimizeDataMovement: the ``wanted``
+    pools holding most of the existing servers (every group and partition counted), ties broken by the
+    pool order rotated by the table hash; returned in ascending pool id.
 
-    Pinot adds, per existing replica group, the pool of its first server still in a pool, then walks
-    ``i = 0 .. numPools-1`` skipping pool ids already used and taking ``remaining[i % len]`` from the
-    used pools; the kept set is therefore the used pools, and an empty remainder fails.
+    >>> existing = InstancePartitions.of("t_OFFLINE", {"0_0": ("a", "b"), "0_1": ("c",)})
+    >>> keep_existing_pools(1, [0, 1, 2], 0, {"a": 2, "b": 2, "c": 1}, existing)
+    [2]
+    >>> keep_existing_pools(2, [0, 1, 2], 0, {"a": 2, "b": 2, "c": 1}, existing)
+    [1, 2]
     """
-    used: list[int] = []
-    for r in range(existing.num_replica_groups):
-        pool = _first_pool(existing, r, pool_of, available)
-        if pool is not None:
-            used.append(pool)
-    used_set = set(used)
-    remaining = [p for p in available if p in used_set]
-    chosen = list(used)
-    for i in range(wanted):
-        if i in used_set:
-            continue
-        if not remaining:
-            raise TableConfigError(f"{where}.numPools", "with minimizeDataMovement Pinot can only keep the pools the "
-                                   f"existing replica groups use ({sorted(used_set)}); asking for {wanted} pools "
-                                   "fails in Pinot (division by zero); set 'pools' explicitly or rebalance without "
-                                   "minimizeDataMovement")
-        chosen.append(remaining.pop(i % len(remaining)))
-    return [p for p in available if p in set(chosen)]
-
-
-def _first_pool(existing: InstancePartitions, replica_group: int, pool_of: Mapping[str, int],
-                pools: Sequence[int]) -> int | None:
+    counts: dict[int, int] = {}
     for p in range(existing.num_partitions):
-        for server in existing.instances(p, replica_group):
-            pool = pool_of.get(server)
-            if pool is not None and pool in pools:
-                return pool
-    return None
+        for r in range(existing.num_replica_groups):
+            for server in existing.instances(p, r):
+                if server in pool_of:
+                    counts[pool_of[server]] = counts.get(pool_of[server], 0) + 1
+    n = len(available)
+    order = sorted(range(n), key=lambda i: (-counts.get(available[(h + i) % n], 0), i))
+    chosen = {available[(h + i) % n] for i in order[:wanted]}
+    return [p for p in available if p in chosen]
 
 
 def select_with_minimum_movement(count: int, candidates: Sequence[str], existing: Sequence[str]) -> list[str]:
