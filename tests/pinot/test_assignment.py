@@ -31,6 +31,7 @@ from workbench.pinot.assignment import (
     segment_assignment_strategy,
     segment_partition_id,
 )
+from workbench.pinot.assignment.instances import select_replica_group_instances, table_hash
 from workbench.pinot.table_config import TableConfig
 
 # These tests use the 0.x strategy spelling on purpose; its warning is tested in test_rebalance.py.
@@ -109,14 +110,15 @@ def test_java_hash_equals_the_polynomial_definition(text: str) -> None:
 
 # -- instance assignment: the InstanceAssignmentTest example -----------------------------------------
 def test_default_offline_replica_group_without_partition_column() -> None:
-    """§4.2 [PINOT-TEST] legacy numInstancesPerPartition=2, no partition column."""
+    """§4.2 InstanceAssignmentTest.testDefaultOfflineReplicaGroup, first half, with the 0.x strategy value."""
     ip = instance_partitions_for(legacy_table(numInstancesPerPartition=2), "OFFLINE", SERVERS)
     assert ip.name == "myTable_OFFLINE"
     assert dict(ip.partitions) == {"0_0": (i(8), i(1)), "0_1": (i(9), i(2)), "0_2": (i(0), i(3))}
 
 
 def test_default_offline_replica_group_with_partition_column() -> None:
-    """§4.2 [PINOT-TEST] partitionColumn (Modulo, 2 partitions), numInstancesPerPartition=2."""
+    """§4.2 InstanceAssignmentTest.testDefaultOfflineReplicaGroup, second half: partitionColumn (Modulo,
+    2 partitions), numInstancesPerPartition=2."""
     ip = instance_partitions_for(
         legacy_table(partitionColumn="memberId", numInstancesPerPartition=2), "OFFLINE", SERVERS
     )
@@ -129,6 +131,67 @@ def test_default_offline_replica_group_with_partition_column() -> None:
         "1_2": (i(6), i(0)),
     }
     assert (ip.num_partitions, ip.num_replica_groups) == (2, 3)
+
+
+def pinot_test_table(**where: dict[str, Any]) -> TableConfig:
+    """InstanceAssignmentTest's table: tenant "tenant", 3 replicas, numInstancesPerPartition 2."""
+    segments = {"replication": 3, "replicaGroupStrategyConfig": {"numInstancesPerPartition": 2},
+                **where.pop("segmentsConfig", {})}
+    return TableConfig.from_json({"tableName": "myTable", "tableType": "OFFLINE", "tenants": {"server": "tenant"},
+                                  "segmentsConfig": segments, **where})
+
+
+PINOT_TEST_SERVERS = [Instance(i(n), tags=("tenant_OFFLINE",)) for n in range(10)]
+
+
+def test_default_offline_replica_group_with_the_current_strategy_constant() -> None:
+    """InstanceAssignmentTest.testDefaultOfflineReplicaGroup (release-1.5.1), first half:
+    ``setSegmentAssignmentStrategy(REPLICA_GROUP_SEGMENT_ASSIGNMENT_STRATEGY)`` writes "replicagroup" into
+    segmentsConfig; Pinot asserts 3 groups x 1 partition, [i8 i1], [i9 i2], [i0 i3]."""
+    table = pinot_test_table(segmentsConfig={"segmentAssignmentStrategy": "replicagroup"})
+    ip = instance_partitions_for(table, "OFFLINE", PINOT_TEST_SERVERS)
+    assert (ip.num_replica_groups, ip.num_partitions) == (3, 1)
+    assert [ip.instances(0, r) for r in range(3)] == [(i(8), i(1)), (i(9), i(2)), (i(0), i(3))]
+
+
+def test_segment_assignment_config_map_alone_does_not_make_replica_groups() -> None:
+    """The same table with the strategy only in segmentAssignmentConfigMap.OFFLINE: at release-1.5.1
+    ``InstanceAssignmentConfigUtils.allowInstanceAssignment`` reads only
+    ``segmentsConfig.segmentAssignmentStrategy`` (and instanceAssignmentConfigMap), so Pinot builds the
+    default instance partitions: one group of every tagged server rotated by hash % 10 = 8
+    (the rotation testDefaultOfflineReplicaGroup's comment gives: [i8 i9 i0 ... i7])."""
+    table = pinot_test_table(segmentAssignmentConfigMap={"OFFLINE": {"segmentAssignmentStrategy": "replicaGroup"}})
+    ip = instance_partitions_for(table, "OFFLINE", PINOT_TEST_SERVERS)
+    assert dict(ip.partitions) == {"0_0": tuple(i(n) for n in [8, 9, 0, 1, 2, 3, 4, 5, 6, 7])}
+
+
+def rg(name: str) -> str:
+    return f"Server_pinot-server-{name}.pinot-server-headless.pinot.svc.cluster.local_8098"
+
+
+SELECTOR_CONFIG = ReplicaGroupPartitionConfig(True, 0, 2, 2, 1, 2, None)  # (true, 0, 2, 2, 1, 2, true, null)
+
+
+def test_selector_keeps_a_group_whose_server_moved_pool() -> None:
+    """InstanceReplicaGroupPartitionSelectorTest.testSelectPoolsWhenExistingReplicaGroupMapsToMultiplePools
+    (release-1.5.1): rg0-2 moved from pool 1 to pool 0, so group 1 spans both pools; Pinot keeps group 1
+    on pool 1 (rg1-0 stays in its slot, rg1-1 takes rg0-2's) instead of failing."""
+    existing = InstancePartitions.of("0f97dac8-4123-47c6-9a4d-b8ce039c5ea5_OFFLINE",
+                                     {"0_0": (rg("rg0-0"), rg("rg0-1")), "0_1": (rg("rg0-2"), rg("rg1-0"))})
+    pools = {0: [rg("rg0-0"), rg("rg0-1"), rg("rg0-2")], 1: [rg("rg1-0"), rg("rg1-1"), rg("rg1-2")]}
+    got = select_replica_group_instances(SELECTOR_CONFIG, pools, table_hash("tableNameBlah"), existing=existing)
+    assert got == {"0_0": (rg("rg0-0"), rg("rg0-1")), "0_1": (rg("rg1-1"), rg("rg1-0"))}
+
+
+def test_selector_puts_a_new_group_on_the_new_pool() -> None:
+    """InstanceReplicaGroupPartitionSelectorTest.testPoolsWhenOneMorePoolAddedAndOneMoreReplicaGroupsNeeded
+    (release-1.5.1): one existing group on pool 0, a second pool and a second group added; the new
+    group takes pool 1's servers."""
+    existing = InstancePartitions.of("0f97dac8-4123-47c6-9a4d-b8ce039c5ea5_OFFLINE",
+                                     {"0_0": (rg("rg0-0"), rg("rg0-1"))})
+    pools = {0: [rg("rg0-0"), rg("rg0-1")], 1: [rg("rg1-0"), rg("rg1-1")]}
+    got = select_replica_group_instances(SELECTOR_CONFIG, pools, table_hash("tableNameBlah"), existing=existing)
+    assert got == {"0_0": (rg("rg0-0"), rg("rg0-1")), "0_1": (rg("rg1-0"), rg("rg1-1"))}
 
 
 def test_explicit_config_equivalent_to_legacy_gives_same_partitions() -> None:

@@ -1,9 +1,10 @@
-"""minimizeDataMovement instance assignment, checked against Pinot's own ``InstanceAssignmentTest``.
+"""minimizeDataMovement instance assignment, checked against Pinot's own tests at release-1.5.1.
 
 Every expected value below is an assertion of ``pinot-controller/src/test/java/org/apache/pinot/
-controller/helix/core/assignment/instance/InstanceAssignmentTest.java`` (``testDefaultOfflineReplicaGroup``
-and ``testPoolBased``, the minimizeDataMovement halves), replayed step by step: each step passes the
-previous step's instance partitions as the existing ones, as a rebalance does.
+controller/helix/core/assignment/instance/InstanceAssignmentTest.java`` (``testMinimizeDataMovement``,
+``testPoolBased``'s minimizeDataMovement part) or a hand computation from the rules quoted in the
+test, replayed step by step: each step passes the previous step's instance partitions as the existing
+ones, as a rebalance does.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from workbench.errors import TableConfigError
 from workbench.pinot.assignment import Instance, InstancePartitions, instance_partitions_for
 from workbench.pinot.table_config import TableConfig
 
@@ -48,28 +48,51 @@ def assign(table: TableConfig, numbers: list[int], existing: InstancePartitions 
 STEP_C = {"0_0": s(8, 1), "1_0": s(4, 8), "0_1": s(9, 10), "1_1": s(5, 9), "0_2": s(0, 3), "1_2": s(11, 0)}
 
 
+def config_map(replicas: int, per_partition: int) -> TableConfig:
+    """testMinimizeDataMovement's table: tenant "tenant", 2 partitions, minimizeDataMovement on."""
+    return TableConfig.from_json({
+        "tableName": "myTable", "tableType": "OFFLINE", "segmentsConfig": {"replication": replicas},
+        "instanceAssignmentConfigMap": {"OFFLINE": {
+            "tagPoolConfig": {"tag": TAG}, "minimizeDataMovement": True,
+            "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": replicas,
+                                            "numPartitions": 2, "numInstancesPerPartition": per_partition,
+                                            "partitionColumn": "partition"}}}})
+
+
 def test_replica_group_minimize_sequence_matches_pinot() -> None:
-    """testDefaultOfflineReplicaGroup: swap two servers, grow/shrink per-partition count and groups."""
-    first = assign(legacy(3, 2), list(range(10)), None)
+    """InstanceAssignmentTest.testMinimizeDataMovement (release-1.5.1): swap two servers, grow and shrink
+    the per-partition count, add and remove a replica group; each step passes the previous result."""
+    def step(replicas: int, per_partition: int, numbers: list[int],
+             existing: InstancePartitions | None) -> InstancePartitions:
+        return instance_partitions_for(config_map(replicas, per_partition), "OFFLINE", servers(numbers), existing)
+
+    first = step(3, 2, list(range(10)), None)
     assert dict(first.partitions) == {"0_0": s(8, 1), "1_0": s(4, 8), "0_1": s(9, 2), "1_1": s(5, 9),
                                       "0_2": s(0, 3), "1_2": s(6, 0)}
-    same = assign(legacy(3, 2), list(range(10)), first)
-    assert same == first
-    # Remove i2 and i6, add i10 and i11: i2 -> i10, i6 -> i11.
-    cluster = [0, 1, 3, 4, 5, 7, 8, 9, 10, 11]
-    swapped = assign(legacy(3, 2), cluster, same)
+    cluster = [0, 1, 3, 4, 5, 7, 8, 9, 10, 11]  # i2 and i6 gone, i10 and i11 new: i2 -> i10, i6 -> i11
+    swapped = step(3, 2, cluster, first)
     assert dict(swapped.partitions) == STEP_C
-    # Two more servers and 3 instances per partition.
     cluster += [12, 13]
-    grown = assign(legacy(3, 3), cluster, swapped)
-    assert dict(grown.partitions) == {"0_0": s(8, 1, 12), "1_0": s(4, 8, 12), "0_1": s(9, 10, 13),
-                                      "1_1": s(5, 9, 13), "0_2": s(0, 3, 11), "1_2": s(11, 0, 7)}
-    back = assign(legacy(3, 2), cluster, grown)
-    assert dict(back.partitions) == STEP_C
-    four = assign(legacy(4, 2), cluster, back)
-    assert dict(four.partitions) == {**STEP_C, "0_3": s(12, 13), "1_3": s(7, 12)}
-    three = assign(legacy(3, 2), cluster, four)
-    assert dict(three.partitions) == STEP_C
+    grown = step(3, 3, cluster, swapped)
+    assert dict(grown.partitions) == {"0_0": s(8, 1, 12), "1_0": s(4, 8, 1), "0_1": s(9, 10, 13),
+                                      "1_1": s(5, 10, 9), "0_2": s(0, 3, 7), "1_2": s(11, 3, 0)}
+    back = step(3, 2, cluster, grown)
+    assert dict(back.partitions) == {"0_0": s(8, 1), "1_0": s(4, 12), "0_1": s(9, 10), "1_1": s(5, 13),
+                                     "0_2": s(0, 3), "1_2": s(11, 7)}
+    four = step(4, 2, cluster, back)
+    assert dict(four.partitions) == {"0_0": s(8, 12), "1_0": s(4, 12), "0_1": s(13, 10), "1_1": s(5, 13),
+                                     "0_2": s(11, 3), "1_2": s(11, 7), "0_3": s(9, 0), "1_3": s(1, 9)}
+    three = step(3, 2, cluster, four)
+    assert dict(three.partitions) == {"0_0": s(8, 12), "1_0": s(4, 9), "0_1": s(13, 10), "1_1": s(5, 0),
+                                      "0_2": s(11, 3), "1_2": s(1, 7)}
+
+
+def test_legacy_minimize_flag_keeps_servers_in_place() -> None:
+    """The legacy form honours segmentsConfig.minimizeDataMovement (with a warning): the swap step of
+    testMinimizeDataMovement gives the same partitions from replicaGroupStrategyConfig."""
+    first = assign(legacy(3, 2), list(range(10)), None)
+    assert assign(legacy(3, 2), list(range(10)), first) == first
+    assert dict(assign(legacy(3, 2), [0, 1, 3, 4, 5, 7, 8, 9, 10, 11], first).partitions) == STEP_C
 
 
 def pool_table(groups: int, *, pools: list[int] | None = None) -> TableConfig:
@@ -133,12 +156,15 @@ def test_rebalance_override_beats_the_table_flag() -> None:
     assert fresh.instances(1, 2) == s(5, 0)
 
 
-def test_minimize_cannot_pick_new_pools_beyond_the_existing_ones() -> None:
-    """Pinot's pool loop divides by the number of kept pools; with none kept it fails."""
+def test_minimize_keeps_the_pool_holding_the_existing_servers() -> None:
+    """InstanceTagPoolSelector (release-1.5.1) with numPools 1 of 2 and minimizeDataMovement: the pool
+    holding most existing servers wins; with none of them left, the hash-rotated order decides
+    (abs(hash("myTable_OFFLINE")) = 438536198, % 2 = 0, so pool 0)."""
     table = TableConfig.from_json({"tableName": "myTable", "tableType": "OFFLINE", "instanceAssignmentConfigMap": {
         "OFFLINE": {"minimizeDataMovement": True, "tagPoolConfig": {"tag": TAG, "poolBased": True, "numPools": 1},
                     "replicaGroupPartitionConfig": {"replicaGroupBased": True, "numReplicaGroups": 1}}}})
     cluster = servers([0, 1, 2, 3], {0: 0, 1: 0, 2: 1, 3: 1})
-    existing = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(7)})  # its server is gone
-    with pytest.raises(TableConfigError, match="numPools"):
-        instance_partitions_for(table, "OFFLINE", cluster, existing)
+    on_pool_1 = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(2)})
+    assert instance_partitions_for(table, "OFFLINE", cluster, on_pool_1).instances(0, 0) == s(2, 3)
+    gone = InstancePartitions.of("myTable_OFFLINE", {"0_0": s(7)})
+    assert instance_partitions_for(table, "OFFLINE", cluster, gone).instances(0, 0) == s(0, 1)

@@ -28,16 +28,18 @@ from workbench.pinot.assignment.config import (
     server_tag,
 )
 from workbench.pinot.assignment.minimize import (
-    instances_with_minimum_movement,
     keep_existing_pools,
-    minimized_partitions,
-    minimized_pool_of_groups,
+    minimum_movement_members,
+    minimum_movement_partitions,
+    minimum_movement_pools,
+    select_with_minimum_movement,
 )
 from workbench.pinot.assignment.partitions import Instance, InstancePartitions
 from workbench.pinot.jvm import java_string_hash
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["assign_instances", "default_instance_partitions", "instance_partitions_for", "table_hash"]
+__all__ = ["assign_instances", "default_instance_partitions", "instance_partitions_for",
+           "select_replica_group_instances", "table_hash"]
 
 
 def table_hash(table_name_with_type: str) -> int:
@@ -91,7 +93,7 @@ def _pools_to_keep(cfg: TagPoolConfig, available: list[int], h: int, where: str,
     if wanted == len(available):
         return available
     if existing is not None:
-        return keep_existing_pools(wanted, available, pool_of, existing, where)
+        return keep_existing_pools(wanted, available, h, pool_of, existing)
     chosen = {available[(h + i) % len(available)] for i in range(wanted)}
     return [p for p in available if p in chosen]
 
@@ -138,7 +140,7 @@ def assign_instances(table_name_with_type: str, config: InstanceAssignmentConfig
     rg = config.replica_group_partition
     where = f"{config.where}.replicaGroupPartitionConfig"
     if rg.replica_group_based:
-        partitions = _replica_group_partitions(rg, pools, h, where, keep)
+        partitions = select_replica_group_instances(rg, pools, h, where, keep)
     else:
         partitions = {"0_0": _non_replica_group(rg, pools, h, where, keep)}
     return InstancePartitions.of(f"{_raw_name(table_name_with_type)}_{kind}", partitions)
@@ -165,33 +167,49 @@ def _non_replica_group(rg: ReplicaGroupPartitionConfig, pools: dict[int, list[st
         return tuple(names[:count])
     if "0_0" not in existing.partitions:
         raise TableConfigError(where, "the existing instance partitions have no partition 0 of replica group 0")
-    chosen = instances_with_minimum_movement(count, list(names), existing.instances(0, 0))
-    return tuple(s for s in chosen if s is not None)
+    return tuple(select_with_minimum_movement(count, names, existing.instances(0, 0)))
 
 
-def _replica_group_partitions(rg: ReplicaGroupPartitionConfig, pools: dict[int, list[str]], h: int, where: str,
-                              existing: InstancePartitions | None) -> dict[str, tuple[str, ...]]:
+def select_replica_group_instances(rg: ReplicaGroupPartitionConfig, pools: dict[int, list[str]], h: int,
+                                   where: str = "replicaGroupPartitionConfig",
+                                   existing: InstancePartitions | None = None) -> dict[str, tuple[str, ...]]:
+    """Pinot's ``InstanceReplicaGroupPartitionSelector.selectInstances`` in replica-group mode.
+
+    ``pools`` maps pool id -> its servers in the order the constraint left them; ``h`` is the table
+    hash (:func:`table_hash`); ``existing`` switches on minimizeDataMovement. Returns
+    ``"<partition>_<group>"`` -> servers.
+    """
     pool_ids = sorted(pools)
     if existing is None:
         group_pool = {r: pool_ids[(h + r) % len(pool_ids)] for r in range(rg.num_replica_groups)}
+        groups_of_pool: dict[int, list[int]] = {}
+        for r in sorted(group_pool):
+            groups_of_pool.setdefault(group_pool[r], []).append(r)
+        held: list[set[str]] = []
     else:
         pool_of = {name: pool for pool, names in pools.items() for name in names}
-        group_pool = minimized_pool_of_groups(rg.num_replica_groups, pool_ids, pool_of, existing)
-    groups_of_pool: dict[int, list[int]] = {}
-    for r in sorted(group_pool):
-        groups_of_pool.setdefault(group_pool[r], []).append(r)
+        groups_of_pool, held = minimum_movement_pools(rg.num_replica_groups, pool_ids, h, pool_of, existing)
     per_group = _instances_per_group(rg, pools, groups_of_pool, where)
     per_partition = rg.num_instances_per_partition or per_group
     if per_partition > per_group:
         raise TableConfigError(f"{where}.numInstancesPerPartition",
                                f"Number of instances per partition: {per_partition} must be smaller or equal "
                                f"to number of instances per replica-group: {per_group}")
-    if existing is not None:
-        return minimized_partitions(group_pool, pools, per_partition, existing, where)
-    members = _deal(pools, groups_of_pool, per_group)
+    num_partitions = max(rg.num_partitions, 1)
+    if existing is None:
+        members = _deal(pools, groups_of_pool, per_group)
+    else:
+        members = minimum_movement_members(groups_of_pool, pools, held, per_group)
     out: dict[str, tuple[str, ...]] = {}
     for r in range(rg.num_replica_groups):
-        for p, servers in enumerate(_fill_partitions(members[r], max(rg.num_partitions, 1), per_partition)):
+        if existing is not None and r < existing.num_replica_groups and num_partitions == 1:
+            # Pinot fills the whole group here, whatever numInstancesPerPartition says
+            rows = [tuple(select_with_minimum_movement(per_group, members[r], existing.instances(0, r)))]
+        elif existing is not None and r < existing.num_replica_groups:
+            rows = minimum_movement_partitions(members[r], num_partitions, per_partition, existing, r)
+        else:
+            rows = _fill_partitions(members[r], num_partitions, per_partition)
+        for p, servers in enumerate(rows):
             out[f"{p}_{r}"] = servers
     return out
 
