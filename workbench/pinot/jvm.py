@@ -20,11 +20,11 @@ JDK's documented algorithms; the doctests are values printed by OpenJDK 17's ``j
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, MutableSequence
+from collections.abc import MutableSequence
 from typing import TypeVar
 
 __all__ = [
-    "JavaRandom", "java_hash_set_order", "java_shuffle", "java_string_hash", "java_uuid_from_string",
+    "JavaRandom", "java_shuffle", "java_string_hash", "java_uuid_from_string",
 ]
 
 T = TypeVar("T")
@@ -92,32 +92,6 @@ def java_shuffle(items: MutableSequence[T], rng: JavaRandom) -> None:
     for i in range(len(items), 1, -1):
         j = rng.next_int_bounded(i)
         items[i - 1], items[j] = items[j], items[i - 1]
-
-
-def _spread(text: str) -> int:
-    h = java_string_hash(text) & 0xFFFFFFFF
-    return h ^ (h >> 16)
-
-
-def java_hash_set_order(items: Iterable[str]) -> list[str]:
-    """The order a fresh ``HashSet<String>`` iterates ``items`` inserted in the given order.
-
-    Buckets are ``spread(hashCode) & (capacity - 1)`` with capacity 16 doubled whenever the size
-    passes 3/4 of it; a bucket keeps insertion order. (Buckets of 8+ colliding keys turn into trees
-    in Java; this never happens for server names in practice and is not modelled.)
-
-    >>> java_hash_set_order(["Server_localhost_3", "Server_localhost_10", "Server_localhost_1",
-    ...                      "Server_localhost_7", "b", "a"])
-    ['a', 'b', 'Server_localhost_7', 'Server_localhost_10', 'Server_localhost_3', 'Server_localhost_1']
-    """
-    unique = list(dict.fromkeys(items))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
-    buckets: dict[int, list[str]] = {}
-    for item in unique:
-        buckets.setdefault(_spread(item) & (capacity - 1), []).append(item)
-    return [item for index in sorted(buckets) for item in buckets[index]]
 
 
 # -- UUID.fromString ------------------------------------------------------------------------------------
