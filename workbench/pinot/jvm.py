@@ -2,8 +2,7 @@
 
 Pinot's controller and broker lean on Java library semantics that Python does not share:
 ``String.hashCode`` (instance rotation, fixed-replica routing), ``java.util.Random`` with
-``Collections.shuffle`` (the segment order a replica-group rebalance walks), ``HashSet`` iteration
-order (which leftover server fills a vacant slot under ``minimizeDataMovement``) and
+``Collections.shuffle`` (the segment order a replica-group rebalance walks) and
 ``UUID.fromString`` (the UUID primary-key hash). Each is small, so each is written out here from the
 JDK's documented algorithms; the doctests are values printed by OpenJDK 17's ``jshell``.
 
