@@ -47,7 +47,7 @@ from workbench.pinot.table_config import TableConfig
 __all__ = [
     "INSTANCE_SELECTORS", "BalancedInstanceSelector", "InstanceSelector", "MultiStageReplicaGroupSelector",
     "ReplicaGroupInstanceSelector", "Selection", "SelectionResult", "StrictReplicaGroupInstanceSelector",
-    "instance_selector_for",
+    "consults_adaptive", "instance_selector_for",
 ]
 
 Picks = tuple[dict[str, str], dict[str, str]]
@@ -347,8 +347,10 @@ class MultiStageReplicaGroupSelector(InstanceSelector):
             raise TableConfigError("routing.instanceSelectorType", "multiStageReplicaGroup routes from the table's "
                                    "instance partitions; none were given (Pinot fails the same way without them)")
         self.instance_partitions = instance_partitions
-        super().__init__(state, table_name=table_name, use_fixed_replica=use_fixed_replica, adaptive=None,
+        # Pinot's base init still refuses adaptive selection with fixed replica; then the selector ignores it
+        super().__init__(state, table_name=table_name, use_fixed_replica=use_fixed_replica, adaptive=adaptive,
                          strict=strict)
+        self.adaptive = None
 
     def request_period(self) -> int:
         return self.instance_partitions.num_replica_groups
@@ -377,6 +379,14 @@ INSTANCE_SELECTORS: Mapping[str, type[InstanceSelector]] = MappingProxyType({
     for cls in (BalancedInstanceSelector, ReplicaGroupInstanceSelector, StrictReplicaGroupInstanceSelector,
                 MultiStageReplicaGroupSelector)
 })
+
+
+def consults_adaptive(selector_type: str) -> bool:
+    """Whether a ``routing.instanceSelectorType`` routes by adaptive server selection when the broker enables it
+    (Pinot's ``MultiStageReplicaGroupSelector`` never does); unknown names answer ``True``, their error comes
+    from building the selector."""
+    cls = INSTANCE_SELECTORS.get(selector_type)
+    return cls is None or cls.adaptive_capable
 
 
 def _selector_class(name: str) -> type[InstanceSelector]:
@@ -414,6 +424,6 @@ def instance_selector_for(table_config: TableConfig, state: RoutingState, *,
                                        and (table_config.is_upsert or table_config.is_dedup))
     name = table_config.table_name_with_type
     if cls is MultiStageReplicaGroupSelector:
-        return MultiStageReplicaGroupSelector(state, table_name=name, use_fixed_replica=fixed, strict=strict,
-                                              instance_partitions=instance_partitions)
+        return MultiStageReplicaGroupSelector(state, table_name=name, use_fixed_replica=fixed, adaptive=adaptive,
+                                              strict=strict, instance_partitions=instance_partitions)
     return cls(state, table_name=name, use_fixed_replica=fixed, adaptive=adaptive, strict=strict)
