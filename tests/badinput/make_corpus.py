@@ -229,8 +229,6 @@ table("selector-unknown", {"routing": {"instanceSelectorType": "random"}},
       ["routing.instanceSelectorType", "plugin class"])
 table("selector-case", {"routing": {"instanceSelectorType": "replicagroup"}},
       ["routing.instanceSelectorType", "did you mean 'replicaGroup'"])
-table("selector-multistage", {"routing": {"instanceSelectorType": "multiStageReplicaGroup"}},
-      ["routing.instanceSelectorType", "not modelled"])
 table("fixed-replica-text", {"routing": {"useFixedReplica": "yes"}}, ["routing.useFixedReplica", "true or false"])
 table("routing-list", {"routing": ["balanced"]}, ["routing", "JSON object"])
 PART = "tableIndexConfig/segmentPartitionConfig/columnPartitionMap"

@@ -303,7 +303,7 @@ def test_adaptive_and_fixed_replica_are_rejected_together() -> None:
 def test_selector_registry_and_factory() -> None:
     """§3.1: exact names; unset -> balanced; legacy PartitionAware* builder -> replicaGroup."""
     state = routing_state_from_assignment(MIRRORED)
-    assert set(INSTANCE_SELECTORS) == {"balanced", "replicaGroup", "strictReplicaGroup"}
+    assert set(INSTANCE_SELECTORS) == {"balanced", "replicaGroup", "strictReplicaGroup", "multiStageReplicaGroup"}
     assert type(instance_selector_for(table(), state)) is BalancedInstanceSelector
     assert type(instance_selector_for(table("strictReplicaGroup"), state)) is StrictReplicaGroupInstanceSelector
     legacy = table(routing={"routingTableBuilderName": "PartitionAwareOffline"})
@@ -314,7 +314,7 @@ def test_selector_registry_and_factory() -> None:
     ("name", "message"),
     [
         ("replicagroup", "case-sensitively"),
-        ("multiStageReplicaGroup", "not modelled"),
+        ("multiStageReplicaGroup", "instance partitions"),
         ("com.example.MySelector", "plugin class"),
     ],
 )

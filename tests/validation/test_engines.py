@@ -169,6 +169,20 @@ CASES: dict[str, dict[str, Any]] = {
                      **ADAPTIVE, "pinot.broker.failure.detector.type": "CONNECTION",
                      "pinot.broker.failure.detector.retry.initial.delay.ms": 1000}}},
         simulation={"duration_s": 10, "replications": 1}),
+    "multiStageReplicaGroup, the colocated userAttributes layout, crashes: partitions fail over": scenario(
+        cluster={"servers": 4, "server": {"cores": 2}, "failures": {"mtbf_s": 6, "mttr_s": 2}},
+        table={**TABLE, "routing": {"instanceSelectorType": "multiStageReplicaGroup"},
+               "instanceAssignmentConfigMap": {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                            "replicaGroupPartitionConfig": {
+                                                                "replicaGroupBased": True, "numReplicaGroups": 2,
+                                                                "numInstancesPerReplicaGroup": 2, "numPartitions": 2,
+                                                                "numInstancesPerPartition": 1}}}},
+        simulation={"duration_s": 10, "replications": 1}),
+    "multiStageReplicaGroup with adaptive HYBRID on, which that selector never consults, crashes": scenario(
+        cluster={"servers": 4, "server": {"cores": 2}, "failures": {"mtbf_s": 4, "mttr_s": 2},
+                 "broker": {"config": ADAPTIVE}},
+        table={**TABLE, "routing": {"instanceSelectorType": "multiStageReplicaGroup"}},
+        simulation={"duration_s": 6, "replications": 1}),
     "segment cache with churn": scenario(
         cluster={"servers": 3, "server": {"cores": 2, "config": {"pinot.server.segment.query.cache.enabled": True}}},
         workload={"synthetic": {"segments_per_server": 4, "docs_per_segment": 200_000}, "arrival": {"qps": 40},

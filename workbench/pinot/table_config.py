@@ -216,10 +216,10 @@ class TableConfig:
             kind = "upsert" if self.is_upsert else "dedup"
             if self.table_type != "REALTIME":
                 raise TableConfigError("tableType", f"{kind} is only supported for REALTIME tables")
-            if self.is_upsert and self.instance_selector_type != "strictReplicaGroup":
+            if self.is_upsert and self.instance_selector_type not in ("strictReplicaGroup", "multiStageReplicaGroup"):
                 raise TableConfigError(
                     "routing.instanceSelectorType",
-                    "an upsert table must route with strictReplicaGroup "
+                    "an upsert table must route with strictReplicaGroup or multiStageReplicaGroup "
                     f"(Pinot's TableConfigUtils rule), got {self.instance_selector_type!r}",
                 )
 

@@ -38,7 +38,7 @@ __all__ = [
 Check = Callable[[Any, str], None]
 
 #: ``routing.instanceSelectorType`` values the workbench models (matched exactly, as Pinot does since #17364).
-INSTANCE_SELECTOR_TYPES = ("balanced", "replicaGroup", "strictReplicaGroup")
+INSTANCE_SELECTOR_TYPES = ("balanced", "replicaGroup", "strictReplicaGroup", "multiStageReplicaGroup")
 #: ``routing.segmentPrunerTypes`` values Pinot recognises (case-insensitively; PB §2.1).
 SEGMENT_PRUNER_TYPES = ("partition", "time", "empty")
 #: ``upsertConfig.mode`` (PB §5.1).
@@ -157,9 +157,6 @@ def _selector(value: Any, where: str) -> None:
     if close:
         raise _fail(where, f"{value!r} is not a selector: Pinot matches names case-sensitively (since #17364); "
                            f"did you mean {close[0]!r}?")
-    if value == "multiStageReplicaGroup":
-        raise _fail(where, "multiStageReplicaGroup is valid in Pinot but not modelled by the workbench; "
-                           f"use one of {', '.join(INSTANCE_SELECTOR_TYPES)}")
     raise _fail(where, f"must be one of {', '.join(INSTANCE_SELECTOR_TYPES)} (Pinot would try to load {value!r} as "
                        "a plugin class, which the workbench cannot model)")
 

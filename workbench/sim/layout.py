@@ -14,6 +14,7 @@ generated layouts read the segments Spark built.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.errors import InputError, TableConfigError
-from workbench.pinot.assignment import Instance, segment_partition_id, server_tag
+from workbench.pinot.assignment import Instance, InstancePartitions, segment_partition_id, server_tag
 from workbench.pinot.rebalance import initial_ideal_state, table_instance_partitions
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
@@ -29,7 +30,7 @@ from workbench.scenario import Scenario
 from workbench.sim.planner import segment_metadata
 from workbench.workload.directory import read_segments
 
-__all__ = ["Layout", "assign_layout", "build_layout"]
+__all__ = ["Layout", "assign_layout", "build_layout", "routing_instance_partitions"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Layout:
     metadata: Mapping[str, SegmentMetadata] | None = None
     #: Each segment's stream partition (a synthetic segment is its own partition).
     partitions: np.ndarray | None = None
+    #: Instance partitions the broker routes from, by table name with type (``multiStageReplicaGroup`` only).
+    instance_partitions: Mapping[str, InstancePartitions] | None = None
 
     @property
     def num_servers(self) -> int:
@@ -82,6 +85,26 @@ def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str
     except TableConfigError as exc:
         raise InputError(f"table.{exc.where}", exc.problem) from None
     return {n: ideal[n] for n in names}
+
+
+def routing_instance_partitions(table: TableConfig, servers: tuple[str, ...]) -> dict[str, InstancePartitions]:
+    """The instance partitions Pinot's ``MultiStageReplicaGroupSelector`` routes from, keyed by the table's name
+    with type: OFFLINE ones for an offline table, CONSUMING ones for a realtime table (Pinot 1.5.1 reads only
+    those, its TODO says COMPLETED ones are not supported); empty unless the table routes with that selector."""
+    if table.instance_selector_type != "multiStageReplicaGroup":
+        return {}
+    kind = "OFFLINE" if table.table_type == "OFFLINE" else "CONSUMING"
+    shared = (table.raw.get("instancePartitionsMap") or {}).get(kind)
+    if shared:  # Pinot copies the named partitions (a colocated table's); the workbench models one table alone
+        warnings.warn(f"table.instancePartitionsMap.{kind} names {shared!r}, pre-configured instance partitions the "
+                      "workbench does not see: it routes from this table's own instance assignment instead; copy "
+                      f"the instanceAssignmentConfigMap of table {shared.rsplit('_', 1)[0]!r} into this one to model "
+                      "the colocated layout", UserWarning, stacklevel=3)
+    try:
+        ips = table_instance_partitions(table, _instances(table, servers))
+    except TableConfigError as exc:
+        raise InputError(f"table.{exc.where}", exc.problem) from None
+    return {table.table_name_with_type: ips[kind]}
 
 
 def _given(ideal_state: Mapping[str, Mapping[str, str]], names: tuple[str, ...],
@@ -138,4 +161,5 @@ def build_layout(scenario: Scenario, data: Path | None = None,
         _given(ideal_state, names, servers)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, docs, consuming, ideal, replicas, metadata, np.asarray(partitions, dtype=np.int64))
+    return Layout(servers, names, docs, consuming, ideal, replicas, metadata, np.asarray(partitions, dtype=np.int64),
+                  routing_instance_partitions(table, tagged) or None)

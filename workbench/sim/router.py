@@ -48,10 +48,12 @@ class Router:
         self.stats = stats
         self._index = {s: i for i, s in enumerate(layout.servers)}
         self._seg_index = {s: i for i, s in enumerate(layout.segments)}
+        ips = (layout.instance_partitions or {}).get(table.table_name_with_type)
         self.selector: InstanceSelector = instance_selector_for(
-            table, routing_state_from_assignment(layout.ideal_state), adaptive=adaptive, broker_config=broker_config)
+            table, routing_state_from_assignment(layout.ideal_state), adaptive=adaptive, broker_config=broker_config,
+            instance_partitions=ips)
         max_replicas = max((len(r) for r in layout.replicas), default=1)
-        self._period = lcm(*range(1, max_replicas + 1))
+        self._period = lcm(*range(1, max_replicas + 1), self.selector.request_period())
         self._cache: dict[tuple[int, int], Route] = {}
         self._listings: dict[int, list[str]] = {}  # key -> the list in the broker's order (health-independent)
 

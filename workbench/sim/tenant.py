@@ -120,7 +120,8 @@ def merge_layouts(layouts: Sequence[Layout]) -> Layout:
                   np.concatenate([lay.consuming for lay in layouts]),
                   {k: v for lay in layouts for k, v in lay.ideal_state.items()},
                   tuple(r for lay in layouts for r in lay.replicas), metadata or None,
-                  np.concatenate(partitions).astype(np.int64))
+                  np.concatenate(partitions).astype(np.int64),
+                  {k: v for lay in layouts for k, v in (lay.instance_partitions or {}).items()} or None)
 
 
 def merge_memory(memories: Sequence[Memory], layouts: Sequence[Layout], gc: GCSpec) -> Memory:

@@ -51,6 +51,7 @@ from workbench.pinot.routing.selectors import (
     INSTANCE_SELECTORS,
     BalancedInstanceSelector,
     InstanceSelector,
+    MultiStageReplicaGroupSelector,
     ReplicaGroupInstanceSelector,
     Selection,
     SelectionResult,
@@ -61,7 +62,8 @@ from workbench.pinot.routing.state import RoutingState, ServerInfo, routing_stat
 
 __all__ = [
     "INSTANCE_SELECTORS", "AdaptiveConfig", "AdaptiveSelectorType", "AdaptiveServerSelector",
-    "BalancedInstanceSelector", "Candidates", "InstanceSelector", "ReplicaGroupInstanceSelector",
+    "BalancedInstanceSelector", "Candidates", "InstanceSelector", "MultiStageReplicaGroupSelector",
+    "ReplicaGroupInstanceSelector",
     "RequestIdGenerator", "RoutingOptions", "RoutingState", "SegmentStates", "Selection", "SelectionResult",
     "ServerInfo", "ServerRoutingStatsManager", "StrictReplicaGroupInstanceSelector", "adaptive_server_selector",
     "compute_segment_states", "instance_selector_for", "parse_routing_options", "routing_state_from_assignment",

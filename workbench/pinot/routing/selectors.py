@@ -1,4 +1,4 @@
-"""Pinot's broker instance selectors: balanced, replicaGroup and strictReplicaGroup.
+"""Pinot's broker instance selectors: balanced, replicaGroup, strictReplicaGroup and multiStageReplicaGroup.
 
 A selector maps each queried segment to one server (``pinot-behaviour.md`` §3.3-3.5). It is built once
 from a :class:`~workbench.pinot.routing.state.RoutingState` (and rebuilt with :meth:`update` when the
@@ -28,9 +28,11 @@ from typing import Any, ClassVar, NamedTuple
 
 from workbench.errors import TableConfigError
 from workbench.pinot.assignment import java_string_hash
+from workbench.pinot.assignment.partitions import InstancePartitions
 from workbench.pinot.routing.adaptive import AdaptiveServerSelector, rank_in_pools, select_in_pools
 from workbench.pinot.routing.candidates import Candidates, SegmentStates, compute_segment_states
 from workbench.pinot.routing.group_adaptive import best_replica_group
+from workbench.pinot.routing.multistage import assign_by_instance_partitions
 from workbench.pinot.routing.options import (
     MAX_REQUEST_ID,
     NUM_REPLICA_GROUPS_TO_QUERY,
@@ -43,8 +45,9 @@ from workbench.pinot.routing.state import RoutingState
 from workbench.pinot.table_config import TableConfig
 
 __all__ = [
-    "INSTANCE_SELECTORS", "BalancedInstanceSelector", "InstanceSelector", "ReplicaGroupInstanceSelector",
-    "Selection", "SelectionResult", "StrictReplicaGroupInstanceSelector", "instance_selector_for",
+    "INSTANCE_SELECTORS", "BalancedInstanceSelector", "InstanceSelector", "MultiStageReplicaGroupSelector",
+    "ReplicaGroupInstanceSelector", "Selection", "SelectionResult", "StrictReplicaGroupInstanceSelector",
+    "consults_adaptive", "instance_selector_for",
 ]
 
 Picks = tuple[dict[str, str], dict[str, str]]
@@ -94,6 +97,8 @@ class InstanceSelector(ABC):
     #: Name in ``routing.instanceSelectorType``.
     name: ClassVar[str]
     strict_candidates: ClassVar[bool] = False
+    #: Whether the selector consults an adaptive server selector (Pinot's multiStageReplicaGroup does not).
+    adaptive_capable: ClassVar[bool] = True
 
     def __init__(self, state: RoutingState, *, table_name: str = "table", use_fixed_replica: bool = False,
                  adaptive: AdaptiveServerSelector | None = None, strict: bool | None = None) -> None:
@@ -144,6 +149,10 @@ class InstanceSelector(ABC):
         chosen, optional = self._pick(segments, request_id % MAX_REQUEST_ID, options, states.candidates)
         unavailable = [s for s in segments if s in states.unavailable] if states.unavailable else []
         return SelectionResult(chosen, unavailable, optional)
+
+    def request_period(self) -> int:
+        """Routes repeat with the request id modulo this, beyond the replica counts (see ``Router.period``)."""
+        return 1
 
     def _fixed(self, options: RoutingOptions) -> bool:
         return self.use_fixed_replica if options.use_fixed_replica is None else options.use_fixed_replica
@@ -313,11 +322,71 @@ class StrictReplicaGroupInstanceSelector(ReplicaGroupInstanceSelector):
         return SelectionResult(chosen, unavailable, optional)
 
 
+class MultiStageReplicaGroupSelector(InstanceSelector):
+    """Pinot's ``MultiStageReplicaGroupSelector`` routing a single-stage query: replica groups come from the
+    table's instance partitions, not the ideal state; the query prefers group ``requestId % numReplicaGroups``
+    (group 0 with fixed replica) and each instance partition falls over to the next group when a server of the
+    preferred one cannot serve its segments (:mod:`~workbench.pinot.routing.multistage`). Pinot never consults
+    adaptive server selection here; a partition no group can serve fails the query in Pinot and is reported as
+    unavailable segments here.
+
+    Parameters
+    ----------
+    instance_partitions
+        The table's OFFLINE instance partitions (CONSUMING for a realtime table), as the controller
+        computed them; required.
+    """
+
+    name = "multiStageReplicaGroup"
+    adaptive_capable = False
+
+    def __init__(self, state: RoutingState, *, table_name: str = "table", use_fixed_replica: bool = False,
+                 adaptive: AdaptiveServerSelector | None = None, strict: bool | None = None,
+                 instance_partitions: InstancePartitions | None = None) -> None:
+        if instance_partitions is None:
+            raise TableConfigError("routing.instanceSelectorType", "multiStageReplicaGroup routes from the table's "
+                                   "instance partitions; none were given (Pinot fails the same way without them)")
+        self.instance_partitions = instance_partitions
+        # Pinot's base init still refuses adaptive selection with fixed replica; then the selector ignores it
+        super().__init__(state, table_name=table_name, use_fixed_replica=use_fixed_replica, adaptive=adaptive,
+                         strict=strict)
+        self.adaptive = None
+
+    def request_period(self) -> int:
+        return self.instance_partitions.num_replica_groups
+
+    def select_detailed(self, segments: Sequence[str], request_id: int,
+                        query_options: Mapping[str, Any] | None = None) -> SelectionResult:
+        """Like the base class, with segments of a partition no replica group can serve unavailable too."""
+        if request_id < 0:
+            raise ValueError(f"request_id must be >= 0, got {request_id}")
+        states = self.segment_states
+        options = parse_routing_options(query_options)
+        ip = self.instance_partitions
+        preferred = 0 if self._fixed(options) else (request_id % MAX_REQUEST_ID) % ip.num_replica_groups
+        chosen, optional, unroutable = assign_by_instance_partitions(segments, states.candidates, ip, preferred)
+        unavailable = [s for s in segments if s in states.unavailable] if states.unavailable else []
+        return SelectionResult(chosen, unavailable + unroutable, optional)
+
+    def _pick(self, segments: Sequence[str], request_id: int, options: RoutingOptions,
+              table: Mapping[str, Candidates]) -> Picks:  # pragma: no cover - select_detailed routes
+        raise NotImplementedError
+
+
 #: Selector classes by ``routing.instanceSelectorType`` (matched exactly, as Pinot does since #17364).
 INSTANCE_SELECTORS: Mapping[str, type[InstanceSelector]] = MappingProxyType({
     cls.name: cls
-    for cls in (BalancedInstanceSelector, ReplicaGroupInstanceSelector, StrictReplicaGroupInstanceSelector)
+    for cls in (BalancedInstanceSelector, ReplicaGroupInstanceSelector, StrictReplicaGroupInstanceSelector,
+                MultiStageReplicaGroupSelector)
 })
+
+
+def consults_adaptive(selector_type: str) -> bool:
+    """Whether a ``routing.instanceSelectorType`` routes by adaptive server selection when the broker enables it
+    (Pinot's ``MultiStageReplicaGroupSelector`` never does); unknown names answer ``True``, their error comes
+    from building the selector."""
+    cls = INSTANCE_SELECTORS.get(selector_type)
+    return cls is None or cls.adaptive_capable
 
 
 def _selector_class(name: str) -> type[InstanceSelector]:
@@ -329,8 +398,6 @@ def _selector_class(name: str) -> type[InstanceSelector]:
     if close:
         raise TableConfigError(where, f"{name!r} is not a selector: Pinot matches names case-sensitively (since "
                                       f"#17364; release 1.4.0 did not), did you mean {close[0]!r}?")
-    if name == "multiStageReplicaGroup":
-        raise TableConfigError(where, "multiStageReplicaGroup is valid in Pinot but not modelled by the workbench")
     raise TableConfigError(where, f"unknown selector {name!r} (Pinot would try to load it as a plugin class); "
                                   f"known: {known}")
 
@@ -338,13 +405,16 @@ def _selector_class(name: str) -> type[InstanceSelector]:
 def instance_selector_for(table_config: TableConfig, state: RoutingState, *,
                           adaptive: AdaptiveServerSelector | None = None,
                           broker_use_fixed_replica: bool = False,
-                          broker_config: Mapping[str, Any] | None = None) -> InstanceSelector:
+                          broker_config: Mapping[str, Any] | None = None,
+                          instance_partitions: InstancePartitions | None = None) -> InstanceSelector:
     """Build the selector Pinot's broker would use for a table.
 
     ``routing.instanceSelectorType`` picks the class (legacy ``routingTableBuilderName`` honoured),
     ``routing.useFixedReplica`` overrides the broker's ``pinot.broker.use.fixed.replica`` (given as
     ``broker_use_fixed_replica`` or read from ``broker_config``), and upsert or dedup tables get strict
     candidates. Fixed replica together with adaptive selection is an error, as in Pinot.
+    ``instance_partitions`` (the table's OFFLINE, or CONSUMING, ones) is what ``multiStageReplicaGroup``
+    routes from; that selector ignores ``adaptive``, as Pinot's does.
     """
     cls = _selector_class(table_config.instance_selector_type)
     table_fixed = table_config.section("routing").get("useFixedReplica")
@@ -352,5 +422,8 @@ def instance_selector_for(table_config: TableConfig, state: RoutingState, *,
     fixed = broker_fixed if table_fixed is None else table_config.use_fixed_replica
     strict = cls.strict_candidates or (issubclass(cls, ReplicaGroupInstanceSelector)
                                        and (table_config.is_upsert or table_config.is_dedup))
-    return cls(state, table_name=table_config.table_name_with_type, use_fixed_replica=fixed, adaptive=adaptive,
-               strict=strict)
+    name = table_config.table_name_with_type
+    if cls is MultiStageReplicaGroupSelector:
+        return MultiStageReplicaGroupSelector(state, table_name=name, use_fixed_replica=fixed, adaptive=adaptive,
+                                              strict=strict, instance_partitions=instance_partitions)
+    return cls(state, table_name=name, use_fixed_replica=fixed, adaptive=adaptive, strict=strict)

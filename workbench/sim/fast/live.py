@@ -50,6 +50,7 @@ from workbench.distributions import Deterministic
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
 from workbench.pinot.routing.hashorder import hash_set_order
 from workbench.pinot.routing.options import parse_routing_options
+from workbench.pinot.routing.selectors import consults_adaptive
 from workbench.scenario import Scenario
 from workbench.sim.decisions import ema_decay, ema_feed, hybrid_score, slow_scale
 from workbench.sim.fast.jit import helper, kernel
@@ -358,7 +359,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     ``slow``: offsets, starts, ends, factors of the slow windows."""
     spec = sc.cluster
     config: AdaptiveConfig = spec.broker.adaptive
-    adaptive = spec.broker.adaptive_selection
+    # Pinot's multiStageReplicaGroup selector never consults adaptive selection, so its routes stay templates
+    adaptive = spec.broker.adaptive_selection and consults_adaptive(sc.table.instance_selector_type)
     whole_group = adaptive and (sc.table.instance_selector_type == "strictReplicaGroup"
                                 and sc.cluster.broker.adaptive.enable_strict_replica_group)
     rank = adaptive and (ranks_candidates(sc) or whole_group)
