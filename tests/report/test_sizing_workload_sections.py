@@ -61,3 +61,25 @@ def test_the_demo_recommendation_meets_its_slo_with_a_server_down(sweep_dir: Pat
     assert all(r["latency_ms.p99.ci_high"] <= d.slo_p99_ms for r in survival.rows)
     table = whatif_frame(f, d.slo_p99_ms).set_index("case")
     assert table.loc["one server down", "SLO"] == "meets"
+
+
+def test_page_one_of_the_demo_ends_above_its_footer(sweep_dir: Path) -> None:
+    """Page 1 holds the answer, what-ifs, assumptions, how sure and the warnings; when that is more than
+    fits at a readable size it sets smaller type rather than run its warnings over the price footer."""
+    from workbench.report.findings import find
+    from workbench.report.sizing import load_sizing_data
+    from workbench.report.summary import summary_pages
+
+    d = load_sizing_data(sweep_dir)
+    f = find(d)
+    # as many warnings as the demo's full sweep gives (it ran page 1 into its footer at 71% type)
+    f.warnings.extend([f"An extra warning, number {i}, long enough to wrap onto a second line on page 1 of the "
+                       "report the way the segment-size and assumption warnings do on the demo's full sweep."
+                       for i in range(6)])
+    fig = summary_pages(d, f)[0]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    inverse = fig.transFigure.inverted()
+    boxes = {t.get_text(): t.get_window_extent(renderer).transformed(inverse) for t in fig.texts if t.get_text()}
+    footer = next(b for text, b in boxes.items() if text.startswith("Prices:"))
+    lowest = min(b.y0 for text, b in boxes.items() if not text.startswith("Prices:"))
+    assert lowest > footer.y1, (lowest, footer.y1)

@@ -331,6 +331,8 @@ _FOOTER_TOP = 0.055
 
 #: Page 1's readable sizes: below the smallest, blocks move to a continuation page instead.
 _READABLE = (1.0, 0.94, 0.88, 0.82)
+#: Page 1's sizes when even without the blocks it hands on it would run into the footer.
+_SMALLEST = (0.82, 0.76, 0.71, 0.66, 0.62)
 #: The blocks page 1 hands to its continuation page, in this order, when it would not fit at a readable
 #: size: the routing question (it has its own evidence page), then the alternatives. The answer, its
 #: failure cases, its assumptions, how sure it is and the warnings stay, in smaller type if need be.
@@ -353,8 +355,8 @@ def summary_pages(d: SizingData, f: Findings) -> list[Figure]:
         page = fitted(functools.partial(_summary, d, f, skip=moved), bottom, _READABLE)
         if page.y >= bottom:
             break
-    else:  # not even then: the smallest type, as before
-        page = fitted(functools.partial(_summary, d, f, skip=moved), bottom)
+    else:  # not even then: smaller type, down to two thirds (small, but never over the footer's text)
+        page = fitted(functools.partial(_summary, d, f, skip=moved), bottom, _SMALLEST)
     pages = [page.fig]
     rest = Page("Executive summary, continued", f"{_title(d)[0]}: what page 1 had no room for")
     added = [_BLOCKS[name](d, f, rest) for name in moved]  # every block, not up to the first that adds

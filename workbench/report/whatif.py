@@ -141,10 +141,9 @@ def degraded_variants(sc: Scenario, server: str) -> list[WhatIf]:
                if sc.cluster.broker.adaptive_selection else "brokers keep routing to it")
     return [WhatIf("server-slow", f"one server slow (x{SLOW_FACTOR:g})",
                    {"cluster.failures.slow": [{"server": server, "factor": SLOW_FACTOR}]},
-                   note=f"{server}'s work takes {SLOW_FACTOR:g} times longer all run; {routing}"),
+                   note=f"{server}'s work {SLOW_FACTOR:g}x slower all run; {routing}"),
             WhatIf("server-wedged", "one server wedged", {"cluster.failures.wedged": [{"server": server}]},
-                   note=f"{server} accepts requests and answers none all run: what reaches it waits the "
-                        f"query's timeout (427, partial); {routing}")]
+                   note=f"{server} never answers (all run): its requests time out (427, partial); {routing}")]
 
 
 def whatif_variants(sc: Scenario, scratch: Path) -> list[WhatIf]:

@@ -63,8 +63,7 @@ def _what_to_change(sc: Scenario, generated: bool, median_docs: float) -> str:
     if sc.table.table_type == "OFFLINE":
         return ("the batch job's rows per segment (generated data: workload.generate.offline.batch_s and "
                 "offline.files)")
-    return ("the table's realtime.segment.flush.threshold.rows (or .segment.size, .time; generated data: "
-            "workload.generate.segment_rows, segment_time_s)")
+    return "the table's realtime.segment.flush.threshold.rows (generated data: workload.generate.segment_rows)"
 
 
 def segments_out_of_range(sc: Scenario, layout: Layout, sizes: Mapping[str, int], generated: bool) -> str:
@@ -85,8 +84,7 @@ def segments_out_of_range(sc: Scenario, layout: Layout, sizes: Mapping[str, int]
         if median * D.SEGMENT_SIZE_FAR < low:
             times = low / max(median, 1.0)
             out.append(f"segments far below Pinot's recommended size: {held}, against the {_range()} Pinot's docs "
-                       f"recommend (tiny segments cost ZooKeeper metadata, server heap and per-segment "
-                       f"query work); about {times:,.0f}x the rows per segment would reach {_mb(low)}: raise {knob}")
+                       f"recommend; about {times:,.0f}x the rows per segment would reach {_mb(low)}: raise {knob}")
         elif median > high * D.SEGMENT_SIZE_FAR:
             times = median / high
             out.append(f"segments far above Pinot's recommended size: {held}, against the {_range()} Pinot's docs "
