@@ -55,11 +55,14 @@ from workbench.scenario import Scenario
 from workbench.sim.decisions import ema_decay, ema_feed, hybrid_score, slow_scale
 from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import HINTS, release
+from workbench.sim.fast.plan_kernels import offsets
 from workbench.sim.fast.server_kernel import (
     F_NEXT,
     I_TASKS,
     advance_server,
     finish_server,
+    heap_pop,
+    heap_push,
     server_state,
     set_request,
 )
@@ -223,19 +226,19 @@ class _CaseTable:
             cset_list = sorted(self.csets, key=self.csets.__getitem__)
             self._arrays = _Cases(
                 self.epoch_times, np.array(self._rows, dtype=np.int64).reshape(len(self._rows), len(self.plan.plans)),
-                _offsets(sizes),
+                offsets(sizes),
                 np.array([x for c in cases for x in c[2]], dtype=np.int64),
                 np.array([x for c in cases for x in c[0]], dtype=np.int64),
                 np.array([x for c in cases for x in c[1]], dtype=np.int64),
                 np.array([c[3] for c in cases], dtype=np.int32),
-                _offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
+                offsets(np.array([len(c) for c in cset_list], dtype=np.int64)),
                 np.array([s for c in cset_list for s, _ in c], dtype=np.int64),
                 np.array([on for c in cset_list for _, on in c], dtype=np.bool_),
-                _offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
+                offsets(np.array([len(c[4]) for c in cases], dtype=np.int64)),
                 np.array([s for c in cases for s, _ in c[4]], dtype=np.int64),
                 np.array([r for c in cases for _, r in c[4]], dtype=np.int64),
-                _offsets(np.array([len(c[5]) for c in cases], dtype=np.int64)),
-                _offsets(np.array([len(g) for c in cases for g in c[5]], dtype=np.int64)),
+                offsets(np.array([len(c[5]) for c in cases], dtype=np.int64)),
+                offsets(np.array([len(g) for c in cases for g in c[5]], dtype=np.int64)),
                 np.array([e for c in cases for g in c[5] for e, _ in g], dtype=np.int64),
                 np.array([i for c in cases for g in c[5] for _, i in g], dtype=np.int64))
         return self._arrays
@@ -328,10 +331,6 @@ def ranks_candidates(sc: Scenario) -> bool:
                                       and not sc.cluster.broker.adaptive.enable_strict_replica_group)
 
 
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class LiveRoutes:
     """What live routing decided and what the servers answered, per request (in routing order): the routes
@@ -377,7 +376,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     # a ranking selector shuffles every query's candidates before sorting them by score (ties in random
     # order): one permutation per query, of a size its case fixes, drawn in query order as the SimPy brokers do
     pool_counts = np.diff(cases.pool_offsets)[case] if rank and not shuffle_live else np.zeros(nq, dtype=np.int64)
-    perm_offsets = _offsets(pool_counts)
+    perm_offsets = offsets(pool_counts)
     perms = (np.concatenate([rng.permutation(int(n)) for n in pool_counts.tolist()]).astype(np.int64)
              if rank and not shuffle_live and nq else np.empty(0, dtype=np.int64))
     unavailable = np.zeros(nq, dtype=np.int32)  # per query: its case's, plus a whole group's misses
@@ -492,7 +491,7 @@ def _collect(plan: Plan, unavailable: np.ndarray, counters: np.ndarray, requests
     query_requests, server, row, nseg, seg_start, rows = (requests[0], requests[1][:n], requests[2][:n],
                                                           requests[3][:n], requests[4][:n], requests[10][:n])
     docs, delays, positions = requests[7][:n], requests[8][:2 * n], work[6]
-    seg_offsets = _offsets(nseg)
+    seg_offsets = offsets(nseg)
     # each request's segment positions, in its order: the kernel lays requests' segments out one after the
     # other, in routing order, so the requests' CSR is the layout itself
     assert n == 0 or (seg_start[0] == 0 and np.array_equal(seg_start, seg_offsets[:-1]))
@@ -505,45 +504,6 @@ def _collect(plan: Plan, unavailable: np.ndarray, counters: np.ndarray, requests
     ist, fs = state[13], state[14]
     return LiveRoutes(routes, query_requests.copy(), np.ascontiguousarray(delays), at, code, responded, paused, wait,
                       state[17], fs[:, 2].copy() if ist.shape[0] else np.zeros(0))
-
-
-@helper
-def _heap_push(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int, key: float, seq: int,
-               x: int, y: int) -> int:
-    i = size
-    keys[i], seqs[i], a[i], b[i] = key, seq, x, y
-    while i > 0:
-        parent = (i - 1) >> 1
-        if keys[parent] < keys[i] or (keys[parent] == keys[i] and seqs[parent] < seqs[i]):
-            break
-        keys[i], keys[parent] = keys[parent], keys[i]
-        seqs[i], seqs[parent] = seqs[parent], seqs[i]
-        a[i], a[parent] = a[parent], a[i]
-        b[i], b[parent] = b[parent], b[i]
-        i = parent
-    return size + 1
-
-
-@helper
-def _heap_pop(keys: np.ndarray, seqs: np.ndarray, a: np.ndarray, b: np.ndarray, size: int) -> int:
-    size -= 1
-    keys[0], seqs[0], a[0], b[0] = keys[size], seqs[size], a[size], b[size]
-    i = 0
-    while True:
-        left, right, smallest = 2 * i + 1, 2 * i + 2, i
-        if left < size and (keys[left] < keys[smallest]
-                            or (keys[left] == keys[smallest] and seqs[left] < seqs[smallest])):
-            smallest = left
-        if right < size and (keys[right] < keys[smallest]
-                             or (keys[right] == keys[smallest] and seqs[right] < seqs[smallest])):
-            smallest = right
-        if smallest == i:
-            return size
-        keys[i], keys[smallest] = keys[smallest], keys[i]
-        seqs[i], seqs[smallest] = seqs[smallest], seqs[i]
-        a[i], a[smallest] = a[smallest], a[i]
-        b[i], b[smallest] = b[smallest], b[i]
-        i = smallest
 
 
 # stats arrays: ema[b, which, field, server]; which 0: in-flight EMA, 1: latency EMA;
@@ -677,7 +637,7 @@ def _mark(b: int, s: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarra
     broker_state[b] = -1  # its routing state changed
     servers = unhealthy.shape[1]
     ref = (generation[b, s] * unhealthy.shape[0] + b) * servers + s
-    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + cfg[11], counters[3], _RETRY, ref)
+    counters[2] = heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + cfg[11], counters[3], _RETRY, ref)
     counters[3] += 1
 
 
@@ -704,7 +664,7 @@ def _retry(ref: int, at: float, det: tuple[np.ndarray, ...], cfg: np.ndarray, c_
         return
     delay[b, s] = delay[b, s] * cfg[12]
     retries[b, s] += 1
-    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + delay[b, s], counters[3], _RETRY, ref)
+    counters[2] = heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], at + delay[b, s], counters[3], _RETRY, ref)
     counters[3] += 1
 
 
@@ -811,7 +771,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             while k < open_rows[s]:  # responses sent: each reaches its broker after its way back
                 r = outstanding[s, k]
                 if out_responded[s, req_row[r]]:
-                    counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2],
+                    counters[2] = heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2],
                                              out_at[s, req_row[r]] + delays[2 * r + 1], counters[3], _RESPONSE, r)
                     counters[3] += 1
                     open_rows[s] -= 1
@@ -821,7 +781,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
         # 2. the brokers' events before t, in time order
         while counters[2] > 0 and ev_key[0] < t:
             at, kind, ref = ev_key[0], ev_kind[0], ev_ref[0]
-            counters[2] = _heap_pop(ev_key, ev_seq, ev_kind, ev_ref, counters[2])
+            counters[2] = heap_pop(ev_key, ev_seq, ev_kind, ev_ref, counters[2])
             if kind == _DEADLINE:
                 if not closed[ref]:
                     _close(ref, at, broker[ref], queries, requests, gathers, stats, cfg)
@@ -989,7 +949,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
         if n_servers == 0:
             closed[q] = True
         else:
-            counters[2] = _heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], arrival[q] + timeout[q], counters[3],
+            counters[2] = heap_push(ev_key, ev_seq, ev_kind, ev_ref, counters[2], arrival[q] + timeout[q], counters[3],
                                      _DEADLINE, q)
             counters[3] += 1
         q += 1

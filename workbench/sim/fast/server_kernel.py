@@ -43,7 +43,8 @@ from workbench.sim.fast.jit import helper, kernel
 from workbench.sim.fast.pauses import HINTS, finish, intersects, release, run_time
 from workbench.sim.fast.server_settings import SCHED_BINARY, SCHED_BOUNDED, SCHED_FCFS, ServerSettings
 
-__all__ = ["advance_server", "finish_server", "server_state", "set_request", "simulate_server", "workspace"]
+__all__ = ["advance_server", "finish_server", "heap_pop", "heap_push", "server_state", "set_request", "simulate_server",
+           "workspace"]
 
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
 _PREPARE, _SEGMENT, _MERGE = 0, 1, 2
@@ -70,8 +71,8 @@ TI = 3
 
 
 @helper
-def _push(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int,
-          key: float, seq: int, kind: int, ref: int) -> int:
+def heap_push(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int,
+             key: float, seq: int, kind: int, ref: int) -> int:
     i = size
     keys[i], seqs[i], kinds[i], refs[i] = key, seq, kind, ref
     while i > 0:
@@ -87,7 +88,7 @@ def _push(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarra
 
 
 @helper
-def _pop(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int) -> int:
+def heap_pop(keys: np.ndarray, seqs: np.ndarray, kinds: np.ndarray, refs: np.ndarray, size: int) -> int:
     """Remove the root (read it first); returns the new size."""
     size -= 1
     keys[0], seqs[0], kinds[0], refs[0] = keys[size], seqs[size], kinds[size], refs[size]
@@ -357,14 +358,14 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                 while ist[I_HN] > 0 and hk[0] <= fs[F_V0]:
                     due_seq[nd], due_kind[nd], due_ref[nd] = hs[0], hkd[0], hr[0]
                     nd += 1
-                    ist[I_HN] = _pop(hk, hs, hkd, hr, ist[I_HN])
+                    ist[I_HN] = heap_pop(hk, hs, hkd, hr, ist[I_HN])
             rt = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) if ist[I_TN] > 0 else _INF
             if ist[I_TN] > 0 and is_due(tk[0], rt, now):
                 rt = max(rt, tk[0])
                 while ist[I_TN] > 0 and tk[0] <= rt:
                     due_seq[nd], due_kind[nd], due_ref[nd] = tsq[0], tkd[0], tr[0]
                     nd += 1
-                    ist[I_TN] = _pop(tk, tsq, tkd, tr, ist[I_TN])
+                    ist[I_TN] = heap_pop(tk, tsq, tkd, tr, ist[I_TN])
             for d in range(1, nd):  # start order (seq): insertion sort, nd is almost always 1
                 j = d
                 while j > 0 and due_seq[j - 1] > due_seq[j]:
@@ -437,9 +438,9 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                         _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
                         if static:
                             key = (run_time(ps, pe, pr, now, ph) if len(ps) > 0 else now) + work
-                            ist[I_TN] = _push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
+                            ist[I_TN] = heap_push(tk, tsq, tkd, tr, ist[I_TN], key, ist[I_SEQ], y, x)
                         else:
-                            ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
+                            ist[I_HN] = heap_push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + work, ist[I_SEQ], y, x)
                         ist[I_SEQ] += 1
                         cpu_changed = True
                 elif a == _DISPATCH_WORKERS:
@@ -479,7 +480,7 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                         w = seg_work[ri[r, RI_SEG_START] + index]
                         if w > 0:
                             _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
-                            ist[I_HN] = _push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
+                            ist[I_HN] = heap_push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + w, ist[I_SEQ], _SEGMENT, task)
                             ist[I_SEQ] += 1
                             cpu_changed = True
                             running = True
