@@ -98,7 +98,7 @@ def run_checked(sc: Scenario, out: str | Path | None, *, overrides: Mapping[str,
     result.parameters["overrides"] = dict(overrides or {})
     given = Path(data) if data is not None else None
     if len(sc.tables) > 1:
-        idle, why = _tenant_servers_without_data(sc)
+        idle, why = _tenant_servers_without_data(sc, ideal_state)
         segments = ""
     else:
         layout, directory = _layout(sc, given, ideal_state)
@@ -132,7 +132,7 @@ def servers_without_data(sc: Scenario, data: Path | None = None,
     judged (``((), "")``).
     """
     if len(sc.tables) > 1:
-        return _tenant_servers_without_data(sc)
+        return _tenant_servers_without_data(sc, ideal_state)
     layout, _ = _layout(sc, data, ideal_state)
     return _idle(sc, layout)
 
@@ -184,12 +184,14 @@ def _idle(sc: Scenario, layout: Any) -> tuple[tuple[str, ...], str]:
     return idle, f"{_named(idle)} hold no data: {_shape(sc, layout.partitions, used, len(layout.servers))}"
 
 
-def _tenant_servers_without_data(sc: Scenario) -> tuple[tuple[str, ...], str]:
-    """:func:`servers_without_data` of a scenario of several tables: the servers no table gives a segment."""
+def _tenant_servers_without_data(sc: Scenario, ideal_state: Mapping[str, Mapping[str, str]] | None,
+                                 ) -> tuple[tuple[str, ...], str]:
+    """:func:`servers_without_data` of a scenario of several tables: the servers no table gives a segment
+    (on ``ideal_state``, every table's segments, when a rebalance placed them)."""
     holding: set[str] = set()
     for view in sc.tables:
-        idle, _ = servers_without_data(view)
-        holding |= {f"Server_{i}" for i in view.table_servers()} - set(idle)
+        idle, _ = servers_without_data(view, None, ideal_state)
+        holding |= {f"Server_{i}" for i in range(sc.cluster.servers)} - set(idle)
     idle = tuple(f"Server_{i}" for i in range(sc.cluster.servers) if f"Server_{i}" not in holding)
     if not idle:
         return (), ""

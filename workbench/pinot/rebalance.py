@@ -48,7 +48,7 @@ from workbench.pinot.assignment import (
 )
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "initial_ideal_state", "plan_rebalance",
+__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "initial_ideal_state", "plan_rebalance", "tenant_plan",
            "relocates_completed", "servers_for_table", "table_instance_partitions"]
 
 IdealState = Mapping[str, Mapping[str, str]]
@@ -258,6 +258,49 @@ def plan_rebalance(table_config: TableConfig, current_servers: Servers, new_serv
                          MappingProxyType({s: MappingProxyType(dict(m)) for s, m in current.items()}),
                          MappingProxyType({s: MappingProxyType(m) for s, m in new.items()}),
                          _moves(current, new, sizes))
+
+
+def tenant_plan(plans: Sequence[RebalancePlan]) -> RebalancePlan:
+    """The rebalance of a tenant of several tables: each table's plan side by side, as one plan.
+
+    Pinot's tenant rebalance (``TenantRebalancer``, ``POST /tenants/{tenantName}/rebalance``, release 1.5.1)
+    runs the table rebalancer on every table of the tenant, one table at a time or several in parallel, each
+    with its own instance partitions and segment assignment: nothing is decided across tables. So the
+    tenant's ideal state is the tables' ideal states together (segment names differ between tables: Pinot's
+    carry the table's), a server's moves are the sum of its moves in every table, and each table's instance
+    partitions keep their own names (``orders_OFFLINE/OFFLINE``). ``minimize_data_movement`` holds when it held
+    for every table. One plan is returned as it is.
+
+    >>> from workbench.pinot.table_config import TableConfig
+    >>> a, b = (TableConfig.from_json({"tableName": n, "tableType": "OFFLINE"}) for n in ("a", "b"))
+    >>> pa = plan_rebalance(a, ["s0"], ["s0", "s1"], {"a_0": 10, "a_1": 10})
+    >>> pb = plan_rebalance(b, ["s0"], ["s0", "s1"], {"b_0": 5, "b_1": 5})
+    >>> both = tenant_plan([pa, pb])
+    >>> both.table, both.bytes_moved == pa.bytes_moved + pb.bytes_moved, sorted(both.assignment)
+    ('a_OFFLINE, b_OFFLINE', True, ['a_0', 'a_1', 'b_0', 'b_1'])
+    """
+    if not plans:
+        raise InputError("plans", "is empty: give the plan of at least one table")
+    if len(plans) == 1:
+        return plans[0]
+    totals: dict[str, list[int]] = {}
+    for plan in plans:
+        for m in plan.moves:
+            row = totals.setdefault(m.server, [0] * 6)
+            for i, v in enumerate((m.segments_before, m.segments_after, m.segments_in, m.segments_out,
+                                   m.bytes_in, m.bytes_out)):
+                row[i] += v
+
+    def named(attr: str) -> Mapping[str, InstancePartitions]:
+        return MappingProxyType({f"{p.table}/{kind}": ip for p in plans for kind, ip in getattr(p, attr).items()})
+
+    def merged(attr: str) -> IdealState:
+        return MappingProxyType({s: m for p in plans for s, m in getattr(p, attr).items()})
+
+    return RebalancePlan(", ".join(p.table for p in plans), all(p.minimize_data_movement for p in plans),
+                         named("previous_instance_partitions"), named("instance_partitions"),
+                         merged("previous_assignment"), merged("assignment"),
+                         tuple(ServerMoves(s, *totals[s]) for s in sorted(totals)))
 
 
 def _size(segment: object, size: object) -> int:

@@ -31,7 +31,7 @@ from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH
 from workbench.report.data import SizingData, binary_size
 from workbench.report.survival import Loss, failure_cases, read_after_loss
 from workbench.report.whatif import Fetch, WhatIf, point_of, read_whatif, whatif_row
-from workbench.scenario import Scenario
+from workbench.scenario import TABLE_KEYS, Scenario
 
 __all__ = ["ASSUMPTIONS", "Assumption", "AssumptionCheck", "assumption_checks", "checks_lead", "ihop_sentence"]
 
@@ -52,6 +52,31 @@ class Assumption:
         for part in self.key.split("."):
             node = getattr(node, part, None)
         return None if node is None else float(node)
+
+    def _views(self, sc: Scenario) -> list[tuple[str, Scenario]]:
+        """Where the key lives: the scenario itself, or for a tenant's table key (``service.*``) each table it
+        applies to, by the override prefix that reaches it (``tables.K.``)."""
+        if not sc.tables or self.key.split(".")[0] not in TABLE_KEYS:
+            return [("", sc)]
+        return [(f"tables.{k}.", t) for k, t in enumerate(sc.tables) if self.applies(t)]
+
+    def holds_for(self, sc: Scenario) -> bool:
+        """Whether the assumption applies to ``sc`` (to any of a tenant's tables, for a table key)."""
+        return any(self.applies(view) and self.value(view) for _, view in self._views(sc))
+
+    def today(self, sc: Scenario) -> float | None:
+        """The value the report names: the scenario's, or the first table's it applies to."""
+        return next((self.value(view) for _, view in self._views(sc) if self.value(view)), None)
+
+    def change(self, sc: Scenario, factor: float) -> dict[str, float]:
+        """The overrides that put the assumption at ``factor`` times its value: on every table of a tenant
+        it applies to (each at ``factor`` times its own), else on the key itself."""
+        out = {}
+        for prefix, view in self._views(sc):
+            value = self.value(view)
+            if value:
+                out[prefix + self.key] = value * factor
+        return out
 
 
 def _g1_or_zgc(sc: Scenario) -> bool:
@@ -138,11 +163,12 @@ def _runs(d: SizingData, row: pd.Series, key: str, factor: float, fetch: Fetch,
     """Configuration ``row`` with ``key`` at ``factor`` times its value: every server up, then each
     failure case ``slo.survive`` asks for (stopping at the first that breaks the SLO)."""
     sc, scratch, seed = point_of(d, row)
-    value = ASSUMPTIONS[key].value(sc)
+    value = ASSUMPTIONS[key].today(sc)
     assert value is not None
-    change = {key: value * factor}
+    change = ASSUMPTIONS[key].change(sc, factor)
     name = _tag(key, factor)
-    cases = [WhatIf(name, f"with every server up at {ASSUMPTIONS[key].text(value * factor)}", change)]
+    every = f" (each table's x{factor:g})" if len(change) > 1 else ""
+    cases = [WhatIf(name, f"with every server up at {ASSUMPTIONS[key].text(value * factor)}{every}", change)]
     failures = failure_cases(sc, scratch, loss)
     cases += [WhatIf(f"{name}-{w.name}", w.label, {**w.overrides, **change}, note=w.note, rebalance_to=w.rebalance_to)
               for w in failures.cases]
@@ -164,11 +190,11 @@ def assumption_checks(d: SizingData, best: pd.Series, cheaper: pd.Series | None,
     sc = d.scenarios[str(best["point"])]
     out = []
     for key, assumption in ASSUMPTIONS.items():
-        today = assumption.value(sc)
-        if not assumption.applies(sc) or not today:
+        today = assumption.today(sc)
+        if not assumption.holds_for(sc) or not today:
             continue
         low, high = D.ASSUMPTION_RANGES[key]
-        other = cheaper if cheaper is not None and assumption.value(d.scenarios[str(cheaper["point"])]) else None
+        other = cheaper if cheaper is not None and assumption.today(d.scenarios[str(cheaper["point"])]) else None
         out.append(AssumptionCheck(assumption, today, today * low, today * high, _runs(d, best, key, high, fetch, loss),
                                    other, _runs(d, other, key, low, fetch, loss) if other is not None else ()))
     return out

@@ -111,6 +111,8 @@ def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
     """The scenario at ``factor`` times its query rate (a faster replay reads a workload under ``scratch``,
     which the study writes before running it: :func:`workbench.studies.whatif.faster_replay`)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
+    if len(sc.tables) > 1:
+        return _tenant_load(sc, factor, scratch / "workloads" / name, name, label)
     if sc.workload.arrival.process != "replay":
         return WhatIf(name, label, {"workload.arrival.qps": sc.workload.arrival.qps * factor}, factor,
                       note=f"Poisson arrivals at {sc.workload.arrival.qps * factor:g} queries/s")
@@ -118,6 +120,35 @@ def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
         return WhatIf(name, label, {}, factor, note="no workload directory to replay faster")
     return WhatIf(name, label, {}, factor, scratch / "workloads" / name,
                   note=f"the query log replayed {factor:g} times faster")
+
+
+def tenant_load_data(sc: Scenario, what: WhatIf) -> list[tuple[Scenario, Path]]:
+    """The tables of a tenant's load what-if that replay their log, each with the directory its faster replay
+    is read from (:func:`load_variant` names it in the what-if's overrides, ``tables.K.workload.data``)."""
+    out = []
+    for k, table in enumerate(sc.tables):
+        given = what.overrides.get(f"tables.{k}.workload.data")
+        if given is not None and table.workload.arrival.process == "replay":
+            out.append((table, Path(given)))
+    return out
+
+
+def _tenant_load(sc: Scenario, factor: float, scratch: Path, name: str, label: str) -> WhatIf:
+    """A tenant at ``factor`` times its load: every table's, a Poisson table by its ``qps``, a replaying table
+    by its log replayed faster from a directory of its own under ``scratch`` (the study writes it)."""
+    overrides: dict[str, Any] = {}
+    parts = []
+    for k, table in enumerate(sc.tables):
+        tname = table.table.table_name
+        if table.workload.arrival.process != "replay":
+            overrides[f"tables.{k}.workload.arrival.qps"] = table.workload.arrival.qps * factor
+            parts.append(f"{tname} {table.workload.arrival.qps * factor:g}/s")
+        elif workload_of(table) is not None:
+            overrides[f"tables.{k}.workload.data"] = str(scratch / tname)
+            parts.append(f"{tname}'s log {factor:g}x faster")
+        else:
+            parts.append(f"{tname} unchanged (no workload directory to replay faster)")
+    return WhatIf(name, label, overrides, factor, note="every table's load: " + ", ".join(parts))
 
 
 def first_group(sc: Scenario) -> tuple[str, ...]:

@@ -125,6 +125,14 @@ def _given(ideal_state: Mapping[str, Mapping[str, str]], names: tuple[str, ...],
     return out
 
 
+def _synthetic_count(ideal_state: Mapping[str, Mapping[str, str]], table: str) -> int:
+    """How many of the synthetic segments ``<table>_0``, ``<table>_1``, ... ``ideal_state`` places."""
+    def own(name: str) -> bool:
+        head, _, tail = name.rpartition("_")
+        return head == table and tail.isdigit()
+    return sum(1 for name in ideal_state if own(name))
+
+
 def build_layout(scenario: Scenario, data: Path | None = None,
                  ideal_state: Mapping[str, Mapping[str, str]] | None = None) -> Layout:
     """The layout for a scenario: synthetic, or the segments of a workload directory (``data``).
@@ -151,8 +159,9 @@ def build_layout(scenario: Scenario, data: Path | None = None,
     else:
         synth = scenario.workload.synthetic
         per_server = synth.segments_per_server if synth else 1
-        # a given ideal state keeps the table's data (a rebalance moves segments, it does not make more)
-        count = len(ideal_state) if ideal_state is not None else \
+        # a given ideal state keeps the table's data (a rebalance moves segments, it does not make more); a
+        # tenant's holds every table's segments, of which this table's are named <tableName>_<i>
+        count = _synthetic_count(ideal_state, table.table_name) if ideal_state is not None else \
             max(1, len(tagged) * per_server // table.replication)
         names = tuple(f"{table.table_name}_{i}" for i in range(count))
         docs = np.full(count, float(synth.docs_per_segment if synth else 1))

@@ -162,7 +162,8 @@ def simulate(
         any count). A sweep already runs one point per core, so it leaves this at 1.
     ideal_state
         Where the table's segments live (segment -> server -> state) instead of the assignment Pinot
-        builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`).
+        builds from scratch: the ideal state after a rebalance, for example (see :mod:`.layout`). For a
+        scenario of several tables, every table's segments (their names differ; each table takes its own).
     """
     check_seed(seed)  # one check with the run verb's: the argument named, not numpy's bare message
     with cycle_collection_paused():  # a run makes no reference cycles (workbench.gcpause)
@@ -185,10 +186,6 @@ class _Tables:
         if len(views) > 1 and data is not None:
             raise InputError("data", "names one table's data; a scenario of several tables reads each table's "
                                      "workload.data (give it there)")
-        if len(views) > 1 and ideal_state is not None:
-            raise InputError("ideal_state", "places one table's segments: a rebalance (the sizing studies' scale-out "
-                                            "and failure cases) of a scenario of several tables is not in the model "
-                                            "yet; run its sweep with --no-studies")
         parts, memories = [], []
         for view in views:
             own = workload_dir(view, data)

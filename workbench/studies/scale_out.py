@@ -17,7 +17,7 @@ Segment sizes come from the workload's ``segments.parquet`` (``size_bytes``) whe
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import pandas as pd
 from workbench.errors import InputError
 from workbench.io.summary import Summary
 from workbench.pinot.assignment import segment_partition_id
-from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
+from workbench.pinot.rebalance import RebalancePlan, plan_rebalance, tenant_plan
 from workbench.runs import resolve, run_scenario
 from workbench.scenario import Scenario
 from workbench.sim.layout import build_layout
@@ -87,32 +87,59 @@ class ScaleOut:
         return text
 
 
+def _servers_after(view: Scenario, servers: int) -> list[str]:
+    """The servers the table may live on once the cluster has ``servers``: every one, or under tenant isolation
+    its tenant's (a server Pinot adds is tagged ``DefaultTenant``; removing servers takes the last ones)."""
+    if not view.isolation:
+        return [f"Server_{i}" for i in range(servers)]
+    claimed = sum(int(n) for n in view.cluster.tenants.values())
+    if claimed > servers:
+        raise InputError("servers", f"{servers} servers cannot hold the {claimed} that cluster.tenants tags; lower "
+                                    "cluster.tenants with them, or keep at least that many servers")
+    return [f"Server_{i}" for i in replace(view.cluster, servers=servers).servers_of(view.tenant)]
+
+
+def _rebalance_table(view: Scenario, servers: int, data: Path | None, minimize_data_movement: bool | None,
+                     include_consuming: bool) -> tuple[RebalancePlan, int]:
+    """Pinot's rebalance of one table's layout today onto its servers after the change, and its replicated
+    bytes."""
+    directory = workload_dir(view, data)
+    layout = build_layout(view, directory)
+    sizes = segment_sizes(layout, directory)
+    streams = layout.partitions if layout.partitions is not None else np.zeros(len(layout.segments), dtype=int)
+    partition = dict(zip(layout.segments, (int(p) for p in streams), strict=True))
+    # as the layout was built: OFFLINE segments by name or metadata, REALTIME ones by stream partition
+    partition_of = segment_partition_id if view.table.table_type == "OFFLINE" else partition.__getitem__
+    consuming = [n for n, c in zip(layout.segments, layout.consuming, strict=True) if c]
+    now = [layout.servers[i] for i in view.table_servers()]
+    plan = plan_rebalance(view.table, now, _servers_after(view, servers), sizes,
+                          current_assignment=layout.ideal_state, minimize_data_movement=minimize_data_movement,
+                          consuming=consuming, include_consuming=include_consuming, partition_of=partition_of)
+    return plan, sum(sizes[n] * len(layout.ideal_state[n]) for n in layout.segments)
+
+
 def rebalance_layout(sc: Scenario, servers: int, *, data: Path | None = None,
                      minimize_data_movement: bool | None = None,
                      include_consuming: bool | None = None) -> tuple[RebalancePlan, int]:
     """Pinot's rebalance of the layout ``sc`` builds today onto ``servers`` servers, and the table's
     replicated bytes (no simulation; :func:`scale_out` takes the same arguments).
 
+    A scenario of several tables is rebalanced as Pinot's tenant rebalance does it: table by table, each on
+    its tenant's servers (:func:`~workbench.pinot.rebalance.tenant_plan`); the bytes are every table's.
     ``include_consuming`` ``None`` moves CONSUMING segments only when the cluster shrinks: a rebalance
     without ``includeConsuming`` leaves them where they are, which on a removed server is nowhere.
     """
     if servers < 1 or servers == sc.cluster.servers:
         raise InputError("servers", f"must be a positive server count other than today's {sc.cluster.servers}, "
                                     f"got {servers}")
-    directory = workload_dir(sc, data)
-    layout = build_layout(sc, directory)
-    sizes = segment_sizes(layout, directory)
-    streams = layout.partitions if layout.partitions is not None else np.zeros(len(layout.segments), dtype=int)
-    partition = dict(zip(layout.segments, (int(p) for p in streams), strict=True))
-    # as the layout was built: OFFLINE segments by name or metadata, REALTIME ones by stream partition
-    partition_of = segment_partition_id if sc.table.table_type == "OFFLINE" else partition.__getitem__
-    consuming = [n for n, c in zip(layout.segments, layout.consuming, strict=True) if c]
+    views = sc.table_scenarios
+    if len(views) > 1 and data is not None:
+        raise InputError("data", "names one table's data; a scenario of several tables reads each table's "
+                                 "workload.data (give it there)")
     if include_consuming is None:
         include_consuming = servers < sc.cluster.servers
-    plan = plan_rebalance(sc.table, layout.servers, [f"Server_{i}" for i in range(servers)], sizes,
-                          current_assignment=layout.ideal_state, minimize_data_movement=minimize_data_movement,
-                          consuming=consuming, include_consuming=include_consuming, partition_of=partition_of)
-    return plan, sum(sizes[n] * len(layout.ideal_state[n]) for n in layout.segments)
+    parts = [_rebalance_table(view, servers, data, minimize_data_movement, include_consuming) for view in views]
+    return tenant_plan([plan for plan, _ in parts]), sum(total for _, total in parts)
 
 
 def scale_out(scenario: Scenario | str | Path | Mapping[str, Any], servers: int, *, seed: int | None = None,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.report.data import workload_of
-from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, read_whatif
+from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, read_whatif, tenant_load_data
 from workbench.runs import run_scenario
 from workbench.scenario import Scenario
 from workbench.workload.directory import WorkloadDir
@@ -46,12 +46,19 @@ def scale_query_log(queries: pd.DataFrame, factor: float, min_span_s: float) -> 
 
 def faster_replay(sc: Scenario, what: WhatIf) -> None:
     """Write the workload a faster-replay what-if reads (``what.data``), once: the scenario's segments
-    and its query log :func:`scale_query_log`-ed by ``what.load`` over the simulated horizon."""
-    source = workload_of(sc)
-    out = WorkloadDir(what.data) if what.data is not None else None
+    and its query log :func:`scale_query_log`-ed by ``what.load`` over the simulated horizon; for a tenant,
+    each replaying table's, where the what-if's overrides point it."""
+    for table, path in tenant_load_data(sc, what):  # a tenant's: each replaying table's own log
+        _write_faster(workload_of(table), WorkloadDir(path), what.load, sc.simulation.duration_s)
+    _write_faster(workload_of(sc) if not sc.tables else None,
+                  WorkloadDir(what.data) if what.data is not None else None, what.load, sc.simulation.duration_s)
+
+
+def _write_faster(source: WorkloadDir | None, out: WorkloadDir | None, factor: float, span_s: float) -> None:
+    """``source``'s segments and its query log replayed ``factor`` times faster into ``out``, once."""
     if out is None or source is None or out.has_queries():
         return
-    out.with_queries(source, scale_query_log(source.queries(), what.load, sc.simulation.duration_s))
+    out.with_queries(source, scale_query_log(source.queries(), factor, span_s))
 
 
 def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfRun:
