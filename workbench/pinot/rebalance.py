@@ -48,8 +48,8 @@ from workbench.pinot.assignment import (
 )
 from workbench.pinot.table_config import TableConfig
 
-__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "initial_ideal_state", "plan_rebalance", "tenant_plan",
-           "relocates_completed", "servers_for_table", "table_instance_partitions"]
+__all__ = ["RebalancePlan", "ServerMoves", "compare_minimize", "initial_ideal_state", "plan_rebalance",
+           "relocates_completed", "servers_for_table", "table_instance_partitions", "tenant_plan"]
 
 IdealState = Mapping[str, Mapping[str, str]]
 Servers = Sequence[str] | Sequence[Instance]

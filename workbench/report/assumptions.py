@@ -185,7 +185,7 @@ def _runs(d: SizingData, row: pd.Series, key: str, factor: float, fetch: Fetch,
 def assumption_checks(d: SizingData, best: pd.Series, cheaper: pd.Series | None, fetch: Fetch = read_whatif,
                       loss: Loss = read_after_loss) -> list[AssumptionCheck]:
     """Each assumption that applies to ``best`` at both ends of its range (none without an SLO)."""
-    if d.slo_p99_ms is None:
+    if not d.judged:
         return []
     sc = d.scenarios[str(best["point"])]
     out = []

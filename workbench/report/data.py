@@ -63,9 +63,9 @@ from workbench.scenario import Scenario, recorded_scenario
 from workbench.workload.directory import WorkloadDir
 
 __all__ = ["LOAD_KEY", "RANKING_RULE", "SIZING_FILE", "LoadAnswer", "SizingData", "bill", "binary_size", "cost_column",
-           "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
+           "is_tenant", "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
            "recommend_per_load", "search_note", "shape_costs", "size_text", "slo_verdicts", "table_bytes",
-           "workload_of"]
+           "table_names", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class SizingData:
     scenarios
         Point id -> its validated scenario (relative paths resolve against ``base_dir``).
     slo_p99_ms
-        The p99 target, ms (``None`` when the scenario sets none).
+        The p99 target, ms (``None`` when the scenario sets none, and for a tenant: see ``table_slos``).
     scenario_name
         The base scenario's name.
     base
@@ -96,6 +96,9 @@ class SizingData:
         The instance price table in use.
     sweep_name
         The sweep's name.
+    table_slos
+        A tenant's tables (a ``tables:`` scenario), each with its own p99 target (``None``: none): every table
+        is held to its own, so there is no one ``slo_p99_ms``; empty for one table.
     """
 
     combined: pd.DataFrame
@@ -109,6 +112,12 @@ class SizingData:
     options: ReportOptions = field(default_factory=ReportOptions)
     prices: PriceTable | None = None
     sweep_name: str = ""
+    table_slos: Mapping[str, float | None] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> bool:
+        """Whether a latency SLO judges the configurations: the scenario's, or any table's of a tenant."""
+        return self.slo_p99_ms is not None or any(v is not None for v in self.table_slos.values())
 
 
 def size_text(num_bytes: float) -> str:
@@ -197,15 +206,28 @@ def _shape_columns(combined: pd.DataFrame, scenarios: list[Scenario], prices: Pr
     return pd.concat([combined.drop(columns=[c for c in extra.columns if c in combined]), extra], axis=1)
 
 
+def is_tenant(combined: pd.DataFrame) -> bool:
+    """Whether the rows are runs of several tables on a tenant (each table's summary has columns ``tables.*``)."""
+    return any(str(c).startswith("tables.") for c in combined.columns)
+
+
+def table_names(combined: pd.DataFrame) -> list[str]:
+    """The tables of a tenant's rows, in the runs' order (from the ``tables.TABLE.queries`` columns)."""
+    return [str(c)[len("tables."):-len(".queries")] for c in combined.columns
+            if str(c).startswith("tables.") and str(c).endswith(".queries")]
+
+
 def slo_verdicts(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Series]:
     """Whether each point meets the SLO, and whether it does across the model interval too (``robust``).
 
     The run's own verdict (``slo.met``, which also holds ``slo.max_heap`` and OOM) rules a point out
-    whatever its latency; the p99 check uses the top of the interval so noise cannot buy a pass.
+    whatever its latency; the p99 check uses the top of the interval so noise cannot buy a pass. A tenant's
+    points (runs of several tables: ``tables.*`` columns) are judged by the run's verdict alone, which holds
+    each table's p99 interval to that table's own SLO (:func:`workbench.analysis.tables.tenant_verdict`).
     """
     verdict = combined[S.SLO_MET] if S.SLO_MET in combined else pd.Series(None, index=combined.index, dtype=object)
     run_ok = verdict.map(lambda v: v is None or (isinstance(v, float) and np.isnan(v)) or bool(v)).astype(bool)
-    if slo is None:
+    if slo is None or is_tenant(combined):
         return run_ok, run_ok
     value = combined[S.P99]
     high = combined[S.P99_HIGH].fillna(value) if S.P99_HIGH in combined else value
@@ -346,13 +368,15 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
     base_scenario = _base_scenario(manifest, base_dir) if base_file else None
     combined = shape_costs(combined, loaded, prices, opts, table_bytes(base_scenario))
-    slo = loaded[0].slo.p99_ms
+    tables = loaded[0].tables
+    slo = None if len(tables) > 1 else loaded[0].slo.p99_ms
     combined["meets_slo"], combined["robust"] = slo_verdicts(combined, slo)
     combined["load_level"] = load_levels(combined)
     combined["at_load"] = _at_load(combined)
     return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
-                      str(manifest.get("name", root.name)))
+                      str(manifest.get("name", root.name)),
+                      {t.table.table_name: t.slo.p99_ms for t in tables} if len(tables) > 1 else {})
 
 
 def shape_costs(combined: pd.DataFrame, scenarios: list[Scenario], prices: PriceTable, options: ReportOptions,

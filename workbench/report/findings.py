@@ -286,7 +286,7 @@ def find(d: SizingData) -> Findings:
         warnings.append(missing)
     if best is not None:
         warnings += _table_fit(best)
-    if d.slo_p99_ms is None:
+    if not d.judged:
         warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
                         "recommendation is only the cheapest shape simulated.")
     per_load = recommend_per_load(combined)

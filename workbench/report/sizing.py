@@ -17,7 +17,7 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from workbench.io import atomic_file
-from workbench.report import appendix, sections
+from workbench.report import appendix, sections, tenant
 from workbench.report.data import SizingData, load_sizing_data, recommend
 from workbench.report.findings import Findings, find
 from workbench.report.options import ReportOptions
@@ -35,6 +35,7 @@ def _summary(d: SizingData, f: Findings) -> list[Figure]:
 #: Report sections in order; each returns its pages (none when its data is absent).
 SECTIONS: dict[str, Section] = {
     "summary": _summary,
+    "tables": lambda d, f: tenant.tables_section(d, f.best),
     "configurations": sections.configurations,
     "cost": sections.cost,
     "whatif": sections.whatifs,

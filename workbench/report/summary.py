@@ -35,6 +35,7 @@ from workbench.report.findings import Findings, LoadFacts
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
+from workbench.report.tenant import table_lines
 from workbench.report.verdict_section import verdict_sentences
 
 __all__ = ["assumption_sentences", "bill_text", "cost_of", "fragile_sentence", "headroom_sentence", "load_rows",
@@ -103,14 +104,14 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     return rows
 
 
-def whatif_frame(f: Findings, slo: float | None) -> pd.DataFrame:
+def whatif_frame(f: Findings, judged: bool) -> pd.DataFrame:
     """The what-if table as printed: what changes, p99 with its interval, the verdict, how busy the
     busiest server is (a mean would count a server that is down as idle and hide its replicas' load)."""
     if f.whatifs is None:
         return pd.DataFrame()
     rows = []
     for _, r in f.whatifs.iterrows():
-        verdict = "–" if slo is None else ("meets" if r["meets_slo"] else "BREAKS")
+        verdict = "–" if not judged else ("meets" if r["meets_slo"] else "BREAKS")
         p99 = ms(r) if r[P99] == r[P99] else "not simulated"
         rows.append({"case": str(r["label"]), "how it is modelled": str(r["note"]),
                      "queries/s": round(float(r.get(THROUGHPUT, math.nan)), 1), "p99 [95% interval]": p99,
@@ -365,13 +366,28 @@ def summary_pages(d: SizingData, f: Findings) -> list[Figure]:
     return pages
 
 
-def _answer(d: SizingData, f: Findings, page: Page) -> bool:
-    """The question, the load and the answer (or why there is none)."""
+def question_target(d: SizingData) -> str:
+    """What the sizing is for: ``this table's load with p99 under 200 ms (...)``, or a tenant's tables, each
+    held to its own SLO.
+
+    >>> from workbench.report.data import SizingData
+    >>> slos = {"orders": 120.0, "clicks": None}
+    >>> question_target(SizingData(pd.DataFrame(), {}, None, "s", {}, table_slos=slos)).split(" with ")[1]
+    "each table's p99 under its own SLO (orders 120 ms, clicks none; the whole 95% interval)"
+    """
+    if d.table_slos:
+        each = ", ".join(f"{name} {'none' if v is None else f'{v:g} ms'}" for name, v in d.table_slos.items())
+        return (f"this tenant's {len(d.table_slos)} tables ({', '.join(d.table_slos)}) with each table's p99 under "
+                f"its own SLO ({each}; the whole 95% interval)")
     slo = d.slo_p99_ms
     target = f"p99 under {slo:g} ms (the whole 95% interval)" if slo is not None else "no latency SLO (none was set)"
+    return f"this table's load with {target}"
+
+
+def _answer(d: SizingData, f: Findings, page: Page) -> bool:
+    """The question, the load and the answer (or why there is none)."""
     page.heading("Executive summary")
-    page.paragraph(f"The question: which cluster shape serves this table's load with {target}, for the least money?",
-                   size=9)
+    page.paragraph(f"The question: which cluster shape serves {question_target(d)}, for the least money?", size=9)
     page.facts(load_rows(f.load), size=9)
     today = verdict_sentences(d)
     if today:
@@ -396,9 +412,11 @@ def _answer(d: SizingData, f: Findings, page: Page) -> bool:
         b = f.best
         level = (f"At the highest load simulated, {f.per_load[-1].qps:,.0f} queries/s ({f.per_load[-1].level}): "
                  if len(f.per_load) > 1 else "")
-        page.callout(f"{level}Buy {shape_sentence(b, d.prices)}\np99 {ms(b)}, p50 {ms(b, 'p50')}, "
+        each = "".join(f"  {line}\n" for line in table_lines(d, b))
+        tenant = "every table's queries: " if each else ""
+        page.callout(f"{level}Buy {shape_sentence(b, d.prices)}\n{tenant}p99 {ms(b)}, p50 {ms(b, 'p50')}, "
                      f"servers {float(b[UTILISATION_MEAN]):.0%} busy, partial results "
-                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.\n" + bill_text(d, b, currency), "good", size=9.5)
+                     f"{float(b.get(PARTIAL_RATE, 0.0)):.2%}.\n" + each + bill_text(d, b, currency), "good", size=9.5)
     per_load = per_load_sentences(d, f)
     if per_load:
         page.heading("One answer per load")
@@ -418,7 +436,7 @@ def _whatifs(d: SizingData, f: Findings, page: Page) -> bool:
     if f.whatifs is None or not len(f.whatifs):
         return False
     page.heading("What if load grows or a server dies")
-    page.table(whatif_frame(f, d.slo_p99_ms), size=8)
+    page.table(whatif_frame(f, d.judged), size=8)
     page.paragraph(headroom_sentence(f), size=9)
     return True
 

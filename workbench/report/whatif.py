@@ -233,9 +233,14 @@ def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfR
 
 
 def whatif_row(run: WhatIfRun, slo: float | None) -> dict[str, Any]:
+    """One what-if as a row: its change, its flattened summary and ``meets_slo``, the p99 interval's upper end
+    against ``slo`` and the run's own verdict; a tenant's run (several tables) by its own verdict alone, which
+    holds every table to its own SLO (the tenant's p99 mixes tables with different SLOs)."""
     what = run.what
     row = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, **run.summary.columns()}
     verdict = run.summary.slo.met  # the run's own verdict, which also holds the heap SLO and OOM
+    if run.summary.tables:
+        slo = None
     row["meets_slo"] = (True if slo is None else run.summary.latency_ms.p99.bound() <= slo) and verdict is not False
     return row
 
@@ -309,7 +314,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
     an SLO or multipliers)."""
     steps = tuple(multipliers if multipliers is not None else d.options.headroom)
     slo = d.slo_p99_ms
-    if slo is None or not steps:
+    if not d.judged or not steps:
         return None
     sc, scratch, seed = point_of(d, best)
     p99_high = best.get(P99_HIGH, best[P99])
@@ -331,7 +336,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
     holds = float(passed["load"].max()) if len(passed) else 0.0
     breaks = float(failed["load"].min()) if len(failed) else None
     estimate = None
-    if breaks is not None and len(passed):
+    if breaks is not None and len(passed) and slo is not None:  # a tenant's tables each have their own SLO
         low = runs[runs["load"] == holds].iloc[0]
         high_row = runs[runs["load"] == breaks].iloc[0]
         estimate = _crossing({str(k): v for k, v in low.items()}, {str(k): v for k, v in high_row.items()}, slo)

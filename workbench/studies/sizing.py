@@ -33,6 +33,7 @@ from workbench.report.data import SizingData, load_sizing_data, meeting, recomme
 from workbench.report.findings import cheaper_than
 from workbench.report.options import ReportOptions
 from workbench.report.survival import survival_frame, with_survival
+from workbench.report.tenant import table_effects
 from workbench.report.whatif import (
     STUDIES_FILE,
     WHATIF_DIR,
@@ -70,6 +71,7 @@ def run_sizing_studies(sweep_dir: str | Path, options: ReportOptions | None = No
         return None
     whatif_table(d, best, fetch=run_whatif)
     headroom(d, best, fetch=run_whatif)
+    table_effects(d, best, fetch=run_whatif)  # a tenant's: what each table adds to the others
     started = time.perf_counter()
     checks = assumption_checks(d, best, cheaper_than(d, best), fetch=run_failure_case, loss=plan_after_loss)
     record["assumptions"] = {"checked": len(checks), "seconds": round(time.perf_counter() - started, 2),

@@ -17,7 +17,7 @@ import pandas as pd
 from workbench.errors import ScenarioError
 from workbench.io.summary import Summary
 from workbench.runs import run_checked
-from workbench.scenario import TABLE_KEYS, Scenario, load_scenario
+from workbench.scenario import Scenario, load_scenario
 from workbench.scenario.schema import SLOSpec
 
 __all__ = ["TABLE_ADDED_COLUMNS", "table_added"]
@@ -25,10 +25,6 @@ __all__ = ["TABLE_ADDED_COLUMNS", "table_added"]
 #: The columns of :func:`table_added`'s table, one row per table already on the tenant.
 TABLE_ADDED_COLUMNS = ("table", "tenant", "p99_without_ms", "p99_with_ms", "p99_with_ci_high_ms", "p99_slo_ms",
                        "slo_met_without", "slo_met_with", "utilisation_without", "utilisation_with")
-
-
-def _entries(sc: Scenario) -> list[dict[str, Any]]:
-    return [{k: v for k, v in t.to_dict().items() if k in TABLE_KEYS} for t in sc.tables]
 
 
 def _with_tables(sc: Scenario, entries: list[dict[str, Any]]) -> Scenario:
@@ -39,7 +35,7 @@ def _with_tables(sc: Scenario, entries: list[dict[str, Any]]) -> Scenario:
 
 def _pair(sc: Scenario, name: str) -> tuple[Scenario, Scenario]:
     """The scenario without table ``name`` and with it, listed last (every other table keeps its position)."""
-    entries = _entries(sc)
+    entries: list[dict[str, Any]] = sc.to_dict()["tables"]
     names = [t.table.table_name for t in sc.tables]
     if name not in names:
         raise ScenarioError("tables", f"has no table {name!r}; its tables are {', '.join(names) or 'none'}")
