@@ -10,6 +10,7 @@ for the cluster, so 2 servers are saturated (1.44 each) and p99 falls as servers
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import yaml
 
 from workbench.cli import main
 from workbench.errors import InputError
-from workbench.report.data import search_note
+from workbench.report.data import load_sizing_data, search_note
 from workbench.sizing import size
 
 SCENARIO: dict[str, Any] = {
@@ -107,6 +108,54 @@ def test_the_cheapest_shape_meeting_the_slo_breaks_with_a_server_lost(workload: 
     meeting = sorted((e for e in grid["evaluated"] if e["verdict"] == "meets"), key=lambda e: e["servers"])
     assert meeting[0]["survives"] is False and found["recommendation"]["cluster.servers"] > meeting[0]["servers"]
     assert found["failure_case_runs"] < grid["failure_case_runs"]
+
+
+def _calibrated(workload: Path, root: Path, slo_ms: float, se_ms: float, draws: int) -> Path:
+    """The cost model at 2 ms per segment, written as ``workbench calibrate`` writes a calibrated scenario:
+    ``calibration.json`` beside it, whose fit puts a standard error of ``se_ms`` on the per-segment cost."""
+    root.mkdir()
+    data = copy.deepcopy(SCENARIO)
+    data["workload"]["data"] = str(workload / "data")
+    data["service"] = {"model": "cost", "per_segment_ms": 2.0, "ns_per_doc": 0.0, "variability": 0.3}
+    data["slo"]["p99_ms"] = slo_ms
+    data["sizing"] = {"servers": {"min": 2, "max": 10}, "vary": {"cluster.server.cores": [1, 2]}, "draws": draws}
+    (root / "calibration.json").write_text(json.dumps({"fit": {
+        "parameters": {"service.per_segment_ms": {"value": 2.0, "se": se_ms},
+                       "service.ns_per_doc": {"value": 0.0, "se": None}},
+        "covariance": {"keys": ["service.per_segment_ms"], "matrix": [[se_ms**2]]},
+        "variability": {"value": 0.3, "se": 0.0}}}))
+    path = root / "calibrated.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_calibrated_model_draws_its_parameters_only_for_shapes_that_could_win(workload: Path,
+                                                                              tmp_path: Path) -> None:
+    """A per-segment cost known to within 20% (se 0.4 ms of 2 ms): the cheapest shape meeting the SLO at the
+    fitted cost does not across the draws, so both modes recommend a bigger one, by the report's rule; the
+    search ran the draws only for shapes no dearer than the answer, the grid for every shape meeting the SLO."""
+    draws = 4
+    path = _calibrated(workload, tmp_path / "calibrated", slo_ms=35, se_ms=0.4, draws=draws)
+    found, grid = _both(path, tmp_path)
+    _same_answer(found, grid)
+    robust = {e["point"]: e["robust"] for e in grid["evaluated"]}
+    assert all(e["robust"] == robust[e["point"]] for e in found["evaluated"] if e["robust"] is not None)
+    assert found["calibration"]["draws"] == draws and found["runs"] == (
+        found["shape_runs"] + found["failure_case_runs"] + found["draw_runs"])
+    # the draws decided: the cheapest shape meeting the SLO at the fitted cost is not robust; the answer is
+    meets = sorted((e for e in grid["evaluated"] if e["verdict"] == "meets"),
+                   key=lambda e: (e["cost"], e["p99_high_ms"]))
+    assert meets[0]["p99_high_ms"] <= 35 < meets[0]["p99_model_high_ms"] and meets[0]["robust"] is False
+    rec = next(e for e in found["evaluated"] if e["point"] == found["recommended_point"])
+    assert rec["robust"] is True and rec["p99_model_high_ms"] <= 35 and rec["cost"] > meets[0]["cost"]
+    # draws only for candidates: every drawn shape is no dearer than the answer; the grid drew every meeting one
+    drawn = [e for e in found["evaluated"] if e["robust"] is not None]
+    assert found["draw_runs"] == draws * len(drawn) and all(e["cost"] <= rec["cost"] for e in drawn)
+    assert grid["draw_runs"] == draws * len(meets) and found["draw_runs"] < grid["draw_runs"]
+    # the report reads the draws from the point: its own rule (robust) agrees, and it carries the draw count
+    d = load_sizing_data(tmp_path / "search")
+    row = d.combined.set_index("point").loc[found["recommended_point"]]
+    assert bool(row["robust"]) and row["model_uncertainty.draws"] == draws
 
 
 def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
