@@ -170,6 +170,23 @@ def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.C
     assert "no shape meets the SLO" in capsys.readouterr().out
 
 
+@pytest.mark.spark
+def test_batches_as_spark_tasks_give_the_local_pools_answer(workload: Path, tmp_path: Path, spark: Any) -> None:
+    """``master=``: each batch is a Spark job of one task per shape (the sweep's SparkRunner, on the session's
+    local Spark), in batches as wide as twice this machine's cores instead of the one worker's one shape: the
+    same recommendation and the same verdict on every shape both ran (where it ran does not change the answer)."""
+    path = _scenario(workload, "spark", {"servers": {"min": 4, "max": 12}}, survive="server")
+    local = size(path, tmp_path / "local", parallel=1, studies=False)
+    on_spark = size(path, tmp_path / "spark", master=spark.sparkContext.master, studies=False)
+    assert on_spark["recommendation"] == local["recommendation"] is not None
+    assert on_spark["recommended_point"] == local["recommended_point"]
+    verdicts = {e["point"]: (e["verdict"], e["p99_high_ms"], e["survives"]) for e in local["evaluated"]}
+    both = [e for e in on_spark["evaluated"] if e["point"] in verdicts]
+    assert both and all(verdicts[e["point"]] == (e["verdict"], e["p99_high_ms"], e["survives"]) for e in both)
+    assert not on_spark["failed"]
+    assert spark.sparkContext._jsc is not None  # the shared session was borrowed, not stopped
+
+
 @pytest.mark.parametrize(("sizing", "where", "says"), [
     ({"servers": {"min": 8, "max": 4}}, "sizing.servers", "min 8 is above max 4"),
     ({"servers": {"min": 3, "max": 3}, "replica_groups": [2]}, "sizing", "no shape"),
@@ -179,6 +196,10 @@ def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.C
     ({"servers": {"min": 2, "max": 4}, "vary": {"workload.arrival.qps": [10, 20]}}, "sizing.vary.workload",
      "load"),
     ({"servrs": {"min": 2, "max": 4}}, "sizing.servrs", "unknown key"),
+    ({"servers": {"min": 2, "max": 4}, "instances": []}, "sizing.instances", "non-empty list"),
+    # every shape left out: no instance type of the price table has 512 vCPUs
+    ({"servers": {"min": 2, "max": 4}, "vary": {"cluster.server.cores": [512]}}, "sizing", "no shape"),
+    ({"servers": {"min": 2, "max": 4}, "draws": -1}, "sizing.draws", "whole number"),
 ])
 def test_bad_input_names_the_key(sizing: dict[str, Any], where: str, says: str, tmp_path: Path) -> None:
     path = _scenario(tmp_path, "bad", sizing)
@@ -186,3 +207,11 @@ def test_bad_input_names_the_key(sizing: dict[str, Any], where: str, says: str, 
         size(path, tmp_path / "out", parallel=1, studies=False)
     assert err.value.where.startswith(where) and says in err.value.problem
     assert "\n" not in str(err.value)
+
+
+def test_an_unreadable_calibration_names_its_file(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "calibrated", {"servers": {"min": 2, "max": 4}})
+    (tmp_path / "calibration.json").write_text('{"fit": {}}')
+    with pytest.raises(InputError) as err:
+        size(path, tmp_path / "out", parallel=1, studies=False)
+    assert err.value.where.endswith("calibration.json") and "workbench calibrate" in err.value.problem
