@@ -170,6 +170,12 @@ def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.C
     assert "no shape meets the SLO" in capsys.readouterr().out
 
 
+def _spark_tasks(spark: Any) -> int:
+    """Tasks of every job the session has run (its status store: what the Spark UI lists)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    return sum(int(jobs.apply(i).numTasks()) for i in range(jobs.size()))
+
+
 @pytest.mark.spark
 def test_batches_as_spark_tasks_give_the_local_pools_answer(workload: Path, tmp_path: Path, spark: Any) -> None:
     """``master=``: each batch is a Spark job of one task per shape (the sweep's SparkRunner, on the session's
@@ -177,7 +183,9 @@ def test_batches_as_spark_tasks_give_the_local_pools_answer(workload: Path, tmp_
     same recommendation and the same verdict on every shape both ran (where it ran does not change the answer)."""
     path = _scenario(workload, "spark", {"servers": {"min": 4, "max": 12}}, survive="server")
     local = size(path, tmp_path / "local", parallel=1, studies=False)
+    tasks_before = _spark_tasks(spark)
     on_spark = size(path, tmp_path / "spark", master=spark.sparkContext.master, studies=False)
+    assert _spark_tasks(spark) - tasks_before == on_spark["shape_runs"]  # one Spark task per shape run
     assert on_spark["recommendation"] == local["recommendation"] is not None
     assert on_spark["recommended_point"] == local["recommended_point"]
     verdicts = {e["point"]: (e["verdict"], e["p99_high_ms"], e["survives"]) for e in local["evaluated"]}
