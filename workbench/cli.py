@@ -179,7 +179,8 @@ def _size_command(args: argparse.Namespace) -> int:
 
     record = size(args.scenario, args.out, exhaustive=args.exhaustive, parallel=args.parallel, master=args.master,
                   progress=not args.quiet, studies=not args.no_studies)
-    how = (f"{record['runs']} runs ({record['failure_case_runs']} failure cases), "
+    draws = f", {record['draw_runs']} parameter draws" if record["draw_runs"] else ""
+    how = (f"{record['runs']} runs ({record['failure_case_runs']} failure cases{draws}), "
            f"{record['simulated_queries']:,} simulated queries, {record['space']['evaluated']} of "
            f"{record['space']['shapes']} shapes evaluated")
     if record["recommendation"] is not None:

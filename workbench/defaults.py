@@ -115,6 +115,11 @@ RECORDS: Final = "all"
 SEED: Final = 20_261_122
 #: Confidence level of every interval the workbench reports.
 CONFIDENCE: Final = 0.95
+#: Parameter draws ``workbench size`` runs for a shape that could be the answer, when the scenario is
+#: calibrated (``sizing.draws``): the model's interval is the central 95% of the draws' p99, so with 10 it
+#: reaches to about the largest draw: a cautious bound for 10 runs (``propagate`` defaults to 20 for a
+#: single answer; a sizing pays them per candidate).
+SIZING_DRAWS: Final = 10
 
 # -- GC ---------------------------------------------------------------------------------------------
 GC_COLLECTOR: Final = "none"

@@ -27,6 +27,8 @@ class Table:
         self.survive: dict[int, bool | None] = {s.index: surv[s.line][s.index % len(meets[0])] for s in self.shapes}
         self.evaluated: list[int] = []
         self.failure_cases: list[int] = []
+        self.robust: dict[int, bool] | None = None  # set: the model is calibrated, these shapes pass the draws
+        self.drawn: list[int] = []
 
     def evaluate(self, ids: Sequence[int]) -> Mapping[int, Verdict]:
         self.evaluated += ids
@@ -36,12 +38,19 @@ class Table:
         self.failure_cases.append(i)
         return self.survive[i]
 
+    def draws(self, i: int) -> bool:
+        assert self.robust is not None
+        self.drawn.append(i)
+        return self.robust[i]
+
     def both(self, width: int = 1) -> tuple[SearchResult, SearchResult, Table]:
         """(search, exhaustive, a fresh table counting the exhaustive's work)."""
-        found = search(self.shapes, self.evaluate, self.survives, width=width)
+        found = search(self.shapes, self.evaluate, self.survives, width=width,
+                       robust=self.draws if self.robust is not None else None)
         ref = Table.__new__(Table)
-        ref.__dict__.update({**self.__dict__, "evaluated": [], "failure_cases": []})
-        return found, exhaustive(ref.shapes, ref.evaluate, ref.survives), ref
+        ref.__dict__.update({**self.__dict__, "evaluated": [], "failure_cases": [], "drawn": []})
+        return found, exhaustive(ref.shapes, ref.evaluate, ref.survives,
+                                 robust=ref.draws if ref.robust is not None else None), ref
 
 
 def _threshold(n: int, first: int) -> list[bool]:
@@ -109,6 +118,25 @@ def test_a_line_whose_layout_cannot_survive_is_closed() -> None:
     assert "cannot survive" in found.notes[0]
 
 
+def test_parameter_draws_run_only_for_the_shape_that_could_win() -> None:
+    # two lines of 8: line 0 (cost n) meets from 3 servers and survives, but stays under the SLO across the
+    # calibration's uncertainty only from 5; line 1 (cost 2n) meets from 2 servers, passes every draw, and
+    # survives only from 3 (cost 6). In the report's order: line 0 at 3 (cost 3) fails its draws; line 0 at 4
+    # (cost 4, p99 bound 25) before line 1 at 2 (cost 4, bound 50) fails its draws; line 1 at 2 breaks in its
+    # failure case (no draws: the first gate failed); line 0 at 5 (cost 5) passes both and is the answer,
+    # before line 1 at 3 (cost 6) is tried.
+    table = Table([_threshold(8, 2), _threshold(8, 1)], [[True] * 8, _threshold(8, 2)])
+    table.robust = {s.index: s.line == 1 or s.servers >= 5 for s in table.shapes}
+    found, ref, grid = table.both()
+    assert found.best == ref.best and table.shapes[found.best or 0].servers == 5
+    assert table.shapes[found.best or 0].line == 0
+    assert [(table.shapes[i].line, table.shapes[i].servers) for i in table.drawn] == [(0, 3), (0, 4), (0, 5)]
+    assert [(table.shapes[i].line, table.shapes[i].servers) for i in table.failure_cases] == [
+        (0, 3), (0, 4), (1, 2), (0, 5)]
+    assert all(found.robust[i] == ref.robust[i] for i in found.robust)
+    assert len(grid.drawn) == 6 + 7  # the grid draws every meeting shape: line 0 from 3, line 1 from 2 servers
+
+
 def test_nothing_meets_the_slo() -> None:
     table = Table([[False] * 6, [False] * 6])
     found, ref, _ = table.both()
@@ -122,3 +150,15 @@ def test_every_pair_of_monotone_lines(firsts: tuple[int, int]) -> None:
     table = Table([_threshold(8, f) for f in firsts], [_threshold(8, f + 1) for f in firsts])
     found, ref, _ = table.both()
     assert found.best == ref.best
+
+
+@pytest.mark.parametrize("firsts", list(itertools.product([0, 2, 5, 8], repeat=2)))
+def test_every_pair_of_monotone_lines_with_parameter_draws(firsts: tuple[int, int]) -> None:
+    """As above, with a calibrated model robust from two positions above the SLO's threshold: the same answer,
+    and the same draw verdict on every shape both drew."""
+    table = Table([_threshold(8, f) for f in firsts], [_threshold(8, f + 1) for f in firsts])
+    table.robust = {s.index: s.index % 8 >= firsts[s.line] + 2 for s in table.shapes}
+    found, ref, grid = table.both()
+    assert found.best == ref.best
+    assert all(found.robust[i] == ref.robust[i] for i in found.robust)
+    assert len(table.drawn) <= len(grid.drawn)

@@ -10,6 +10,7 @@ for the cluster, so 2 servers are saturated (1.44 each) and p99 falls as servers
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import yaml
 
 from workbench.cli import main
 from workbench.errors import InputError
-from workbench.report.data import search_note
+from workbench.report.data import load_sizing_data, search_note
 from workbench.sizing import size
 
 SCENARIO: dict[str, Any] = {
@@ -109,6 +110,54 @@ def test_the_cheapest_shape_meeting_the_slo_breaks_with_a_server_lost(workload: 
     assert found["failure_case_runs"] < grid["failure_case_runs"]
 
 
+def _calibrated(workload: Path, root: Path, slo_ms: float, se_ms: float, draws: int) -> Path:
+    """The cost model at 2 ms per segment, written as ``workbench calibrate`` writes a calibrated scenario:
+    ``calibration.json`` beside it, whose fit puts a standard error of ``se_ms`` on the per-segment cost."""
+    root.mkdir()
+    data = copy.deepcopy(SCENARIO)
+    data["workload"]["data"] = str(workload / "data")
+    data["service"] = {"model": "cost", "per_segment_ms": 2.0, "ns_per_doc": 0.0, "variability": 0.3}
+    data["slo"]["p99_ms"] = slo_ms
+    data["sizing"] = {"servers": {"min": 2, "max": 10}, "vary": {"cluster.server.cores": [1, 2]}, "draws": draws}
+    (root / "calibration.json").write_text(json.dumps({"fit": {
+        "parameters": {"service.per_segment_ms": {"value": 2.0, "se": se_ms},
+                       "service.ns_per_doc": {"value": 0.0, "se": None}},
+        "covariance": {"keys": ["service.per_segment_ms"], "matrix": [[se_ms**2]]},
+        "variability": {"value": 0.3, "se": 0.0}}}))
+    path = root / "calibrated.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_calibrated_model_draws_its_parameters_only_for_shapes_that_could_win(workload: Path,
+                                                                              tmp_path: Path) -> None:
+    """A per-segment cost known to within 20% (se 0.4 ms of 2 ms): the cheapest shape meeting the SLO at the
+    fitted cost does not across the draws, so both modes recommend a bigger one, by the report's rule; the
+    search ran the draws only for shapes no dearer than the answer, the grid for every shape meeting the SLO."""
+    draws = 4
+    path = _calibrated(workload, tmp_path / "calibrated", slo_ms=35, se_ms=0.4, draws=draws)
+    found, grid = _both(path, tmp_path)
+    _same_answer(found, grid)
+    robust = {e["point"]: e["robust"] for e in grid["evaluated"]}
+    assert all(e["robust"] == robust[e["point"]] for e in found["evaluated"] if e["robust"] is not None)
+    assert found["calibration"]["draws"] == draws and found["runs"] == (
+        found["shape_runs"] + found["failure_case_runs"] + found["draw_runs"])
+    # the draws decided: the cheapest shape meeting the SLO at the fitted cost is not robust; the answer is
+    meets = sorted((e for e in grid["evaluated"] if e["verdict"] == "meets"),
+                   key=lambda e: (e["cost"], e["p99_high_ms"]))
+    assert meets[0]["p99_high_ms"] <= 35 < meets[0]["p99_model_high_ms"] and meets[0]["robust"] is False
+    rec = next(e for e in found["evaluated"] if e["point"] == found["recommended_point"])
+    assert rec["robust"] is True and rec["p99_model_high_ms"] <= 35 and rec["cost"] > meets[0]["cost"]
+    # draws only for candidates: every drawn shape is no dearer than the answer; the grid drew every meeting one
+    drawn = [e for e in found["evaluated"] if e["robust"] is not None]
+    assert found["draw_runs"] == draws * len(drawn) and all(e["cost"] <= rec["cost"] for e in drawn)
+    assert grid["draw_runs"] == draws * len(meets) and found["draw_runs"] < grid["draw_runs"]
+    # the report reads the draws from the point: its own rule (robust) agrees, and it carries the draw count
+    d = load_sizing_data(tmp_path / "search")
+    row = d.combined.set_index("point").loc[found["recommended_point"]]
+    assert bool(row["robust"]) and row["model_uncertainty.draws"] == draws
+
+
 def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Not an error: exit 0, no recommendation, the closest shape and how far it is from the SLO."""
     path = _scenario(workload, "none", {"servers": {"min": 2, "max": 4}}, p99_ms=1)
@@ -121,6 +170,31 @@ def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.C
     assert "no shape meets the SLO" in capsys.readouterr().out
 
 
+def _spark_tasks(spark: Any) -> int:
+    """Tasks of every job the session has run (its status store: what the Spark UI lists)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    return sum(int(jobs.apply(i).numTasks()) for i in range(jobs.size()))
+
+
+@pytest.mark.spark
+def test_batches_as_spark_tasks_give_the_local_pools_answer(workload: Path, tmp_path: Path, spark: Any) -> None:
+    """``master=``: each batch is a Spark job of one task per shape (the sweep's SparkRunner, on the session's
+    local Spark), in batches as wide as twice this machine's cores instead of the one worker's one shape: the
+    same recommendation and the same verdict on every shape both ran (where it ran does not change the answer)."""
+    path = _scenario(workload, "spark", {"servers": {"min": 4, "max": 12}}, survive="server")
+    local = size(path, tmp_path / "local", parallel=1, studies=False)
+    tasks_before = _spark_tasks(spark)
+    on_spark = size(path, tmp_path / "spark", master=spark.sparkContext.master, studies=False)
+    assert _spark_tasks(spark) - tasks_before == on_spark["shape_runs"]  # one Spark task per shape run
+    assert on_spark["recommendation"] == local["recommendation"] is not None
+    assert on_spark["recommended_point"] == local["recommended_point"]
+    verdicts = {e["point"]: (e["verdict"], e["p99_high_ms"], e["survives"]) for e in local["evaluated"]}
+    both = [e for e in on_spark["evaluated"] if e["point"] in verdicts]
+    assert both and all(verdicts[e["point"]] == (e["verdict"], e["p99_high_ms"], e["survives"]) for e in both)
+    assert not on_spark["failed"]
+    assert spark.sparkContext._jsc is not None  # the shared session was borrowed, not stopped
+
+
 @pytest.mark.parametrize(("sizing", "where", "says"), [
     ({"servers": {"min": 8, "max": 4}}, "sizing.servers", "min 8 is above max 4"),
     ({"servers": {"min": 3, "max": 3}, "replica_groups": [2]}, "sizing", "no shape"),
@@ -130,6 +204,10 @@ def test_no_shape_meets_the_slo(workload: Path, tmp_path: Path, capsys: pytest.C
     ({"servers": {"min": 2, "max": 4}, "vary": {"workload.arrival.qps": [10, 20]}}, "sizing.vary.workload",
      "load"),
     ({"servrs": {"min": 2, "max": 4}}, "sizing.servrs", "unknown key"),
+    ({"servers": {"min": 2, "max": 4}, "instances": []}, "sizing.instances", "non-empty list"),
+    # every shape left out: no instance type of the price table has 512 vCPUs
+    ({"servers": {"min": 2, "max": 4}, "vary": {"cluster.server.cores": [512]}}, "sizing", "no shape"),
+    ({"servers": {"min": 2, "max": 4}, "draws": -1}, "sizing.draws", "whole number"),
 ])
 def test_bad_input_names_the_key(sizing: dict[str, Any], where: str, says: str, tmp_path: Path) -> None:
     path = _scenario(tmp_path, "bad", sizing)
@@ -137,3 +215,11 @@ def test_bad_input_names_the_key(sizing: dict[str, Any], where: str, says: str, 
         size(path, tmp_path / "out", parallel=1, studies=False)
     assert err.value.where.startswith(where) and says in err.value.problem
     assert "\n" not in str(err.value)
+
+
+def test_an_unreadable_calibration_names_its_file(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, "calibrated", {"servers": {"min": 2, "max": 4}})
+    (tmp_path / "calibration.json").write_text('{"fit": {}}')
+    with pytest.raises(InputError) as err:
+        size(path, tmp_path / "out", parallel=1, studies=False)
+    assert err.value.where.endswith("calibration.json") and "workbench calibrate" in err.value.problem

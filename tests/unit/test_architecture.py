@@ -190,9 +190,10 @@ LAYERS: dict[str, frozenset[str]] = {
                          "studies", "workload", "sim.records"},
     "sweep": FOUNDATION | {"analysis", "api", "io", "pinot", "report", "runs", "scenario", "sim", "studies",
                            "workload", "sim.records"},
-    # the sizing search: shapes run as sweep points, judged by the report's rules and the studies' hooks
-    "sizing": FOUNDATION | {"analysis", "api", "io", "pinot", "report", "runs", "scenario", "sim", "studies", "sweep",
-                            "workload", "sim.records"},
+    # the sizing search: shapes run as sweep points, judged by the report's rules and the studies' hooks (and,
+    # for a calibrated scenario, on draws of the calibration's parameter distribution)
+    "sizing": FOUNDATION | {"analysis", "api", "calibrate", "io", "pinot", "report", "runs", "scenario", "sim",
+                            "studies", "sweep", "workload", "sim.records"},
     "cli": FOUNDATION | {"api", "calibrate", "cli_errors", "sim", "sizing", "sweep"},
 }
 #: The package itself is a lazy facade over the public names: it may name any unit.

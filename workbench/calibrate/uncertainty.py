@@ -31,8 +31,11 @@ from workbench.calibrate.fit import FIT_PARAMETERS, ServiceFit
 from workbench.calibrate.variability import MAX_VARIABILITY
 from workbench.io.summary import P99, P99_HIGH, P99_MODEL_HIGH
 
-__all__ = ["COST_KEYS", "ParameterDistribution", "RobustAnswer", "configurations", "robust_answer"]
+__all__ = ["CALIBRATION_FILE", "COST_KEYS", "ParameterDistribution", "RobustAnswer", "configurations", "robust_answer"]
 
+#: The fit ``workbench calibrate`` writes beside the calibrated scenario: a scenario with this file in its
+#: directory is calibrated (the sizing report and ``workbench size`` read its parameter distribution there).
+CALIBRATION_FILE = "calibration.json"
 #: The cost parameters a cost error scales together (the variability is a spread, not a cost).
 COST_KEYS = tuple(k for k, _, _ in FIT_PARAMETERS)
 _VARIABILITY = "service.variability"

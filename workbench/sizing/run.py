@@ -18,6 +18,17 @@ shape they evaluate, and both judge failure cases with the report's own
 report's :func:`~workbench.report.data.recommend`: the search cannot disagree with the grid on a shape
 both evaluated.
 
+**The calibration's parameter uncertainty.** When the scenario is calibrated (the space carries the fit's
+:class:`~workbench.calibrate.uncertainty.ParameterDistribution`), a shape that meets the SLO and survives is
+run ``draws`` times more on draws of the calibrated parameters (:func:`workbench.studies.uncertainty.draw_summaries`:
+the same draws for every shape, each on the shape's seed and replications, so the spread is the parameters').
+Its point's summary then carries the model's interval (``latency_ms.p99.model_high``,
+:func:`~workbench.analysis.stats.with_model_intervals`), and whether it still meets the SLO is the report's
+``robust`` as the report computes it on reading the point (:func:`~workbench.report.data.slo_verdicts`): the
+report then recommends it or not by the same column. The search runs the draws only for the shape that is the
+best candidate (a gate like the failure case, :data:`~workbench.sizing.search.Robust`); the exhaustive mode
+for every shape that meets the SLO.
+
 Then, unless ``studies=False``, the report's studies run (:func:`workbench.studies.sizing.run_sizing_studies`,
 as ``workbench sweep`` does), so ``workbench report OUT`` has every run it reads; their failure-case runs
 for shapes the search did not need are counted apart (``studies`` in ``sizing.json``).
@@ -30,15 +41,17 @@ import math
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from workbench.calibrate.uncertainty import CALIBRATION_FILE
 from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.io import write_json_atomic
+from workbench.io.run_dir import RunDir
 from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, meeting, recommend, slo_verdicts
 from workbench.report.survival import Survival, survival, with_survival
 from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun, whatif_row
@@ -96,6 +109,7 @@ class _Simulations:
     first_stage: Progress = field(default_factory=_Quiet)
     runs: int = 0
     failure_runs: int = 0
+    draw_runs: int = 0
     queries: int = 0
     _data: SizingData | None = None
 
@@ -176,6 +190,27 @@ class _Simulations:
         result = survival(d, row, fetch=fetch, loss=plan_after_loss)
         self.survivals[point_id(i)] = result
         return None if result.cannot else result.survives
+
+
+    def robust(self, i: int) -> bool:
+        """Shape ``i`` (meeting the SLO) on ``space.draws`` draws of the calibrated parameters: its point's
+        summary gains the model's interval, and the report's rule on the point decides (``robust``)."""
+        from workbench.analysis.stats import with_model_intervals
+        from workbench.studies.uncertainty import draw_summaries
+
+        params = self.space.params
+        assert params is not None
+        point, record = self.points[i], self.outcomes[i].summary
+        assert record is not None
+        draws = draw_summaries(point.scenario, params, self.space.draws, seed=point.seed)
+        self.draw_runs += len(draws)
+        self.queries += sum(d.queries for d in draws)
+        stored = replace(record, summary=with_model_intervals(record.summary, draws)).stored()
+        write_json_atomic(RunDir(self.out_dir / point.point_id).summary_path, stored.to_json())
+        self.outcomes[i] = replace(self.outcomes[i], summary=stored)
+        self._data = None  # combined.parquet is written again with the interval
+        combined = self.data().combined
+        return bool(combined.loc[combined["point"] == point.point_id, "robust"].iloc[0])
 
 
 def _clear(run: WhatIfRun, slo: float | None) -> bool:
@@ -317,9 +352,14 @@ def _decide(sims: _Simulations, exhaustive: bool, width: int, progress: bool) ->
                 bar.set_postfix_str(f"failure case of shape {cases} meeting the SLO")
                 return sims.survives(i)
 
-            result = every_shape(space.shapes, sims.evaluate, survives)
+            def robust(i: int) -> bool:
+                bar.set_postfix_str(f"parameter draws of shape {point_id(i)}")
+                return sims.robust(i)
+
+            result = every_shape(space.shapes, sims.evaluate, survives, robust=robust if space.params else None)
         else:
-            result = search(space.shapes, sims.evaluate, sims.survives, width=width, progress=show)
+            result = search(space.shapes, sims.evaluate, sims.survives, robust=sims.robust if space.params else None,
+                            width=width, progress=show)
         bar.n = len(space)  # every shape is decided: evaluated, or ruled out without a run
         bar.set_postfix_str(f"{len(result.verdicts)} evaluated, {len(space) - len(result.verdicts)} ruled out")
         bar.refresh()
@@ -353,20 +393,27 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
                        "meets" if result.verdicts[i].meets else "fails",
             "p99_ms": None if row is None else _number(row[S.P99]),
             "p99_high_ms": None if row is None else _number(row[S.P99_HIGH]),
-            "survives": None if s is None else s.survives, "why": sims.invalid.get(i)})
+            "survives": None if s is None else s.survives,
+            "p99_model_high_ms": None if i not in result.robust or row is None else _number(row[S.P99_MODEL_HIGH]),
+            "robust": result.robust.get(i), "why": sims.invalid.get(i)})
     return {
         "mode": mode, "slo": {"p99_ms": space.base.slo.p99_ms, "survive": space.base.slo.survive},
         "recommendation": None if best is None else space.overrides[best],
         "recommended_point": None if best is None else point_id(best),
         "closest": closest,
-        "runs": sims.runs + sims.failure_runs, "shape_runs": sims.runs, "failure_case_runs": sims.failure_runs,
+        "runs": sims.runs + sims.failure_runs + sims.draw_runs, "shape_runs": sims.runs,
+        "failure_case_runs": sims.failure_runs, "draw_runs": sims.draw_runs,
         "simulated_queries": sims.queries, "seconds": round(seconds, 2),
         "replication_stages": sims.stages,
+        "calibration": None if space.params is None else {
+            "file": str(space.base.base_dir.resolve() / CALIBRATION_FILE), "draws": space.draws,
+            "parameters": list(space.params.keys)},
         "space": {"shapes": len(space), "lines": len(space.line_labels), "evaluated": len(result.verdicts),
                   "not_evaluated": len(space) - len(result.verdicts), "left_out": list(space.left_out)},
         "skipped_why": ("shapes below a failing one on their line are taken to fail (bisection on servers); "
-                        "shapes whose cost cannot beat the answer are not simulated; failure cases run only for "
-                        "shapes that could be the answer") if mode == "search" else "nothing: every shape simulated",
+                        "shapes whose cost cannot beat the answer are not simulated; failure cases (and parameter "
+                        "draws, when calibrated) run only for shapes that could be the answer")
+                       if mode == "search" else "nothing: every shape simulated",
         "notes": result.notes,
         "failed": [{"point": point_id(i), "overrides": space.overrides[i], "error": o.error}
                    for i, o in sorted(sims.outcomes.items()) if not o.ok],
@@ -382,15 +429,19 @@ def _number(value: Any) -> float | None:
 
 def _closest(d: SizingData, sims: _Simulations) -> dict[str, Any] | None:
     """When nothing qualifies: the cheapest shape meeting the SLO with every server up (its worst failure
-    case against the SLO), else the shape whose p99 upper end came closest to the SLO."""
+    case against the SLO, or, when it survives, the model's p99 upper end across the calibration's
+    uncertainty), else the shape whose p99 upper end came closest to the SLO."""
     slo = d.slo_p99_ms
-    ok = meeting(d.combined)
+    ok = meeting(d.combined.assign(robust=d.combined["meets_slo"]))  # at the fitted parameters
     if len(ok):
         first: pd.Series = ok.iloc[0]
         s = sims.survivals.get(str(first["point"]))
         worst = s.worst() if s is not None else None
         bound = float(worst[S.P99_HIGH]) if worst is not None else None
         why = s.cannot if s is not None and s.cannot else "breaks the SLO in its failure case"
+        if s is not None and s.survives and not bool(first["robust"]):
+            bound = _number(first[S.P99_MODEL_HIGH])
+            why = "meets the SLO at the fitted parameters but not across the calibration's uncertainty"
         return {"point": str(first["point"]), "shape": str(first["shape"]), "p99_high_ms": bound,
                 "over_slo_ms": None if bound is None or slo is None else round(bound - slo, 3), "why": why}
     if d.combined.empty:

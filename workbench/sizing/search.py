@@ -17,10 +17,11 @@ the shapes that meet the SLO and survive their failure case. The search finds it
   it can win.
 - **Best first.** Every line offers its cheapest still-possible shape with a lower bound of its key (its
   cost, and ``-inf`` for a bound not yet simulated). The lowest is worked on: a probe or an evaluation,
-  or, for a shape known to meet, its failure case (:data:`Survives`). The first shape that survives while
-  it is the lowest of all is the answer, since nothing left can rank before it. Failure cases therefore
-  run only for shapes that could win; a line whose cheapest possible shape costs more than the answer is
-  never simulated further.
+  or, for a shape known to meet, its gates: its failure case (:data:`Survives`), then, when the model is
+  calibrated, its runs on draws of the calibrated parameters (:data:`Robust`). The first shape that passes
+  both while it is the lowest of all is the answer, since nothing left can rank before it. Gates therefore
+  run only for shapes that could win (a shape that fails one is out, and its line walks up to its next
+  shape); a line whose cheapest possible shape costs more than the answer is never simulated further.
 - **Monotonicity checked where it is assumed.** Walking up a line from its boundary (when the boundary
   breaks in its failure case), a shape that fails the SLO contradicts the assumption: the line is then
   scanned from its first shape, every shape evaluated in turn (the fallback). Before a shape is declared
@@ -45,8 +46,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Evaluate", "Key", "Progress", "SearchResult", "Shape", "Survives", "Verdict", "exhaustive", "key",
-           "search"]
+__all__ = ["Evaluate", "Key", "Progress", "Robust", "SearchResult", "Shape", "Survives", "Verdict", "exhaustive",
+           "key", "search"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ Evaluate = Callable[[Sequence[int]], Mapping[int, Verdict]]
 #: Run a shape that meets the SLO in its failure case: does it meet the SLO there too? ``None``: it cannot,
 #: for a reason its whole line shares (one replica, or no replica group to lose), so no shape of the line can.
 Survives = Callable[[int], bool | None]
+#: Run a shape that meets the SLO on draws of the calibrated parameters: does it meet the SLO across them too
+#: (the report's ``robust``)? ``None`` for the search: the model is not calibrated, every shape passes.
+Robust = Callable[[int], bool]
 
 
 def key(shape: Shape, bound: float) -> Key:
@@ -86,12 +90,14 @@ class SearchResult:
     """What a search (or the exhaustive reference) found.
 
     ``best`` is the answer's index (``None``: no shape meets the SLO and survives); ``verdicts`` every
-    evaluated shape's; ``survival`` every failure case run; ``notes`` each line where monotonicity failed.
+    evaluated shape's; ``survival`` every failure case run; ``robust`` every shape run on parameter draws;
+    ``notes`` each line where monotonicity failed.
     """
 
     best: int | None
     verdicts: dict[int, Verdict] = field(default_factory=dict)
     survival: dict[int, bool] = field(default_factory=dict)
+    robust: dict[int, bool] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -133,13 +139,19 @@ class _Action:
 
 
 class _Search:
-    def __init__(self, shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives) -> None:
+    def __init__(self, shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives,
+                 robust: Robust | None) -> None:
         by_line: dict[int, list[Shape]] = {}
         for s in shapes:
             by_line.setdefault(s.line, []).append(s)
         self.lines = [_Line(sorted(v, key=lambda s: (s.servers, s.index))) for _, v in sorted(by_line.items())]
-        self.evaluate, self.survives = evaluate, survives
+        self.evaluate, self.survives, self.robust = evaluate, survives, robust
         self.result = SearchResult(None)
+
+    def _out(self, i: int) -> bool:
+        """Whether evaluated shape ``i`` is out: it fails the SLO, or one of its gates."""
+        r = self.result
+        return not r.verdicts[i].meets or r.survival.get(i) is False or r.robust.get(i) is False
 
     # -- what each line offers -----------------------------------------------------------------------
     def _settle(self, n: int) -> None:
@@ -150,14 +162,10 @@ class _Search:
 
     def _open(self, n: int) -> list[int]:
         """Positions of line ``n`` that could still be the answer (scan mode)."""
-        line, v, s = self.lines[n], self.result.verdicts, self.result.survival
+        line, v = self.lines[n], self.result.verdicts
         assert line.start is not None
-        out = []
-        for p in range(line.start, len(line.shapes)):
-            i = line.shapes[p].index
-            if i not in v or (v[i].meets and s.get(i) is not False):
-                out.append(p)
-        return out
+        return [p for p in range(line.start, len(line.shapes))
+                if line.shapes[p].index not in v or not self._out(line.shapes[p].index)]
 
     def _action(self, n: int) -> _Action | None:
         line = self.lines[n]
@@ -223,13 +231,7 @@ class _Search:
             first = actions[0]
             if first.survive:
                 index = self.lines[first.line].shapes[first.position].index
-                if index not in self.result.survival:
-                    verdict = self.survives(index)
-                    self.result.survival[index] = bool(verdict)
-                    if verdict is None:  # the line's layout cannot survive: no shape of it is a candidate
-                        self.lines[first.line].start = len(self.lines[first.line].shapes)
-                        self.result.notes.append(f"line {first.line}: cannot survive its failure case at any size")
-                if not self.result.survival[index]:
+                if not self._gates(first.line, index):
                     continue
                 below = None if self.lines[first.line].checked else self._check_below(first.line)
                 if below is None:
@@ -244,13 +246,30 @@ class _Search:
                 batch.append((a.line, a.position))
             self._run_batch(batch)
 
+    def _gates(self, n: int, index: int) -> bool:
+        """Shape ``index`` (line ``n``, known to meet the SLO) through its gates, each run once: its failure
+        case first (a layout that cannot survive closes the line before any draw is run), then the
+        parameter draws. Whether it passes both."""
+        r = self.result
+        if index not in r.survival:
+            verdict = self.survives(index)
+            r.survival[index] = bool(verdict)
+            if verdict is None:  # the line's layout cannot survive: no shape of it is a candidate
+                self.lines[n].start = len(self.lines[n].shapes)
+                r.notes.append(f"line {n}: cannot survive its failure case at any size")
+        if not r.survival[index]:
+            return False
+        if self.robust is not None and index not in r.robust:
+            r.robust[index] = self.robust(index)
+        return r.robust.get(index, True)
+
     def _run_batch(self, asked: list[tuple[int, int]]) -> None:
         ids = [self.lines[n].shapes[p].index for n, p in asked]
         self._record(self.evaluate(ids), asked)
 
     def state(self) -> SearchState:
         v = self.result.verdicts
-        meeting = [i for i, x in v.items() if x.meets and self.result.survival.get(i) is not False]
+        meeting = [i for i in v if not self._out(i)]
         costs = {s.index: s.cost for line in self.lines for s in line.shapes}
         best = min(meeting, key=lambda i: (costs[i], v[i].bound, i), default=None)
         ceiling = costs[best] if best is not None else math.inf
@@ -262,20 +281,23 @@ class _Search:
         return SearchState(len(v), left, best)
 
 
-def search(shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives, *, width: int = 1,
-           progress: Progress | None = None) -> SearchResult:
-    """The best-first search over ``shapes`` (the module's docstring); ``width`` shapes per batch at most."""
+def search(shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives, *, robust: Robust | None = None,
+           width: int = 1, progress: Progress | None = None) -> SearchResult:
+    """The best-first search over ``shapes`` (the module's docstring); ``width`` shapes per batch at most;
+    ``robust`` the parameter-draw gate of a calibrated model (``None``: none)."""
     if width < 1:
         raise ValueError(f"width must be at least 1, got {width}")
-    return _Search(shapes, evaluate, survives).run(width, progress)
+    return _Search(shapes, evaluate, survives, robust).run(width, progress)
 
 
-def exhaustive(shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives) -> SearchResult:
-    """The reference: every shape evaluated, every shape that meets the SLO run in its failure case, the
-    lowest key among those that survive."""
+def exhaustive(shapes: Sequence[Shape], evaluate: Evaluate, survives: Survives, *,
+               robust: Robust | None = None) -> SearchResult:
+    """The reference: every shape evaluated, every shape that meets the SLO run in its failure case and on
+    the parameter draws, the lowest key among those that pass both."""
     verdicts = dict(evaluate([s.index for s in shapes]))
     by_index = {s.index: s for s in shapes}
     meeting = sorted((i for i, v in verdicts.items() if v.meets), key=lambda i: key(by_index[i], verdicts[i].bound))
     survival = {i: bool(survives(i)) for i in meeting}
-    best = next((i for i in meeting if survival[i]), None)
-    return SearchResult(best, verdicts, survival)
+    drawn = {i: robust(i) for i in meeting} if robust is not None else {}
+    best = next((i for i in meeting if survival[i] and drawn.get(i, True)), None)
+    return SearchResult(best, verdicts, survival, drawn)

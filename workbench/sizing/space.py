@@ -9,6 +9,7 @@
         cluster.server.heap: [8G, 16G]
       instances: [m6i.xlarge, m6i.2xlarge]  # instance types of the price table: each sets cluster.server.cores
       report: {prices: my_prices.yaml}    # the sizing report's options (docs/sweeps.md, `report:`)
+      draws: 10                           # parameter draws per candidate when the scenario is calibrated
 
 Every combination of layout, ``vary`` values and instance is a *line*; its shapes are its server counts
 (a layout of ``g`` groups keeps the counts ``g`` divides: :func:`workbench.sweep.sizing.sizing_points`
@@ -17,6 +18,11 @@ the cheapest instance type fitting its cores and heap, the whole cluster's month
 ranks shapes exactly as the report will. An instance type stands for its vCPUs: two types with as many
 vCPUs give the same shape, priced on the cheapest that fits. The load is the scenario's (a sizing answers
 "which shape for this load"), so ``vary`` takes no ``workload`` key and no ``cluster.servers``.
+
+A scenario is *calibrated* when the fit ``workbench calibrate`` wrote (:data:`CALIBRATION_FILE`) sits beside
+it, as the sizing report decides (:func:`workbench.report.findings.calibration_of`): the space then carries
+the fit's parameter distribution, and a shape can be the answer only if it meets the SLO across ``draws``
+runs on draws of it too (:mod:`workbench.sizing.run`).
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ import itertools
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from workbench import defaults as D
+from workbench.calibrate.uncertainty import CALIBRATION_FILE, ParameterDistribution
 from workbench.errors import InputError
 from workbench.pinot.table_config import thaw_json
 from workbench.report.data import cost_column, shape_costs, table_bytes
@@ -41,13 +49,15 @@ from workbench.sweep.sizing import sizing_points
 __all__ = ["SIZING_KEYS", "SizingSpace", "parse_space"]
 
 #: The keys of ``sizing:``.
-SIZING_KEYS = ("servers", "replica_groups", "vary", "instances", "report")
+SIZING_KEYS = ("servers", "replica_groups", "vary", "instances", "report", "draws")
 
 
 @dataclass(frozen=True)
 class SizingSpace:
     """The shapes to search: ``overrides[i]`` and ``scenarios[i]`` of shape ``i``, its search view
-    ``shapes[i]`` (line, servers, cost), ``labels`` of the lines, and the shapes left out with why."""
+    ``shapes[i]`` (line, servers, cost), ``labels`` of the lines, and the shapes left out with why.
+    ``params`` is the calibration's parameter distribution (``None``: not calibrated, or ``draws`` 0), and
+    ``draws`` the runs on draws of it a candidate needs."""
 
     base: Scenario
     overrides: tuple[dict[str, Any], ...]
@@ -57,6 +67,8 @@ class SizingSpace:
     options: ReportOptions
     prices: PriceTable
     left_out: tuple[dict[str, Any], ...] = field(default=())
+    params: ParameterDistribution | None = None
+    draws: int = 0
 
     def __len__(self) -> int:
         return len(self.shapes)
@@ -89,6 +101,21 @@ def _servers(data: Mapping[str, Any]) -> range:
     if low > high:
         raise InputError("sizing.servers", f"min {low} is above max {high}: give min <= max")
     return range(low, high + 1)
+
+
+def _draws(data: Mapping[str, Any], base: Scenario) -> tuple[ParameterDistribution | None, int]:
+    """The calibration beside the scenario and the draws a candidate gets (none when not calibrated)."""
+    value = data.get("draws", D.SIZING_DRAWS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError("sizing.draws", f"must be a whole number of parameter draws (0: none), got {value!r}")
+    path = base.base_dir / CALIBRATION_FILE
+    if value == 0 or not path.is_file():
+        return None, 0
+    try:
+        return ParameterDistribution.from_calibration(path), value
+    except (KeyError, TypeError, ValueError) as exc:  # a JSON error is a ValueError
+        raise InputError(str(path), f"is not a calibration `workbench calibrate` wrote ({exc!r}): recalibrate, "
+                                    "or move it away to size without the parameter uncertainty") from None
 
 
 def _list(data: Mapping[str, Any], key: str, default: list[Any]) -> list[Any]:
@@ -141,7 +168,8 @@ def parse_space(base: Scenario) -> SizingSpace:
     ------
     InputError
         Naming the ``sizing`` key: no section, an unknown key, ``min > max``, an empty list, an instance
-        type not in the price table, a ``vary`` value the scenario rejects, or a space with no shape.
+        type not in the price table, a ``vary`` value the scenario rejects, a space with no shape, or a
+        ``draws`` that is not a whole number; naming the calibration file when it cannot be read.
     """
     data = _section(base)
     servers = _servers(data)
@@ -152,6 +180,7 @@ def parse_space(base: Scenario) -> SizingSpace:
     options = parse_report_options(data.get("report"), "sizing", base.base_dir)
     prices = load_prices(options.prices)
     cores = _instances(data, prices, str(options.prices or "the default price table"))
+    params, draws = _draws(data, base)
     overrides: list[dict[str, Any]] = []
     lines: list[int] = []
     labels: list[str] = []
@@ -170,7 +199,7 @@ def parse_space(base: Scenario) -> SizingSpace:
     if not overrides:
         raise InputError("sizing", f"the space has no shape: no server count in {servers.start}..{servers.stop - 1} "
                                    f"suits replica groups {groups} (a layout of g groups needs a multiple of g)")
-    return _priced(base, overrides, lines, labels, options, prices)
+    return replace(_priced(base, overrides, lines, labels, options, prices), params=params, draws=draws)
 
 
 def _label(groups: int, fixed: Mapping[str, Any], cores: int | None) -> str:

@@ -7,6 +7,8 @@ is the parameters' and not noise):
 
 * :func:`propagate` returns a scenario's summary with ``model_low``/``model_high`` beside
   ``ci_low``/``ci_high`` on each latency statistic (:func:`workbench.analysis.stats.with_model_intervals`);
+* :func:`draw_summaries` is its draws alone, for a caller that has the fitted run already (``workbench
+  size`` adds the interval to a shape's own run);
 * :func:`robustness_table` does that for each candidate configuration, plus the whole fitted cost
   scaled by 1 - e and 1 + e; :func:`workbench.calibrate.uncertainty.robust_answer` reads the table.
 """
@@ -26,12 +28,26 @@ from workbench.io.summary import Summary
 from workbench.runs import resolve, run_scenario
 from workbench.scenario import Scenario
 
-__all__ = ["propagate", "robustness_table"]
+__all__ = ["draw_rng", "draw_summaries", "propagate", "robustness_table"]
 
 
 def _summary(sc: Scenario, overrides: Mapping[str, Any], seed: int | None, data: Path | None) -> Summary:
     """One run's summary statistics (nothing written: a draw is read once, then pooled)."""
     return run_scenario(sc, None, overrides=overrides, seed=seed, data=data).summary
+
+
+def draw_rng(seed: int | None) -> np.random.Generator:
+    """The generator that draws the parameters of a study on ``seed``: the same draws for every
+    configuration run on that seed (common random numbers across configurations, too)."""
+    return np.random.default_rng([seed if seed is not None else 0, 17])
+
+
+def draw_summaries(sc: Scenario, params: ParameterDistribution, draws: int, *, seed: int | None = None,
+                   data: Path | None = None, rng: np.random.Generator | None = None) -> list[Summary]:
+    """``draws`` runs of ``sc`` with parameters drawn from ``params`` (``rng``, default :func:`draw_rng`),
+    every run on the simulation seed ``seed``: the spread :func:`with_model_intervals` reads."""
+    generator = rng if rng is not None else draw_rng(seed)
+    return [_summary(sc, o, seed, data) for o in params.draw(draws, generator)]
 
 
 def propagate(scenario: Scenario | str | Path | Mapping[str, Any], params: ParameterDistribution, *,
@@ -44,9 +60,8 @@ def propagate(scenario: Scenario | str | Path | Mapping[str, Any], params: Param
     (default: seeded from ``seed``). Costs ``draws + 1`` simulations.
     """
     sc = resolve(scenario, None, None)
-    generator = rng if rng is not None else np.random.default_rng([seed if seed is not None else 0, 17])
     nominal = _summary(sc, params.nominal(), seed, data)
-    spread = [_summary(sc, o, seed, data) for o in params.draw(draws, generator)]
+    spread = draw_summaries(sc, params, draws, seed=seed, data=data, rng=rng)
     return with_model_intervals(nominal, spread, confidence)
 
 
