@@ -201,7 +201,9 @@ def _tenant_servers_without_data(sc: Scenario) -> tuple[tuple[str, ...], str]:
 def _segments_to_come(sc: Scenario) -> Any:
     """The layout ``workbench generate`` will write for a realtime table, as Pinot would assign it: per
     stream partition, its rows over ``segment_rows`` (or its span over ``segment_time_s``, whichever seals
-    more) segments, the last one consuming; ``None`` for an offline table (its files are not known yet)."""
+    more) segments, or with ``segment_size`` the segments Pinot's size-based thresholds give at the partition's
+    mean rate (:func:`workbench.workload.flush.size_based_segments`), the last one consuming; ``None`` for an
+    offline table (its files are not known yet)."""
     import math
 
     import numpy as np
@@ -211,10 +213,18 @@ def _segments_to_come(sc: Scenario) -> Any:
     spec, table = sc.workload.generate, sc.table
     if spec is None or table.table_type != "REALTIME":
         return None
-    by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
-    by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
-    per = max(1, by_rows, by_time)
-    rows = spec.events / spec.partitions / per  # each segment's share of its partition's rows
+    if spec.segment_size is not None:  # size-based: Pinot's successive thresholds at the partition's mean rate
+        from workbench.workload.flush import size_based_segments
+        from workbench.workload.row_size import spec_row_bytes
+
+        steps = size_based_segments(spec, spec_row_bytes(spec, table, sc.schema))
+        per = len(steps)
+        rows = np.tile([float(s.rows) for s in steps], spec.partitions)
+    else:
+        by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
+        by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
+        per = max(1, by_rows, by_time)
+        rows = np.full(per * spec.partitions, spec.events / spec.partitions / per)  # each one's share
     names = tuple(f"{table.table_name}__{p}__{n}__0" for p in range(spec.partitions) for n in range(per))
     partitions = np.repeat(np.arange(spec.partitions), per)
     consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
@@ -222,7 +232,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     ideal = assign_layout(table, tuple(servers[i] for i in sc.table_servers()), names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, np.full(len(names), rows), consuming, ideal, replicas, None, partitions)
+    return Layout(servers, names, rows, consuming, ideal, replicas, None, partitions)
 
 
 def _named(servers: tuple[str, ...]) -> str:

@@ -140,11 +140,14 @@ class SegmentStep:
 
 
 def size_based_sequence(*, desired_bytes: int, initial_rows: int, bytes_per_row: float | Callable[[int], int],
-                        rows_per_s: float, time_ms: int, segments: int) -> list[SegmentStep]:
+                        rows_per_s: float, time_ms: int, segments: int,
+                        until_rows: int | None = None) -> list[SegmentStep]:
     """The first ``segments`` consuming segments of one partition under size-based flushing: each one's row
     threshold, and the rows it gets, ``min(threshold, rows consumed within threshold.time)`` at a steady
     ``rows_per_s``. A segment's size is ``bytes_per_row x rows`` (truncated to bytes), or
     ``bytes_per_row(rows)`` when a function (a size growing other than linearly, as Pinot's tests use).
+    With ``until_rows``, the sequence stops at the segment that reaches that many rows in all, which gets
+    the remainder (the consuming segment of a partition that has received ``until_rows`` rows).
 
     >>> [(s.threshold, s.rows) for s in size_based_sequence(desired_bytes=10**9, initial_rows=100_000,
     ...     bytes_per_row=100.0, rows_per_s=2.0, time_ms=3_600_000, segments=3)]
@@ -154,9 +157,14 @@ def size_based_sequence(*, desired_bytes: int, initial_rows: int, bytes_per_row:
     in_time = int(rows_per_s * time_ms / 1000)
     state = AutotuneState(desired_bytes, initial_rows, time_ms)
     out: list[SegmentStep] = []
+    total = 0
     for _ in range(segments):
         threshold = state.threshold()
-        rows = min(threshold, in_time)
+        rows = min(threshold, max(1, in_time))
+        if until_rows is not None and total + rows >= until_rows:
+            out.append(SegmentStep(threshold, until_rows - total))
+            return out
+        total += rows
         consumed_ms = time_ms if rows < threshold else min(time_ms, round(rows / rows_per_s * 1000))
         out.append(SegmentStep(threshold, rows))
         state = state.commit(Committed(rows, size_of(rows), threshold, consumed_ms))
