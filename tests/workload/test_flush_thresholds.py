@@ -144,7 +144,8 @@ def test_written_segment_rows_wins_over_size_based_flushing_and_validate_says_wh
     assert sc.workload.generate is not None
     assert (sc.workload.generate.segment_rows, sc.workload.generate.segment_size) == (30_000, None)
     [warning] = [w for w in scenario_warnings(sc) if "overrides" in w]
-    assert "segment_rows 30000 overrides the table's size-based flushing" in warning
+    assert ("segment_rows 30000 overrides the table's flush threshold (size-based "
+            "(realtime.segment.flush.threshold.segment.size 10485760 bytes)") in warning
     found = re.search(r"100,000 rows first, settling on ([\d,]+) rows per segment \(about ([\d.]+) MB at (\d+) B a "
                       r"row\) from segment 2 of 3 sealed per partition", warning)
     assert found, warning

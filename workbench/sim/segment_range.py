@@ -55,6 +55,11 @@ def _what_to_change(sc: Scenario, generated: bool, median_docs: float) -> str:
     if sc.workload.synthetic is not None and sc.workload.generate is None and not generated:
         return "workload.synthetic.docs_per_segment"
     spec = sc.workload.generate
+    if sc.table.table_type == "REALTIME" and spec is not None and spec.segment_size is not None:
+        timed = "" if spec.segment_time_s is None else (
+            f", or threshold.time (segment_time_s, now {spec.segment_time_s:g} s) when it seals them first")
+        return (f"the table's realtime.segment.flush.threshold.segment.size (generated data: workload.generate."
+                f"segment_size, now {_mb(spec.segment_size)}){timed}")
     if sc.table.table_type == "REALTIME" and spec is not None and spec.segment_time_s is not None \
             and median_docs < 0.9 * spec.segment_rows:
         return (f"the table's realtime.segment.flush.threshold.time (generated data: workload.generate."

@@ -173,7 +173,7 @@ def flush_notes(spec: GenerateSpec | None, table: TableConfig, servers: tuple[st
         written = (f"segment_rows {spec.segment_rows}" if spec.segment_size is None
                    else f"segment_size {spec.segment_size:,.0f} bytes")
         settles = f": {_settles(spec, flush, bytes_per_row())}" if bytes_per_row is not None else ""
-        notes.append(f"workload.generate.{written} overrides the table's size-based flushing ({flush.rule}"
+        notes.append(f"workload.generate.{written} overrides the table's flush threshold ({flush.rule}"
                      f"{settles}); remove {written.split()[0]} to cut segments as Pinot would")
     if flush.time_stated and spec.segment_time_s != flush.time_s:
         written = "none" if spec.segment_time_s is None else f"{spec.segment_time_s:g} s"
