@@ -202,7 +202,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     """The layout ``workbench generate`` will write for a realtime table, as Pinot would assign it: per
     stream partition, its rows over ``segment_rows`` (or its span over ``segment_time_s``, whichever seals
     more) segments, or with ``segment_size`` the segments Pinot's size-based thresholds give at the partition's
-    mean rate (:func:`workbench.workload.flush.size_based_segments`), the last one consuming; ``None`` for an
+    mean rate (:func:`workbench.sim.segment_range.size_based_partition_rows`), the last one consuming; ``None`` for an
     offline table (its files are not known yet)."""
     import math
 
@@ -214,12 +214,11 @@ def _segments_to_come(sc: Scenario) -> Any:
     if spec is None or table.table_type != "REALTIME":
         return None
     if spec.segment_size is not None:  # size-based: Pinot's successive thresholds at the partition's mean rate
-        from workbench.workload.flush import size_based_segments
-        from workbench.workload.row_size import spec_row_bytes
+        from workbench.sim.segment_range import size_based_partition_rows
 
-        steps = size_based_segments(spec, spec_row_bytes(spec, table, sc.schema))
+        steps = size_based_partition_rows(sc)
         per = len(steps)
-        rows = np.tile([float(s.rows) for s in steps], spec.partitions)
+        rows = np.tile(steps, spec.partitions)
     else:
         by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
         by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1

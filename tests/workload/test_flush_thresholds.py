@@ -31,6 +31,7 @@ from workbench.pinot.flush_size import AutotuneState
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import build_section, load_scenario
 from workbench.scenario.schema import GenerateSpec
+from workbench.sim.segment_range import size_based_partition_rows
 from workbench.workload.pure import generate_frames
 from workbench.workload.segments import seal_partition
 
@@ -127,6 +128,9 @@ def test_a_size_based_table_sets_segment_size_and_initial_rows() -> None:
     assert spec is not None
     assert (spec.segment_size, spec.segment_initial_rows, spec.segment_time_s) == (150 * 2**20, 40_000, 3 * 3600)
     assert not [w for w in scenario_warnings(sc) if "overrides" in w]  # nothing written contradicts the table
+    # the layout validate predicts: 200,000 events on 4 partitions over 6 h is 25,000 rows a partition in 3 h,
+    # short of the 40,000 initial rows: the time threshold seals it, then the consuming one holds the rest
+    assert size_based_partition_rows(sc) == [25_000, 25_000]
     # rows 0 alone is size-based too (Pinot's legacy rule), towards Pinot's 200 MiB from 100,000 rows
     sc = load_scenario(_scenario(_table({"realtime.segment.flush.threshold.rows": "0"}), {"partitions": 4}))
     assert sc.workload.generate is not None
