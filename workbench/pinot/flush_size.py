@@ -10,7 +10,8 @@ threshold of the partition's next consuming segment (``computeThreshold``) right
 - **The first segments** get ``realtime.segment.flush.autotune.initialRows`` (100,000): no ratio yet.
 - **The rows-to-size ratio** of the table: a committed segment's rows / its bytes, smoothed as
   ``0.1 x this segment's + 0.9 x the ratio so far`` (the first commit sets it). One ratio for all the
-  table's partitions, fed by every partition's commits (Pinot 1.5.1 no longer reads partition 0's only).
+  table's partitions, fed by every partition's commits (release 0.10's computer read only the lowest
+  partition id's; 1.5.1 has no such filter).
 - **A segment sealed by time** (fewer rows than its threshold) smaller than the desired size: the next
   gets ``1.1 x`` the rows it consumed, scaled down first by ``threshold.time / time consumed`` when it
   consumed for longer than the time threshold (the threshold was lowered).

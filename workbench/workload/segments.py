@@ -91,7 +91,9 @@ def seal_partition(
     rows
         Rows threshold of every segment, or size-based flushing's state: each segment then gets the
         threshold it gives, and commits into it with its rows, its size (rows x ``bytes_per_row``) and
-        its consuming time.
+        its consuming time (seal - creation: a time seal falls on the first bin edge past the threshold,
+        so Pinot's rule for a lowered time threshold may scale its rows by threshold / time consumed, as
+        the controller's clock, read a little after the threshold, makes it do).
     time_ms
         Time threshold in ms, or ``None`` for rows only.
 
