@@ -141,7 +141,15 @@ def scenario_warnings(sc: Scenario, *, data: str | Path | None = None) -> list[s
     _, why = servers_without_data(sc, given)
     segments = segments_out_of_range(sc, given)
     servers = tuple(f"Server_{i}" for i in sc.table_servers())
-    return [w for w in (why, segments) if w] + flush_notes(sc.workload.generate, sc.table, servers)
+    spec = sc.workload.generate
+
+    def row_bytes() -> float:
+        from workbench.workload.row_size import spec_row_bytes
+
+        assert spec is not None
+        return spec_row_bytes(spec, sc.table, sc.schema)
+
+    return [w for w in (why, segments) if w] + flush_notes(spec, sc.table, servers, row_bytes)
 
 
 def run_studies(sweep_dir: str | Path) -> Path | None:

@@ -203,7 +203,9 @@ def _tenant_servers_without_data(sc: Scenario, ideal_state: Mapping[str, Mapping
 def _segments_to_come(sc: Scenario) -> Any:
     """The layout ``workbench generate`` will write for a realtime table, as Pinot would assign it: per
     stream partition, its rows over ``segment_rows`` (or its span over ``segment_time_s``, whichever seals
-    more) segments, the last one consuming; ``None`` for an offline table (its files are not known yet)."""
+    more) segments, or with ``segment_size`` the segments Pinot's size-based thresholds give at the partition's
+    mean rate (:func:`workbench.sim.segment_range.size_based_partition_rows`), the last one consuming; ``None`` for an
+    offline table (its files are not known yet)."""
     import math
 
     import numpy as np
@@ -213,10 +215,17 @@ def _segments_to_come(sc: Scenario) -> Any:
     spec, table = sc.workload.generate, sc.table
     if spec is None or table.table_type != "REALTIME":
         return None
-    by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
-    by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
-    per = max(1, by_rows, by_time)
-    rows = spec.events / spec.partitions / per  # each segment's share of its partition's rows
+    if spec.segment_size is not None:  # size-based: Pinot's successive thresholds at the partition's mean rate
+        from workbench.sim.segment_range import size_based_partition_rows
+
+        steps = size_based_partition_rows(sc)
+        per = len(steps)
+        rows = np.tile(steps, spec.partitions)
+    else:
+        by_rows = math.ceil(spec.events / spec.partitions / spec.segment_rows)
+        by_time = math.ceil(spec.span_s / spec.segment_time_s) if spec.segment_time_s else 1
+        per = max(1, by_rows, by_time)
+        rows = np.full(per * spec.partitions, spec.events / spec.partitions / per)  # each one's share
     names = tuple(f"{table.table_name}__{p}__{n}__0" for p in range(spec.partitions) for n in range(per))
     partitions = np.repeat(np.arange(spec.partitions), per)
     consuming = np.tile(np.arange(per) == per - 1, spec.partitions)
@@ -224,7 +233,7 @@ def _segments_to_come(sc: Scenario) -> Any:
     ideal = assign_layout(table, tuple(servers[i] for i in sc.table_servers()), names, consuming, partitions)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)
-    return Layout(servers, names, np.full(len(names), rows), consuming, ideal, replicas, None, partitions)
+    return Layout(servers, names, rows, consuming, ideal, replicas, None, partitions)
 
 
 def _named(servers: tuple[str, ...]) -> str:

@@ -19,9 +19,12 @@ POPULARITY = {"events": 12_000, "keys": 400, "key_distribution": "zipf", "segmen
 LIFECYCLE = {"events": 8_000, "span_s": "3h", "segment_rows": 600, "segment_time_s": "30m",
              "lifecycle": {"delete_fraction": 0.2}, "disorder": {"late_fraction": 0.1},
              "queries": {"duration_s": 60}}
+#: size-based flushing: each segment's threshold from the partition's previous one (Pinot's sequence)
+SIZE_BASED = {"events": 12_000, "keys": 400, "segment_size": "200K", "segment_initial_rows": 1_000,
+              "queries": {"duration_s": 60}}
 
 
-@pytest.mark.parametrize("spec", [POPULARITY, LIFECYCLE], ids=["popularity", "lifecycle"])
+@pytest.mark.parametrize("spec", [POPULARITY, LIFECYCLE, SIZE_BASED], ids=["popularity", "lifecycle", "size-based"])
 def test_spark_output_equals_the_in_process_engine_for_any_task_count(spark: Any, tmp_path: Path,
                                                                       spec: dict[str, Any]) -> None:
     kwargs: dict[str, Any] = {"table": "events", "table_config": table(column="key", function="Murmur"), "seed": 4,

@@ -13,7 +13,7 @@ sets each new consuming segment's row threshold (``FlushThresholdUpdateManager``
 - ``rows`` = 0, or ``realtime.segment.flush.threshold.segment.size`` set: the row threshold is tuned
   segment by segment towards that size (``SegmentSizeBasedFlushThresholdUpdater``: 100,000 rows first,
   ``realtime.segment.flush.autotune.initialRows``, then the desired size x the rows-per-byte of the
-  segments committed so far), a figure of the on-disk bytes per row, which this model does not have;
+  segments committed so far): :mod:`workbench.pinot.flush_size` computes the sequence;
 - nothing stated: 5,000,000 rows divided like ``rows``.
 
 ``realtime.segment.flush.threshold.time`` (a period such as ``6h``, or milliseconds; default 6 hours) seals
@@ -142,7 +142,8 @@ class FlushConfig:
         return self.rows <= 0 and self.segment_rows_fixed <= 0 and (self.rows == 0 or self.segment_size_bytes > 0)
 
     def segment_rows(self, max_partitions_per_instance: int) -> int | None:
-        """Rows at which a consuming segment is sealed (``None`` when size-based: tuned as segments commit)."""
+        """Rows at which a consuming segment is sealed (``None`` when size-based: tuned as segments commit,
+        :mod:`workbench.pinot.flush_size`)."""
         if self.rows > 0:
             return self.rows // max_partitions_per_instance
         if self.segment_rows_fixed > 0:

@@ -83,7 +83,11 @@ def _generated_queries_per_second(spec: GenerateSpec) -> float:
 def _check_generate(spec: GenerateSpec, limits: LimitsSpec) -> None:
     where = "workload.generate"
     check_value(spec.events, limits, "generate_events", f"{where}.events", "events")
-    check_work(spec.events / spec.segment_rows, limits, "segments", f"{where}.segment_rows", "segments")
+    if spec.segment_size is not None:  # size-based: the first segments hold segment_initial_rows, later ones more
+        check_work(spec.events / spec.segment_initial_rows, limits, "segments", f"{where}.segment_initial_rows",
+                   "segments")
+    else:
+        check_work(spec.events / spec.segment_rows, limits, "segments", f"{where}.segment_rows", "segments")
     check_value(spec.partitions, limits, "segments", f"{where}.partitions", "partitions")
     check_work(_generated_queries_per_second(spec) * spec.queries.duration_s, limits, "simulated_queries",
           f"{where}.queries", "queries")

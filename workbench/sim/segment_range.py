@@ -24,7 +24,7 @@ from workbench.scenario import Scenario
 from workbench.sim.layout import Layout
 from workbench.workload.directory import read_segments
 
-__all__ = ["segment_sizes", "segments_out_of_range"]
+__all__ = ["segment_sizes", "segments_out_of_range", "size_based_partition_rows"]
 
 
 def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:
@@ -38,6 +38,18 @@ def segment_sizes(layout: Layout, data: Path | None) -> dict[str, int]:
     known = {str(n): int(b) for n, b in zip(table["segment_name"], table["size_bytes"], strict=True)
              if b is not None and np.isfinite(b) and b >= 0}
     return {n: known.get(n, estimate[n]) for n in layout.segments}
+
+
+def size_based_partition_rows(sc: Scenario) -> list[float]:
+    """The rows of each segment ``workbench generate`` will cut from one stream partition of a size-based
+    generate spec (``segment_size``), at the partition's mean rate, the last one consuming: Pinot's successive
+    thresholds (:func:`workbench.workload.flush.size_based_segments`) at the generator's own bytes per row."""
+    from workbench.workload.flush import size_based_segments
+    from workbench.workload.row_size import spec_row_bytes
+
+    spec = sc.workload.generate
+    assert spec is not None and spec.segment_size is not None
+    return [float(s.rows) for s in size_based_segments(spec, spec_row_bytes(spec, sc.table, sc.schema))]
 
 
 def _mb(size: float) -> str:
@@ -55,6 +67,11 @@ def _what_to_change(sc: Scenario, generated: bool, median_docs: float) -> str:
     if sc.workload.synthetic is not None and sc.workload.generate is None and not generated:
         return "workload.synthetic.docs_per_segment"
     spec = sc.workload.generate
+    if sc.table.table_type == "REALTIME" and spec is not None and spec.segment_size is not None:
+        timed = "" if spec.segment_time_s is None else (
+            f", or threshold.time (segment_time_s, now {spec.segment_time_s:g} s) when it seals them first")
+        return (f"the table's realtime.segment.flush.threshold.segment.size (generated data: workload.generate."
+                f"segment_size, now {_mb(spec.segment_size)}){timed}")
     if sc.table.table_type == "REALTIME" and spec is not None and spec.segment_time_s is not None \
             and median_docs < 0.9 * spec.segment_rows:
         return (f"the table's realtime.segment.flush.threshold.time (generated data: workload.generate."

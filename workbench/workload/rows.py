@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from workbench.workload.context import Context
 from workbench.workload.events import category_of, partition_ids, per_key, same_function
+from workbench.workload.row_size import builtin_row_bytes
 from workbench.workload.schema import EVENTS_SCHEMA, events_schema
 from workbench.workload.segments import SegmentPlan, SegmentStats
 from workbench.workload.timeline import mix64
@@ -33,9 +34,6 @@ from workbench.workload.user_schema import BOOKKEEPING
 __all__ = ["group_order", "part_file", "run_window"]
 
 I64 = npt.NDArray[np.int64]
-#: Bytes per row of the table's fixed-width columns: event_id, key_id, event_time_ms, ingest_time_ms and
-#: value (8 bytes), partition and update_seq (4), is_delete (1). Strings add their UTF-8 length.
-FIXED_ROW_BYTES = 8 * 5 + 4 * 2 + 1
 OFFSET_SHIFT = 40
 
 
@@ -120,10 +118,9 @@ def _stats(ctx: Context, seg: I64, columns: dict[str, Any], key_len: I64,
     with np.errstate(over="ignore"):
         checksum = np.add.reduceat(terms, starts) if len(seg) else np.zeros(0, np.uint64)
     rows = np.diff(np.concatenate([starts, [len(seg)]]))
-    per_row = FIXED_ROW_BYTES + 1 + len(str(ctx.spec.categories - 1))
-    size = rows * per_row + np.add.reduceat(key_len, starts) if len(seg) else rows
-    if row_bytes is not None and len(seg):
-        size = np.add.reduceat(row_bytes, starts)
+    if row_bytes is None:
+        row_bytes = builtin_row_bytes(ctx, key_len)
+    size = np.add.reduceat(row_bytes, starts) if len(seg) else rows
     local = np.repeat(np.arange(len(ids)), rows)
     pairs = []
     for column in ctx.table_partitions:

@@ -2,11 +2,15 @@
 
 Realtime
     Each stream partition is consumed into a chain of LLC segments. A consuming segment is sealed
-    when it holds ``segment_rows`` rows or, if ``segment_time_s`` is set, when that much ingestion
+    when it holds its row threshold or, if ``segment_time_s`` is set, when that much ingestion
     time has passed since it started (checked at the edges of the arrival-time bins the blocks
     counted in, as Pinot checks its time threshold between fetches, never on an empty segment). The
     next segment starts consuming at the seal; the last one of each partition is the consuming
-    (``IN_PROGRESS``) segment at the head, possibly still empty.
+    (``IN_PROGRESS``) segment at the head, possibly still empty. The row threshold is ``segment_rows``,
+    or with ``segment_size`` (size-based flushing) the one Pinot 1.5.1's controller gives each new
+    segment from the partition's previous one (:mod:`workbench.pinot.flush_size`), a segment's size
+    being its rows x the mean bytes per row (:func:`workbench.workload.row_size.mean_row_bytes`). Each
+    segment's threshold is in its ZooKeeper record (``segment.flush.threshold.size``).
 Offline
     One segment per (batch, file) bucket, named by Pinot's simple segment-name generator,
     ``<table>_<minTime>_<maxTime>_<sequence>``, and pushed at the end of its batch.
@@ -29,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from workbench.pinot.flush_size import AutotuneState, Committed
 from workbench.pinot.segment import ColumnPartitionMetadata
 from workbench.workload.context import Context
 from workbench.workload.events import BlockCounts
@@ -37,6 +42,8 @@ __all__ = ["SegmentPlan", "SegmentStats", "llc_segment_name", "offline_segment_n
            "seal_partition", "segments_table"]
 
 I64 = npt.NDArray[np.int64]
+#: The time threshold size-based flushing reads when the spec sets none (no segment is sealed by time).
+_NO_TIME_MS = 1 << 62
 
 
 def llc_segment_name(table: str, partition: int, sequence: int, creation_ms: int) -> str:
@@ -61,16 +68,19 @@ def offline_segment_name(table: str, min_time: int | str, max_time: int | str, s
 
 @dataclass(frozen=True)
 class Cut:
-    """One segment of a stream partition: offsets ``[start, end)``, consumption start and seal time."""
+    """One segment of a stream partition: offsets ``[start, end)``, consumption start and seal time, and the
+    row threshold it was given."""
 
     start: int
     end: int
     creation_ms: int
     seal_ms: int | None
+    threshold: int = 0
 
 
 def seal_partition(
-    bin_counts: npt.NDArray[np.int64], *, rows: int, time_ms: int | None, bin_ms: int, t0_ms: int, span_ms: int
+    bin_counts: npt.NDArray[np.int64], *, rows: int | AutotuneState, time_ms: int | None, bin_ms: int, t0_ms: int,
+    span_ms: int, bytes_per_row: float = 0.0,
 ) -> list[Cut]:
     """Cut one stream partition into segments from its arrivals per time bin.
 
@@ -79,7 +89,11 @@ def seal_partition(
     bin_counts
         Rows arriving in each bin ``[t0 + i*bin_ms, t0 + (i+1)*bin_ms)``.
     rows
-        Rows threshold (``realtime.segment.flush.threshold.rows``).
+        Rows threshold of every segment, or size-based flushing's state: each segment then gets the
+        threshold it gives, and commits into it with its rows, its size (rows x ``bytes_per_row``) and
+        its consuming time (seal - creation: a time seal falls on the first bin edge past the threshold,
+        so Pinot's rule for a lowered time threshold may scale its rows by threshold / time consumed, as
+        the controller's clock, read a little after the threshold, makes it do).
     time_ms
         Time threshold in ms, or ``None`` for rows only.
 
@@ -96,13 +110,27 @@ def seal_partition(
     >>> [(c.start, c.end, c.seal_ms) for c in seal_partition(np.array([1, 0, 5, 0]), rows=100, time_ms=1500,
     ...                                                      bin_ms=1000, t0_ms=0, span_ms=4000)]
     [(0, 1, 2000), (1, 6, None)]
+    >>> sized = AutotuneState(desired_bytes=10**6, initial_rows=10_000, time_ms=10**9)
+    >>> [c.threshold for c in seal_partition(np.full(10, 10_000), rows=sized, time_ms=None, bin_ms=1000, t0_ms=0,
+    ...                                      span_ms=10_000, bytes_per_row=10.0)]
+    [10000, 15000, 22500, 33750, 50625]
     """
     cum = np.concatenate([[0], np.cumsum(bin_counts)]).astype(np.int64)
     total, edges = int(cum[-1]), len(cum) - 1
     cuts: list[Cut] = []
     start, began = 0, t0_ms
+    state: AutotuneState | None = None
+    if isinstance(rows, AutotuneState):
+        state, threshold = rows, rows.threshold()
+    else:
+        threshold = rows
     while True:
-        by_rows = start + rows if start + rows <= total else None
+        if cuts and state is not None:
+            last = cuts[-1]
+            done = last.end - last.start
+            state = state.commit(Committed(done, int(done * bytes_per_row), last.threshold, began - last.creation_ms))
+            threshold = state.threshold()
+        by_rows = start + threshold if start + threshold <= total else None
         by_time = None
         if time_ms is not None:
             j = max(-(-(began + time_ms - t0_ms) // bin_ms), int(np.searchsorted(cum, start, side="right")))
@@ -111,14 +139,14 @@ def seal_partition(
         if by_rows is not None and (by_time is None or by_rows <= cum[by_time]):
             last_bin = int(np.searchsorted(cum, by_rows - 1, side="right")) - 1
             seal = min(t0_ms + (last_bin + 1) * bin_ms, t0_ms + span_ms)
-            cuts.append(Cut(start, by_rows, began, seal))
+            cuts.append(Cut(start, by_rows, began, seal, threshold))
             start, began = by_rows, seal
         elif by_time is not None:
             seal = t0_ms + by_time * bin_ms
-            cuts.append(Cut(start, int(cum[by_time]), began, seal))
+            cuts.append(Cut(start, int(cum[by_time]), began, seal, threshold))
             start, began = int(cum[by_time]), seal
         else:
-            cuts.append(Cut(start, total, began, None))
+            cuts.append(Cut(start, total, began, None, threshold))
             return cuts
 
 
@@ -142,6 +170,8 @@ class SegmentPlan:
     names: tuple[str, ...]
     window_event_base: I64
     window_offset_base: I64
+    #: Each segment's row threshold (realtime; 0 for offline segments).
+    threshold: I64
 
     @property
     def total_events(self) -> int:
@@ -159,13 +189,23 @@ def _realtime_cuts(ctx: Context, counts: Sequence[BlockCounts]) -> dict[str, lis
                           weights=_concat(counts, "count"), minlength=parts * ctx.n_bins)
     per_bin = np.rint(per_bin).astype(np.int64).reshape(parts, ctx.n_bins)
     time_ms = None if ctx.spec.segment_time_s is None else int(ctx.spec.segment_time_s * 1000)
-    out: dict[str, list[int]] = {k: [] for k in ("bucket", "start", "end", "sequence", "creation", "seal")}
+    rows: int | AutotuneState = ctx.spec.segment_rows
+    bytes_per_row = 0.0
+    if ctx.spec.segment_size is not None:  # size-based: Pinot's controller tunes each partition's thresholds
+        from workbench.workload.row_size import mean_row_bytes
+
+        rows = AutotuneState(int(ctx.spec.segment_size), ctx.spec.segment_initial_rows,
+                             time_ms if time_ms is not None else _NO_TIME_MS)
+        bytes_per_row = mean_row_bytes(ctx)
+    out: dict[str, list[int]] = {k: [] for k in ("bucket", "start", "end", "sequence", "creation", "seal",
+                                                 "threshold")}
     for p in range(parts):
-        cuts = seal_partition(per_bin[p], rows=ctx.spec.segment_rows, time_ms=time_ms, bin_ms=ctx.bin_ms,
-                              t0_ms=ctx.t0_ms, span_ms=ctx.span_ms)
+        cuts = seal_partition(per_bin[p], rows=rows, time_ms=time_ms, bin_ms=ctx.bin_ms, t0_ms=ctx.t0_ms,
+                              span_ms=ctx.span_ms, bytes_per_row=bytes_per_row)
         for seq, cut in enumerate(cuts):
             for key, value in (("bucket", p), ("start", cut.start), ("end", cut.end), ("sequence", seq),
-                               ("creation", cut.creation_ms), ("seal", -1 if cut.seal_ms is None else cut.seal_ms)):
+                               ("creation", cut.creation_ms), ("seal", -1 if cut.seal_ms is None else cut.seal_ms),
+                               ("threshold", cut.threshold)):
                 out[key].append(value)
     return out
 
@@ -182,7 +222,8 @@ def _offline_cuts(ctx: Context, counts: Sequence[BlockCounts]) -> tuple[dict[str
     batch_end = ctx.t0_ms + (batch + ctx.batch_lo + 1) * ctx.batch_ms
     pushed = np.minimum(batch_end, ctx.t_end_ms)
     out = {"bucket": keys.tolist(), "start": [0] * len(keys), "end": np.rint(totals[keys]).astype(np.int64).tolist(),
-           "sequence": file.tolist(), "creation": pushed.tolist(), "seal": pushed.tolist()}
+           "sequence": file.tolist(), "creation": pushed.tolist(), "seal": pushed.tolist(),
+           "threshold": [0] * len(keys)}
     return out, lo, hi
 
 
@@ -210,7 +251,7 @@ def plan_segments(ctx: Context, counts: Sequence[BlockCounts]) -> SegmentPlan:
     event_base = np.cumsum(per_wb.sum(axis=1)) - per_wb.sum(axis=1)
     arr = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     return SegmentPlan(arr["bucket"], arr["start"], arr["end"], arr["sequence"], partition, arr["creation"],
-                       arr["seal"], lo, hi, names, event_base, offset_base)
+                       arr["seal"], lo, hi, names, event_base, offset_base, arr["threshold"])
 
 
 @dataclass
@@ -276,7 +317,7 @@ def _partition_json(ctx: Context, sets: dict[str, list[int]], consuming_partitio
     return json.dumps({"columnPartitionMap": cmap}) if cmap else None
 
 
-def _zk_record(ctx: Context, row: dict[str, Any]) -> str:
+def _zk_record(ctx: Context, row: dict[str, Any], threshold: int) -> str:
     """The segment's ZooKeeper simple fields (all strings), as Pinot's segment ZK metadata holds them."""
     consuming = row["status"] == "IN_PROGRESS"
     fields = {
@@ -296,7 +337,7 @@ def _zk_record(ctx: Context, row: dict[str, Any]) -> str:
         fields["segment.realtime.startOffset"] = str(row["start_offset"])
         if not consuming:
             fields["segment.realtime.endOffset"] = str(row["end_offset"])
-        fields["segment.flush.threshold.size"] = str(ctx.spec.segment_rows)
+        fields["segment.flush.threshold.size"] = str(threshold)
     else:
         fields["segment.push.time"] = str(row["creation_time_ms"])
     if row["partition_metadata"] is not None:
@@ -323,7 +364,7 @@ def segments_table(ctx: Context, plan: SegmentPlan, stats: Sequence[SegmentStats
             "end_offset": int(plan.end[i]) if ctx.realtime and not consuming[i] else -1,
         }
         row["partition_metadata"] = _partition_json(ctx, sets[i], int(plan.partition[i]) if consuming[i] else None)
-        row["zk_metadata"] = _zk_record(ctx, row)
+        row["zk_metadata"] = _zk_record(ctx, row, int(plan.threshold[i]))
         rows.append(row)
     from workbench.workload.schema import SEGMENTS_SCHEMA
 

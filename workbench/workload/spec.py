@@ -27,6 +27,7 @@ from typing import Any, Literal
 from workbench import defaults as D
 from workbench.distributions import Deterministic, Distribution, Exponential
 from workbench.errors import ScenarioError
+from workbench.pinot.flush import DEFAULT_FLUSH_AUTOTUNE_INITIAL_ROWS
 
 __all__ = [
     "ColumnSpec",
@@ -211,6 +212,12 @@ class GenerateSpec:
     span_s: float = _f(D.GENERATE_SPAN_S, kind="duration", gt=0)
     segment_rows: int = _f(D.GENERATE_SEGMENT_ROWS, min=1)
     segment_time_s: float | None = _f(None, kind="duration", gt=0)
+    #: Size-based flushing (Pinot's ``realtime.segment.flush.threshold.segment.size``): when set, each consuming
+    #: segment's row threshold is tuned towards this size as Pinot's controller tunes it, and ``segment_rows``
+    #: is not read (:mod:`workbench.workload.flush`).
+    segment_size: float | None = _f(None, kind="size", gt=0)
+    #: ... and the first segments' rows (``realtime.segment.flush.autotune.initialRows``).
+    segment_initial_rows: int = _f(DEFAULT_FLUSH_AUTOTUNE_INITIAL_ROWS, min=1)
     seed: int | None = _f(None, min=0)
     partitioning: PartitioningSpec = _f(PartitioningSpec)
     rate: RateSpec = _f(RateSpec)
