@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Iterator, Mapping
@@ -297,10 +298,14 @@ def _dump(obj: Any) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    """``value`` as JSON holds it; an undefined figure (NaN: a percentile of no query, a rate of none) is
+    ``null``, since JSON has no NaN and strict readers, the workbench's own among them, refuse Python's ``NaN``."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _dump(value)
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, float) and math.isnan(value):
+        return None
     return value
 
 
@@ -353,6 +358,8 @@ def _value(kind: Any, value: Any, where: str, source: str) -> Any:
             raise InputError(source, f"its {where!r} is not an object")
         item = typing.get_args(kind)[1]
         return {str(k): _value(item, v, f"{where}.{k}", source) for k, v in value.items()}
+    if kind is float and value is None:  # an undefined figure, written as null (_plain)
+        return math.nan
     ok = _SCALARS[kind]
     if not isinstance(value, ok) or (kind is not bool and isinstance(value, bool)):
         raise InputError(source, f"its {where!r} is {value!r}, not a {kind.__name__}")
