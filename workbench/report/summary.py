@@ -250,8 +250,31 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
             out.append("Cheaper but failing: " + fragile_sentence(f, c, best, currency))
         else:
             out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
-                       f"{money(saving, currency)}/month but its p99 is {ms(c)}, over the SLO.")
+                       f"{money(saving, currency)}/month but {why_it_fails(c, d.slo_p99_ms)}.")
     return out
+
+
+def why_it_fails(row: pd.Series, slo: float | None) -> str:
+    """Why a configuration does not meet the SLO, by the check that fails first in the report's rule
+    (:func:`~workbench.report.data.slo_verdicts`): its p99 interval, the model's interval, or the run's own
+    verdict (the heap, or a tenant's table over its own SLO).
+
+    >>> row = pd.Series({P99: 30.0, P99_LOW: 28.0, P99_HIGH: 32.0, P99_MODEL_HIGH: 41.0, "slo.why": ""})
+    >>> why_it_fails(row, 35.0).split(", ")[2:4]
+    ['under the SLO in the simulation', "but the model interval reaches 41 ms (the calibration's uncertainty)"]
+    >>> why_it_fails(row, 31.0)
+    'its p99 is 30 ms [28, 32], over the SLO'
+    """
+    high = row.get(P99_HIGH)
+    high = row[P99] if high is None or high != high else high
+    if slo is not None and float(high) > slo:
+        return f"its p99 is {ms(row)}, over the SLO"
+    model = row.get(P99_MODEL_HIGH)
+    if slo is not None and model is not None and model == model and float(model) > slo:
+        return (f"its p99 is {ms(row)}, under the SLO in the simulation, but the model interval reaches "
+                f"{float(model):.0f} ms (the calibration's uncertainty), over it")
+    why = str(row.get("slo.why") or "")
+    return f"it breaks the SLO: {why}" if why else f"its p99 is {ms(row)}, over the SLO"
 
 
 def fragile_sentence(f: Findings, row: pd.Series, best: pd.Series | None, currency: str) -> str:
