@@ -34,6 +34,7 @@ from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.profile import DayProfile, day_profile
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
+from workbench.calibrate.uncertainty import CALIBRATION_FILE
 from workbench.calibrate.work import (
     MIN_MEASURED_SHARE,
     Delay,
@@ -349,7 +350,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                        "shape": vars(shape), "profile": profile.to_json(),
                        "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
-        write_json_atomic(tmp / "calibration.json", calibration)
+        write_json_atomic(tmp / CALIBRATION_FILE, calibration)
         report = None
         if backtest is not None and opts.backtest_queries > 0:
             scratch = tmp / ".backtest"
