@@ -63,6 +63,26 @@ def _quantity(text: str) -> float:
     return value
 
 
+def _setting(text: str) -> tuple[str, Any]:
+    """An argparse type: ``KEY=VALUE``, the value read as YAML reads it (``12``, ``8G``, ``[a, b]``, ``true``),
+    so a scenario key is set on the command line as in the file; the scenario's loader checks the key."""
+    import yaml
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE (a dotted scenario key, e.g. cluster.servers=12), "
+                                         f"got {text!r}")
+    try:
+        return key.strip(), yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as exc:
+        raise argparse.ArgumentTypeError(f"{key.strip()}: {value!r} is not a value YAML reads ({exc})") from None
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--set`` overrides, in order (a key set twice keeps the last)."""
+    return dict(args.set) if args.set else None
+
+
 def _duration(text: str) -> float:
     from workbench.units import parse_duration
 
@@ -105,7 +125,7 @@ def _validate(args: argparse.Namespace) -> int:
     from workbench.api import check_scenario, scenario_warnings
 
     for path in args.scenarios:
-        sc = check_scenario(path, data=args.data)
+        sc = check_scenario(path, data=args.data, overrides=_overrides(args))
         tables = ", ".join(f"{t.table.table_name_with_type} on {t.tenant}" for t in sc.tables)
         what = f"tables {tables}" if sc.tables else \
             f"table {sc.table.table_name_with_type}, workload {sc.workload.source}"
@@ -143,7 +163,7 @@ def _simulate(args: argparse.Namespace) -> int:
         _tick(bars[0], done, total)
 
     try:
-        document = run_scenario(args.scenario, args.out, seed=args.seed, data=args.data,
+        document = run_scenario(args.scenario, args.out, overrides=_overrides(args), seed=args.seed, data=args.data,
                                 overwrite=args.overwrite, progress=progress)
     finally:
         for bar in bars:
@@ -314,6 +334,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Load and validate scenarios (YAML or JSON) without running anything.")
     v.add_argument("scenarios", nargs="+", help="scenario files")
     v.add_argument("--data", help="workload directory to check the scenarios against (default: workload.data)")
+    v.add_argument("--set", action="append", type=_setting, metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. --set cluster.servers=12 (repeatable)")
     v.set_defaults(handler=_validate)
 
     g = sub.add_parser("generate", help="generate events and segments with Spark",
@@ -335,6 +357,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--data", help="generated workload directory (with segments.parquet)")
     s.add_argument("--seed", type=_count(0), help="override simulation.seed (a non-negative integer)")
     s.add_argument("--overwrite", action="store_true", help="replace an existing run directory")
+    s.add_argument("--set", action="append", type=_setting, metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. --set workload.arrival.speed=2 (repeatable; recorded in "
+                        "summary.json's overrides)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(handler=_simulate)
 

@@ -72,6 +72,8 @@ SERVICE_MEAN_MS: Final = 10.0
 # -- workload ---------------------------------------------------------------------------------------
 ARRIVAL_PROCESS: Final = "poisson"
 QPS: Final = 100.0
+#: ``workload.arrival.speed``: the workload as written (a replayed log at its own pace).
+ARRIVAL_SPEED: Final = 1.0
 #: Seconds in the day a load profile (``workload.profile.hourly``) divides into equal steps.
 DAY_SECONDS: Final = 86_400
 #: A day's steps are simulated in decreasing rate until one meets the p99 SLO with this share to spare

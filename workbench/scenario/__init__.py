@@ -351,7 +351,7 @@ def _load_tenant(data: Mapping[str, Any], base: Path) -> Scenario:
     poisson = [v for v in views if v.workload.arrival.process == "poisson"]
     if len(poisson) > 1:
         sim = views[0].simulation
-        check_work(sum(v.workload.arrival.qps for v in poisson) * sim.duration_s * sim.replications, views[0].limits,
+        check_work(sum(v.workload.arrival.rate for v in poisson) * sim.duration_s * sim.replications, views[0].limits,
                    "simulated_queries", "tables", "queries of every table (their qps x simulation.duration_s x "
                    "replications)")
     first = views[0]

@@ -102,8 +102,9 @@ def check_limits(cluster: ClusterSpec, workload: WorkloadSpec, simulation: Simul
     check_value(simulation.replications, limits, "replications", "simulation.replications", "replications")
     arrival = workload.arrival
     if arrival.process == "poisson":
-        check_value(arrival.qps, limits, "qps", "workload.arrival.qps", "queries/s")
-        check_work(arrival.qps * simulation.duration_s * simulation.replications, limits, "simulated_queries",
+        unit = "queries/s" if arrival.speed == 1 else f"queries/s (qps x speed {arrival.speed:g})"
+        check_value(arrival.rate, limits, "qps", "workload.arrival.qps", unit)
+        check_work(arrival.rate * simulation.duration_s * simulation.replications, limits, "simulated_queries",
               "workload.arrival.qps", "queries (qps x simulation.duration_s x replications)")
     per_server = workload.synthetic.segments_per_server if workload.synthetic is not None else 1
     check_work(float(cluster.servers) * per_server, limits, "segments", "workload.synthetic.segments_per_server",

@@ -429,6 +429,15 @@ class ArrivalSpec:
     #: log's arrival times and SQL, pruned and routed as Pinot would.
     process: Literal["poisson", "replay"] = D.ARRIVAL_PROCESS
     qps: float = _f(D.QPS, gt=0)
+    #: Load as a knob: the workload ``speed`` times faster. A replayed log's arrival times are divided by it
+    #: (and the log repeated until it fills the run, :func:`workbench.workload.replay.scale_query_log`), so
+    #: its mix and its bursts are kept at a higher rate; Poisson arrivals come at ``qps x speed``.
+    speed: float = _f(D.ARRIVAL_SPEED, gt=0)
+
+    @property
+    def rate(self) -> float:
+        """The Poisson rate a run draws, queries/s: ``qps x speed``."""
+        return self.qps * self.speed
 
 
 @dataclass(frozen=True)

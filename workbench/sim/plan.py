@@ -337,7 +337,7 @@ def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float
     """One table's queries, the work of each and its options, and its segment churn, drawn from the table's
     own streams (arrivals, service, churn): the plan's per-query and per-plan fields, before routing."""
     spec = sc.cluster
-    queries = draw_queries(streams.arrivals, sc.workload.arrival.qps, horizon_ms, replay, planner, at_ms)
+    queries = draw_queries(streams.arrivals, sc.workload.arrival.rate, horizon_ms, replay, planner, at_ms)
     service = make_service_model(sc.service)
     work = _work(queries, service, layout, streams.service)
     base = sc.workload.options  # read when the scenario was loaded; a query's own SET options are read here

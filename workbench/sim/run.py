@@ -41,6 +41,7 @@ from workbench.sim.routes import RouteCache
 from workbench.sim.streams import Streams
 from workbench.sim.tenant import TablePart, build_tenant_plan, check_tenant, merge_layouts, merge_memory, table_streams
 from workbench.workload.directory import WorkloadDir, read_replay_queries
+from workbench.workload.replay import scale_query_log
 
 __all__ = ["build_cluster", "check_run", "choose_engine", "simulate", "workload_dir"]
 
@@ -51,7 +52,9 @@ def _replay_queries(sc: Scenario, data: Path | None) -> pd.DataFrame | None:
     if data is None or not WorkloadDir(Path(data)).has_queries():
         raise ScenarioError("workload.arrival.process",
                             "replay needs a workload directory with queries.parquet (simulate --data DIR)")
-    return read_replay_queries(data)
+    queries = read_replay_queries(data)
+    speed = sc.workload.arrival.speed
+    return queries if speed == 1 else scale_query_log(queries, speed, sc.simulation.duration_s)
 
 
 def _plan_all(planner: Planner, replay: pd.DataFrame, horizon_s: float, data: Path) -> None:
