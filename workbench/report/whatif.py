@@ -46,7 +46,7 @@ import pandas as pd
 from workbench.io.run_dir import RunDir, RunRecord
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, THROUGHPUT, Summary
 from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
-from workbench.report.data import SizingData, layout_of, workload_of
+from workbench.report.data import SizingData, layout_of
 from workbench.scenario import Scenario
 
 __all__ = [
@@ -108,47 +108,36 @@ class WhatIf:
 
 
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
-    """The scenario at ``factor`` times its query rate (a faster replay reads a workload under ``scratch``,
-    which the study writes before running it: :func:`workbench.studies.whatif.faster_replay`)."""
+    """The scenario at ``factor`` times its query rate: Poisson arrivals at ``qps x factor``, a replayed log
+    ``factor`` times faster (``workload.arrival.speed``: its queries in their order, repeated to fill the run);
+    a tenant's every table so. ``scratch`` is the point's what-if directory (unused: the load is a key)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
     if len(sc.tables) > 1:
-        return _tenant_load(sc, factor, scratch / "workloads" / name, name, label)
-    if sc.workload.arrival.process != "replay":
-        return WhatIf(name, label, {"workload.arrival.qps": sc.workload.arrival.qps * factor}, factor,
-                      note=f"Poisson arrivals at {sc.workload.arrival.qps * factor:g} queries/s")
-    if workload_of(sc) is None:
-        return WhatIf(name, label, {}, factor, note="no workload directory to replay faster")
-    return WhatIf(name, label, {}, factor, scratch / "workloads" / name,
-                  note=f"the query log replayed {factor:g} times faster")
+        return _tenant_load(sc, factor, name, label)
+    overrides, note = _faster(sc, factor, "")
+    return WhatIf(name, label, overrides, factor, note=note)
 
 
-def tenant_load_data(sc: Scenario, what: WhatIf) -> list[tuple[Scenario, Path]]:
-    """The tables of a tenant's load what-if that replay their log, each with the directory its faster replay
-    is read from (:func:`load_variant` names it in the what-if's overrides, ``tables.K.workload.data``)."""
-    out = []
-    for k, table in enumerate(sc.tables):
-        given = what.overrides.get(f"tables.{k}.workload.data")
-        if given is not None and table.workload.arrival.process == "replay":
-            out.append((table, Path(given)))
-    return out
+def _faster(sc: Scenario, factor: float, prefix: str) -> tuple[dict[str, Any], str]:
+    """One table's load at ``factor`` times: the override (under ``prefix``, ``tables.K.`` for a tenant's table)
+    and how it is modelled."""
+    arrival = sc.workload.arrival
+    if arrival.process != "replay":
+        return {f"{prefix}workload.arrival.qps": arrival.qps * factor}, \
+            f"Poisson arrivals at {arrival.rate * factor:g} queries/s"
+    return {f"{prefix}workload.arrival.speed": arrival.speed * factor}, \
+        f"the query log replayed {factor:g} times faster"
 
 
-def _tenant_load(sc: Scenario, factor: float, scratch: Path, name: str, label: str) -> WhatIf:
-    """A tenant at ``factor`` times its load: every table's, a Poisson table by its ``qps``, a replaying table
-    by its log replayed faster from a directory of its own under ``scratch`` (the study writes it)."""
+def _tenant_load(sc: Scenario, factor: float, name: str, label: str) -> WhatIf:
+    """A tenant at ``factor`` times its load: every table's (:func:`_faster`)."""
     overrides: dict[str, Any] = {}
     parts = []
     for k, table in enumerate(sc.tables):
-        tname = table.table.table_name
-        if table.workload.arrival.process != "replay":
-            overrides[f"tables.{k}.workload.arrival.qps"] = table.workload.arrival.qps * factor
-            parts.append(f"{tname} {table.workload.arrival.qps * factor:g}/s")
-        elif workload_of(table) is not None:
-            overrides[f"tables.{k}.workload.data"] = str(scratch / tname)
-            parts.append(f"{tname}'s log {factor:g}x faster")
-        else:
-            parts.append(f"{tname} unchanged (no workload directory to replay faster)")
-    return WhatIf(name, label, overrides, factor, note="every table's load: " + ", ".join(parts))
+        more, note = _faster(table, factor, f"tables.{k}.")
+        overrides.update(more)
+        parts.append(f"{table.table.table_name}: {note}")
+    return WhatIf(name, label, overrides, factor, note="every table's load: " + "; ".join(parts))
 
 
 def first_group(sc: Scenario) -> tuple[str, ...]:
