@@ -133,7 +133,7 @@ def _tick(bar: Any, done: int, total: int) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from workbench.api import run_scenario
+    from workbench.api import profile_note, run_scenario
 
     bars: list[Any] = []  # made at the first replication, so bad input prints no empty bar first
 
@@ -151,6 +151,8 @@ def _simulate(args: argparse.Namespace) -> int:
     line = document.summary.headline()
     if document.summary.table_fit.segments:  # the table's strain, said on the run's line (and in summary.json)
         line += f"; WARNING: {document.summary.table_fit.segments}"
+    if note := profile_note(document.scenario, Path(args.scenario).parent):
+        line += f"; NOTE: {note}"
     _say(f"{line}; wrote {args.out}")
     return 0
 

@@ -43,6 +43,7 @@ from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, mee
 from workbench.report.survival import Survival, survival, with_survival
 from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun, whatif_row
 from workbench.scenario import Scenario, load_scenario
+from workbench.scenario.day_load import load_record
 from workbench.sim.run import check_run
 from workbench.sizing.search import SearchResult, SearchState, Verdict, search
 from workbench.sizing.search import exhaustive as every_shape
@@ -229,7 +230,8 @@ def _write_sweep(sims: _Simulations) -> SizingData:
     write_json_atomic(sims.out_dir / MANIFEST_FILE, {
         "name": f"size-{base.name}", "base": str(sims.base_path) if sims.base_path else base.to_dict(),
         "notebook": None, "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in points],
-        "report": sims.space.options.to_json(), "fingerprint": fingerprint(resolved), "base_resolved": resolved})
+        "report": sims.space.options.to_json(), "fingerprint": fingerprint(resolved), "base_resolved": resolved,
+        "load": load_record(base)})
     return load_sizing_data(sims.out_dir)
 
 
@@ -356,6 +358,7 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
             "survives": None if s is None else s.survives, "why": sims.invalid.get(i)})
     return {
         "mode": mode, "slo": {"p99_ms": space.base.slo.p99_ms, "survive": space.base.slo.survive},
+        "load": load_record(space.base),
         "recommendation": None if best is None else space.overrides[best],
         "recommended_point": None if best is None else point_id(best),
         "closest": closest,
