@@ -157,7 +157,7 @@ def run_note(sc: Scenario) -> str:
     day; ``""`` without a profile.
 
     >>> from workbench.scenario import load_scenario
-    >>> run_note(load_scenario({"workload": {"synthetic": {}, "profile": {"hourly": [1, 3] * 12}}}))[:61]
+    >>> run_note(load_scenario({"workload": {"synthetic": {}, "profile": {"hourly": [1, 3] * 12}}}))[:62]
     'the day profile peaks at x3 (hour 1); this run is the rate as '
     """
     hours = worst_hours(sc)
