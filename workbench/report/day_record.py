@@ -86,8 +86,9 @@ class Step:
 class Day:
     """A day of load: every step of the profile, the rule that chose what ran, and the worst step.
 
-    ``binding`` is the index of the step the verdict binds on: the simulated step with the highest p99
-    upper end (the peak, by the rule's assumption).
+    ``binding`` is the index of the step the verdict binds on: the worst of the peaks (the loads no other
+    step's is at least for every table; one table's: its peak), which by the rule's assumption is the worst
+    simulated step.
     """
 
     steps: tuple[Step, ...]
@@ -117,15 +118,22 @@ class Day:
         """The day in one line: the binding step, its p99 against the SLO, and how many steps break it."""
         s = self.peak
         when = f"{clock(s.hour)}-{clock(s.hour + self.step_s / 3600)}"
-        text = (f"day: the worst step is {when} (x{s.factor:g} the rate): p99 {s.p99_ms:.1f} ms "
+        what = "the tenant's total rate" if self.tables else "the rate"
+        text = (f"day: the worst step is {when} (x{s.factor:.3g} {what}): p99 {s.p99_ms:.1f} ms "
                 f"[upper {s.p99_high_ms:.1f}], utilisation {s.utilisation:.0%}")
         if self.slo_p99_ms is None:
             return text + "; no p99 SLO, so only the peak was run"
         broken = sum(1 for x in self.steps if x.meets is False)
-        verdict = ("meets the SLO all day" if broken == 0 else
-                   f"{broken} of {len(self.steps)} steps break the SLO of {self.slo_p99_ms:g} ms")
-        rates = len({x.factor for x in self.simulated()})
-        return f"{text}; {verdict} ({rates} of {len({x.factor for x in self.steps})} distinct rates simulated)"
+        slo = ("a table's SLO" if self.tables else f"the SLO of {self.slo_p99_ms:g} ms")
+        verdict = ("meets the SLO all day" if broken == 0 else f"{broken} of {len(self.steps)} steps break {slo}")
+        if self.tables:
+            slos = {t.table: t.slo_p99_ms for t in self.tables}
+            text += "; " + ", ".join(f"{t.table} p99 {t.p99_ms:.1f} ms [upper {t.p99_high_ms:.1f}]"
+                                     + (f" (SLO {slos[t.table]:g})" if slos.get(t.table) is not None else "")
+                                     for t in s.tables)
+        loads = {x.factors or x.factor for x in self.simulated()}
+        every = {x.factors or x.factor for x in self.steps}
+        return f"{text}; {verdict} ({len(loads)} of {len(every)} distinct loads simulated)"
 
     def to_json(self) -> dict[str, Any]:
         """``day.json``: the steps, the rule and the verdict."""

@@ -11,7 +11,15 @@ as the query rate rises with everything else unchanged (more load never shortens
 random numbers the runs differ only in the rate), and the margin covers the run's noise near the line.
 Without a p99 SLO there is nothing to decide, so only the peak runs. The peak is therefore always run
 and, by the same assumption, is the worst step: the verdict binds there (sizing for the worst hour is
-sizing at the peak's rate). ``every_step`` runs every distinct factor (the full curve).
+sizing at the peak's rate, :func:`run_at_worst`). ``every_step`` runs every distinct factor (the full curve).
+
+**Several tables** (``tables:``), each with its own profile (a table without one is flat): a step's load is
+the vector of the tables' factors (:mod:`workbench.scenario.day_load`), and the rule generalises
+(:func:`hours_to_run`): the distinct loads are simulated in decreasing order of total rate (each table's
+rate x its factor), each unless a simulated load that *dominates* it (at least as high for every table)
+met every table's p99 SLO with the margin; such a step is inferred to meet it. The loads nothing dominates
+(the peaks: a dashboard table's noon beside a batch table's night) always run, and the verdict binds on the
+worst of them (:func:`pressure`: a broken SLO first, then the least margin over the tables' own SLOs).
 
 Each step runs the scenario at ``factor`` times its rate. Poisson arrivals: ``qps x factor`` (factor 1
 is the scenario exactly as written, so a flat profile of ones gives the single-rate run's answer
@@ -51,7 +59,7 @@ from workbench.report.day_record import DAY_FILE, Day, Step, TableLine, TableSte
 from workbench.report.whatif import WhatIf
 from workbench.runs import resolve, run_checked
 from workbench.scenario import Scenario
-from workbench.scenario.day_load import day_loads, dominates, worst_hours
+from workbench.scenario.day_load import day_loads, dominates, non_dominated, worst_hours
 from workbench.studies.whatif import run_whatif
 from workbench.workload.directory import WorkloadDir
 
@@ -321,7 +329,8 @@ def simulate_day(scenario: Scenario | str | Path | Mapping[str, Any], out: str |
                     else None)
         share = sum(f * r for f, r in zip(load, rates, strict=True)) / sum(rates)
         steps.append(_step(i, i * step_s / 3600, load, share if sc.tables else load[0], name, summary, sc, inferred))
-    binding = max((s for s in steps if s.run is not None),
+    peaks = set(non_dominated(loads))
+    binding = max((s for s in steps if loads[s.index] in peaks),
                   key=lambda s: (pressure(summaries[loads[s.index]][1], sc), s.factor, -s.index)).index
     tables = tuple(TableLine(v.table.table_name, v.slo.p99_ms) for v in sc.tables)
     slos = [v.slo.p99_ms for v in sc.table_scenarios if v.slo.p99_ms is not None]
