@@ -105,7 +105,8 @@ def test_a_tenants_worst_hours_are_those_no_other_hour_exceeds_for_every_table(
     assert sorted(h.factors for h in worst_hours(sc)) == sorted(worst)
 
 
-def _tenant(a: list[float] | None, b: list[float] | None, qps: tuple[float, float] = (10, 10)) -> dict[str, Any]:
+def _tenant(a: list[float] | None, b: list[float] | None, qps: tuple[float, float] = (10, 10),
+            slo: float = 100) -> dict[str, Any]:
     tables = []
     for name, hourly, rate in (("orders", a, qps[0]), ("clicks", b, qps[1])):
         workload: dict[str, Any] = {"synthetic": {"segments_per_server": 1, "docs_per_segment": 1000},
@@ -114,13 +115,13 @@ def _tenant(a: list[float] | None, b: list[float] | None, qps: tuple[float, floa
             workload["profile"] = {"hourly": hourly}
         tables.append({"table": {"tableName": name, "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}},
                        "workload": workload, "service": {"model": "exponential", "mean_ms": 10},
-                       "slo": {"p99_ms": 100}})
+                       "slo": {"p99_ms": slo}})
     return {"cluster": BASE["cluster"], "simulation": BASE["simulation"], "tables": tables}
 
 
 def test_a_tenant_point_runs_each_worst_hour_and_keeps_the_worse(tmp_path: Path) -> None:
     # orders peaks in the afternoon (x3), clicks in the morning (x3): neither hour is at least the other for both
-    data = _tenant([1] * 12 + [3] * 12, [3] * 12 + [1] * 12, qps=(10, 5))
+    data = _tenant([1] * 12 + [3] * 12, [3] * 12 + [1] * 12, qps=(10, 5), slo=400)  # met in both: both run
     point = simulate_point(data, {}, tmp_path / "point", seed=5)
     hours = []
     for orders, clicks in ((30, 5), (10, 15)):  # each worst hour run directly: the tables at qps x factor
@@ -128,9 +129,22 @@ def test_a_tenant_point_runs_each_worst_hour_and_keeps_the_worse(tmp_path: Path)
         at["tables"][0]["workload"]["arrival"]["qps"], at["tables"][1]["workload"]["arrival"]["qps"] = orders, clicks
         hours.append(run_scenario(at, None, seed=5).summary)
 
-    def margin(s: Any) -> float:  # both tables' SLO is 100 ms: the worse hour has the higher p99 upper end
+    def margin(s: Any) -> float:  # both tables' SLO is 400 ms: the worse hour has the higher p99 upper end
         return max(t.latency_ms.p99.bound() for t in s.tables.values())
 
     worse = max(hours, key=margin)
     assert (point.summary.queries, point.summary.latency_ms.p99.value) == (worse.queries, worse.latency_ms.p99.value)
     assert [p.name for p in tmp_path.iterdir()] == ["point"]  # the other hour's run is not left behind
+    ran = json.loads((tmp_path / "point" / "worst_hours.json").read_text())
+    assert [h["queries"] for h in ran["hours"]] == [s.queries for s in hours]
+    assert ran["hours"][ran["kept"]]["queries"] == worse.queries
+
+
+def test_a_tenant_point_stops_at_the_first_worst_hour_that_breaks_the_slo(tmp_path: Path) -> None:
+    # a 1 ms SLO is broken in the heaviest hour (orders x3 + clicks x1: 35 queries/s): the shape fails there,
+    # whatever the other hour gives, so the other hour is not run
+    data = _tenant([1] * 12 + [3] * 12, [3] * 12 + [1] * 12, qps=(10, 5), slo=1)
+    point = simulate_point(data, {}, tmp_path / "point", seed=5)
+    ran = json.loads((tmp_path / "point" / "worst_hours.json").read_text())
+    assert [h["factors"] for h in ran["hours"]] == [{"orders": 3.0, "clicks": 1.0}] and ran["hours"][0]["breaks_slo"]
+    assert point.summary.slo.met is False

@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 
 from workbench.api import day, report
+from workbench.errors import ScenarioError
 from workbench.report.day import day_frame
 from workbench.report.day_record import read_day
 from workbench.runs import run_scenario
+from workbench.scenario import load_scenario
 from workbench.scenario.day_load import dominates
 
 #: Two one-core servers shared by both tables; exponential 10 ms per request, every query reaches both
@@ -98,3 +100,23 @@ def test_tables_peaking_at_different_hours_run_both_peaks_and_infer_only_under_a
     peaks = [s for s in result.simulated() if s.factors in {(2.0, 0.5), (0.5, 2.0)}]
     worst = max(peaks, key=lambda s: max(t.p99_high_ms for t in s.tables))
     assert result.peak.factors == worst.factors  # the verdict binds on the worse of the two peaks
+
+
+@pytest.mark.parametrize(("change", "key", "says"), [
+    (lambda sc: sc["tables"][1]["workload"].update(profile={"hourly": [1, -1] + [1] * 22}),
+     "tables[1].workload.profile.hourly[1]", ""),
+    (lambda sc: sc["tables"][1]["workload"].update(profile={"hourly": [1, None] + [1] * 22}),
+     "tables[1].workload.profile.hourly[1]", ""),
+    (lambda sc: sc["tables"][1]["workload"].update(profile={"hourly": [1] * 23}),
+     "tables[1].workload.profile.hourly", "has 23 factors"),
+    (lambda sc: sc["tables"][1]["table"].update(tableName="orders"), "tables[1].table.tableName",
+     "also tables[0]'s"),
+    (lambda sc: sc["tables"][1]["table"].update(tenants={"server": "gold"}), "tables[1].table.tenants.server",
+     "tenant 'gold' has no servers"),
+])
+def test_a_bad_tenant_day_is_one_line_naming_the_key(change: Any, key: str, says: str) -> None:
+    sc = _tenant(THREE_X, None)
+    change(sc)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(sc)
+    assert err.value.where == key and says in err.value.problem and "\n" not in str(err.value)

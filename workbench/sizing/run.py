@@ -48,6 +48,7 @@ from workbench.sim.run import check_run
 from workbench.sizing.search import SearchResult, SearchState, Verdict, search
 from workbench.sizing.search import exhaustive as every_shape
 from workbench.sizing.space import SizingSpace, parse_space
+from workbench.studies.day import hours_ran
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
 from workbench.sweep.resume import MANIFEST_FILE, fingerprint, prepare_output, resolved_base
@@ -123,8 +124,10 @@ class _Simulations:
         for attempt in range(1, self.retries + 2):
             for o in self.runner.run(todo, attempt, progress if attempt == 1 else _Quiet()):
                 final[o.point_id] = o
-                self.runs += 1
-                self.queries += o.summary.summary.queries if o.summary is not None else 0
+                # a profiled scenario's point ran each of the day's worst hours (and kept the worst)
+                ran = hours_ran(self.out_dir / o.point_id) if o.summary is not None else None
+                self.runs += ran[0] if ran is not None else 1
+                self.queries += ran[1] if ran is not None else o.summary.summary.queries if o.summary else 0
             todo = [t for t in todo if not final[t.point_id].ok]
             if not todo:
                 break

@@ -54,17 +54,21 @@ from workbench.errors import InputError
 from workbench.io import check_output, write_json_atomic
 from workbench.io.run_dir import RunRecord
 from workbench.io.summary import Summary
+from workbench.io.tables import read_json_file
 from workbench.report.data import workload_of
 from workbench.report.day_record import DAY_FILE, Day, Step, TableLine, TableStep
 from workbench.report.whatif import WhatIf
 from workbench.runs import resolve, run_checked
 from workbench.scenario import Scenario
-from workbench.scenario.day_load import day_loads, dominates, non_dominated, worst_hours
+from workbench.scenario.day_load import HourLoad, day_loads, dominates, non_dominated, table_names, worst_hours
 from workbench.studies.whatif import run_whatif
 from workbench.workload.directory import WorkloadDir
 
-__all__ = ["hours_to_run", "load_at", "mean_rate", "pressure", "run_at_worst", "simulate_day", "steady_queries",
-           "steady_replay", "steps_to_run"]
+#: What :func:`run_at_worst` writes beside a profiled point's run: the worst hours it ran and which it kept.
+HOURS_FILE = "worst_hours.json"
+
+__all__ = ["HOURS_FILE", "hours_ran", "hours_to_run", "load_at", "mean_rate", "pressure", "run_at_worst",
+           "simulate_day", "steady_queries", "steady_replay", "steps_to_run"]
 
 def hours_to_run(loads: Sequence[Sequence[float]], clear: Callable[[tuple[float, ...]], bool],
                  every_step: bool = False) -> list[tuple[float, ...]]:
@@ -207,10 +211,12 @@ def run_at_worst(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] 
     (:func:`~workbench.scenario.day_load.worst_hours`; as written without a profile), into ``out``.
 
     With one worst hour (one table: the peak) that hour's run is the shape's run. With several (a tenant
-    whose tables peak at different hours), each runs and ``out`` keeps the worst (:func:`pressure`: a
-    broken SLO first, then the least margin), so the shape meets only if it meets in every one. A replayed
+    whose tables peak at different hours), they run heaviest first until one breaks the SLO (the shape then
+    fails, whatever the rest would give), and ``out`` keeps the worst run (:func:`pressure`: a broken SLO
+    first, then the least margin), so the shape meets only if it meets in every one. A replayed
     log's steady replays are written beside ``out`` (``workloads/NAME``). ``overrides`` are only recorded
-    (the load is in the run's recorded scenario), so a resumed sweep finds the point again.
+    (the load is in the run's recorded scenario), so a resumed sweep finds the point again. ``out``
+    also gets :data:`HOURS_FILE`: each worst hour, its queries and p99 upper end, and which one it kept.
     """
     hours = worst_hours(sc, _rates(sc))
     target = Path(out)
@@ -219,13 +225,17 @@ def run_at_worst(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] 
     used = sc.simulation.seed if seed is None else seed
     scratch = target.parent / "workloads" / target.name
     if len(hours) == 1:
-        return run_checked(load_at(sc, hours[0].factors, scratch, used), target, overrides=overrides, seed=seed,
+        kept = run_checked(load_at(sc, hours[0].factors, scratch, used), target, overrides=overrides, seed=seed,
                            overwrite=overwrite)
+        _write_hours(target, sc, hours, [kept], 0)
+        return kept
     runs = []
-    for h in hours:
+    for h in hours:  # heaviest first; a shape that breaks the SLO in one worst hour fails: the rest need no run
         staged = target.with_name(f".{target.name}.step-{h.index}")
         runs.append((staged, run_checked(load_at(sc, h.factors, scratch, used), staged, overrides=overrides,
                                          seed=seed, overwrite=True)))
+        if pressure(runs[-1][1].summary, sc)[0]:
+            break
     worst = max(range(len(runs)), key=lambda i: (pressure(runs[i][1].summary, sc), -i))
     if target.exists():
         check_output(target, overwrite=overwrite)
@@ -233,7 +243,26 @@ def run_at_worst(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] 
     os.replace(runs[worst][0], target)
     for staged, _ in runs:
         shutil.rmtree(staged, ignore_errors=True)
+    _write_hours(target, sc, hours[:len(runs)], [r for _, r in runs], worst)
     return runs[worst][1]
+
+
+def _write_hours(target: Path, sc: Scenario, hours: Sequence[HourLoad], runs: Sequence[RunRecord], kept: int) -> None:
+    """``HOURS_FILE`` beside the kept run: every worst hour run, its queries and p99, and which one is kept."""
+    names = table_names(sc)
+    write_json_atomic(target / HOURS_FILE, {"kept": kept, "hours": [
+        {**h.to_json(names), "queries": r.summary.queries, "p99_high_ms": r.summary.latency_ms.p99.bound(),
+         "breaks_slo": pressure(r.summary, sc)[0]} for h, r in zip(hours, runs, strict=True)]})
+
+
+def hours_ran(point_dir: str | Path) -> tuple[int, int] | None:
+    """(runs, simulated queries) :func:`run_at_worst` made for the point in ``point_dir`` (``None``: it
+    ran the scenario as written, one run)."""
+    path = Path(point_dir) / HOURS_FILE
+    if not path.is_file():
+        return None
+    hours = read_json_file(path, "worst hours record")["hours"]
+    return len(hours), sum(int(h["queries"]) for h in hours)
 
 
 def _rates(sc: Scenario) -> list[float]:
