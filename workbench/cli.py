@@ -261,8 +261,7 @@ def _day(args: argparse.Namespace) -> int:
 
     result = day(args.scenario, args.out, seed=args.seed, every_step=args.every_step)
     for step in result.simulated():
-        _say(f"  {step.hour:5.2f} h  x{step.factor:<5g} p99 {step.p99_ms:8.1f} ms [upper {step.p99_high_ms:.1f}]  "
-             f"utilisation {step.utilisation:.0%}  {'' if step.meets is None else 'meets' if step.meets else 'BREAKS'}")
+        _say(result.step_line(step))
     _say(f"{result.sentence()}; wrote {args.out}")
     return 0
 

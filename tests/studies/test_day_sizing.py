@@ -23,6 +23,7 @@ from workbench.report.summary import load_rows
 from workbench.runs import run_scenario
 from workbench.scenario import load_scenario
 from workbench.scenario.day_load import load_record, peak_phrase, worst_hours
+from workbench.sizing import size
 from workbench.sweep import run_sweep
 from workbench.sweep.point import simulate_point
 
@@ -148,3 +149,13 @@ def test_a_tenant_point_stops_at_the_first_worst_hour_that_breaks_the_slo(tmp_pa
     ran = json.loads((tmp_path / "point" / "worst_hours.json").read_text())
     assert [h["factors"] for h in ran["hours"]] == [{"orders": 3.0, "clicks": 1.0}] and ran["hours"][0]["breaks_slo"]
     assert point.summary.slo.met is False
+
+
+def test_size_records_the_hour_each_shape_was_sized_at(tmp_path: Path) -> None:
+    data = _scenario(PROFILE)
+    data["sizing"] = {"servers": {"min": 2, "max": 3}}
+    data["slo"]["survive"] = "none"
+    record = size(data, tmp_path / "size", exhaustive=True, parallel=1, studies=False, base_dir=tmp_path)
+    assert record["load"]["hour"] == 14 and record["load"]["factor"] == 3
+    assert [e["hour"] for e in record["evaluated"]] == ["hour 14, x3", "hour 14, x3"]
+    assert record["runs"] >= 2

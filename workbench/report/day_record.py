@@ -114,6 +114,17 @@ class Day:
     def simulated(self) -> list[Step]:
         return [s for s in self.steps if s.run is not None]
 
+    def step_line(self, s: Step) -> str:
+        """One simulated step in one line (``workbench day`` prints them): its start, load, p99 against its
+        interval's upper end, utilisation and verdict; a tenant's each table's factor and p99."""
+        verdict = "" if s.meets is None else "meets" if s.meets else "BREAKS"
+        text = (f"  {s.hour:5.2f} h  x{s.factor:<5.3g} p99 {s.p99_ms:8.1f} ms [upper {s.p99_high_ms:.1f}]  "
+                f"utilisation {s.utilisation:.0%}  {verdict}")
+        if s.tables:
+            text += " (" + ", ".join(f"{t.table} x{f:g} p99 {t.p99_ms:.1f} ms" for t, f in
+                                     zip(s.tables, s.factors, strict=True)) + ")"
+        return text
+
     def sentence(self) -> str:
         """The day in one line: the binding step, its p99 against the SLO, and how many steps break it."""
         s = self.peak

@@ -48,7 +48,7 @@ from workbench.sim.run import check_run
 from workbench.sizing.search import SearchResult, SearchState, Verdict, search
 from workbench.sizing.search import exhaustive as every_shape
 from workbench.sizing.space import SizingSpace, parse_space
-from workbench.studies.day import hours_ran
+from workbench.studies.day import hours_ran, kept_hour
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
 from workbench.sweep.resume import MANIFEST_FILE, fingerprint, prepare_output, resolved_base
@@ -358,7 +358,8 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
                        "meets" if result.verdicts[i].meets else "fails",
             "p99_ms": None if row is None else _number(row[S.P99]),
             "p99_high_ms": None if row is None else _number(row[S.P99_HIGH]),
-            "survives": None if s is None else s.survives, "why": sims.invalid.get(i)})
+            "survives": None if s is None else s.survives, "why": sims.invalid.get(i),
+            "hour": kept_hour(sims.out_dir / pid) if row is not None else None})
     return {
         "mode": mode, "slo": {"p99_ms": space.base.slo.p99_ms, "survive": space.base.slo.survive},
         "load": load_record(space.base),

@@ -67,7 +67,7 @@ from workbench.workload.directory import WorkloadDir
 #: What :func:`run_at_worst` writes beside a profiled point's run: the worst hours it ran and which it kept.
 HOURS_FILE = "worst_hours.json"
 
-__all__ = ["HOURS_FILE", "hours_ran", "hours_to_run", "load_at", "mean_rate", "pressure", "run_at_worst",
+__all__ = ["HOURS_FILE", "hours_ran", "hours_to_run", "kept_hour", "load_at", "mean_rate", "pressure", "run_at_worst",
            "simulate_day", "steady_queries", "steady_replay", "steps_to_run"]
 
 def hours_to_run(loads: Sequence[Sequence[float]], clear: Callable[[tuple[float, ...]], bool],
@@ -253,6 +253,16 @@ def _write_hours(target: Path, sc: Scenario, hours: Sequence[HourLoad], runs: Se
     write_json_atomic(target / HOURS_FILE, {"kept": kept, "hours": [
         {**h.to_json(names), "queries": r.summary.queries, "p99_high_ms": r.summary.latency_ms.p99.bound(),
          "breaks_slo": pressure(r.summary, sc)[0]} for h, r in zip(hours, runs, strict=True)]})
+
+
+def kept_hour(point_dir: str | Path) -> str | None:
+    """The worst hour whose run :func:`run_at_worst` kept for the point in ``point_dir`` (its label, e.g.
+    ``hour 14, x3``); ``None`` for a point run as written."""
+    path = Path(point_dir) / HOURS_FILE
+    if not path.is_file():
+        return None
+    ran = read_json_file(path, "worst hours record")
+    return str(ran["hours"][int(ran["kept"])]["label"])
 
 
 def hours_ran(point_dir: str | Path) -> tuple[int, int] | None:
