@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from workbench.api import profile_note
+from workbench.cli import main
+from workbench.io.run_dir import RunDir
 from workbench.report.data import load_sizing_data
 from workbench.report.findings import load_facts
 from workbench.report.summary import load_rows
@@ -88,10 +91,16 @@ def _spec(tmp_path: Path) -> Any:
     return parse_sweep({"base": _scenario(PROFILE), "points": [{"cluster.servers": 2}]}, base_dir=tmp_path)
 
 
-def test_a_single_run_says_it_is_the_rate_as_written() -> None:
+def test_a_single_run_says_it_is_the_rate_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     note = profile_note(load_scenario(_scenario(PROFILE)))
     assert "peaks at x3 (hour 14)" in note and "rate as written" in note and "workbench day" in note
     assert profile_note(load_scenario(BASE)) == ""
+    path = tmp_path / "profiled.yaml"
+    path.write_text(yaml.safe_dump(_scenario(PROFILE)))
+    assert main(["simulate", str(path), "--out", str(tmp_path / "run")]) == 0
+    line = capsys.readouterr().out
+    assert "NOTE: the day profile peaks at x3 (hour 14); this run is the rate as written" in line
+    assert RunDir(tmp_path / "run").record().scenario["workload"]["arrival"]["qps"] == 10  # as written: not the peak
 
 
 @pytest.mark.parametrize(("a", "b", "worst"), [
