@@ -51,7 +51,7 @@ import pandas as pd
 
 from workbench import defaults as D
 from workbench.errors import InputError
-from workbench.io import check_output, write_json_atomic
+from workbench.io import check_output, staged_sibling, write_json_atomic
 from workbench.io.run_dir import RunRecord
 from workbench.io.summary import Summary
 from workbench.io.tables import read_json_file
@@ -222,29 +222,33 @@ def run_at_worst(sc: Scenario, out: str | Path, *, overrides: Mapping[str, Any] 
     target = Path(out)
     if not hours:
         return run_checked(sc, target, overrides=overrides, seed=seed, overwrite=overwrite)
-    used = sc.simulation.seed if seed is None else seed
-    scratch = target.parent / "workloads" / target.name
-    if len(hours) == 1:
-        kept = run_checked(load_at(sc, hours[0].factors, scratch, used), target, overrides=overrides, seed=seed,
-                           overwrite=overwrite)
-        _write_hours(target, sc, hours, [kept], 0)
-        return kept
-    runs = []
-    for h in hours:  # heaviest first; a shape that breaks the SLO in one worst hour fails: the rest need no run
-        staged = target.with_name(f".{target.name}.step-{h.index}")
-        runs.append((staged, run_checked(load_at(sc, h.factors, scratch, used), staged, overrides=overrides,
-                                         seed=seed, overwrite=True)))
-        if pressure(runs[-1][1].summary, sc)[0]:
-            break
+    check_output(target, overwrite=overwrite)
+    runs = _run_hours(sc, hours, target, overrides, seed)
     worst = max(range(len(runs)), key=lambda i: (pressure(runs[i][1].summary, sc), -i))
-    if target.exists():
-        check_output(target, overwrite=overwrite)
-        shutil.rmtree(target)
+    shutil.rmtree(target, ignore_errors=True)
     os.replace(runs[worst][0], target)
     for staged, _ in runs:
         shutil.rmtree(staged, ignore_errors=True)
     _write_hours(target, sc, hours[:len(runs)], [r for _, r in runs], worst)
     return runs[worst][1]
+
+
+def _run_hours(sc: Scenario, hours: Sequence[HourLoad], target: Path, overrides: Mapping[str, Any] | None,
+               seed: int | None) -> list[tuple[Path, RunRecord]]:
+    """Each worst hour's run in a staging sibling of ``target`` (removed once its owner is gone,
+    :func:`~workbench.io.clean_staging`), heaviest first, until one breaks the SLO: the shape then fails,
+    whatever the rest would give."""
+    used = sc.simulation.seed if seed is None else seed
+    scratch = target.parent / "workloads" / target.name
+    runs: list[tuple[Path, RunRecord]] = []
+    for h in hours:
+        staged = staged_sibling(target)
+        staged.unlink()
+        runs.append((staged, run_checked(load_at(sc, h.factors, scratch, used), staged, overrides=overrides,
+                                         seed=seed)))
+        if pressure(runs[-1][1].summary, sc)[0]:
+            break
+    return runs
 
 
 def _write_hours(target: Path, sc: Scenario, hours: Sequence[HourLoad], runs: Sequence[RunRecord], kept: int) -> None:
