@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from workbench.studies.verdict import Verdict
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
-           "load_generate_spec", "measure", "report", "run_checked", "run_scenario", "run_studies", "scale_out",
-           "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict", "write_run"]
+           "load_generate_spec", "measure", "profile_note", "report", "run_checked", "run_scenario", "run_studies",
+           "scale_out", "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict", "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -353,6 +353,17 @@ def table_added(scenario: Scenario | str | Path | Mapping[str, Any], table: str,
 
     check_seed(seed)
     return run(resolve(scenario, None, None), table, seed=seed)
+
+
+def profile_note(scenario: Scenario | Mapping[str, Any], base_dir: str | Path = ".") -> str:
+    """What a single run of a scenario with a day profile (``workload.profile``) is, in one sentence: the
+    rate as written, the profile's peak, and the verbs that run the day or size for its worst hour
+    (``""`` without a profile). ``scenario`` may be a run's recorded scenario (``summary.json``)."""
+    from workbench.scenario import recorded_scenario
+    from workbench.scenario.day_load import run_note
+
+    sc = scenario if isinstance(scenario, Scenario) else recorded_scenario(scenario, base_dir=Path(base_dir))
+    return run_note(sc)
 
 
 def day(scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, seed: int | None = None,

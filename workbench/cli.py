@@ -153,7 +153,7 @@ def _tick(bar: Any, done: int, total: int) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from workbench.api import run_scenario
+    from workbench.api import profile_note, run_scenario
 
     bars: list[Any] = []  # made at the first replication, so bad input prints no empty bar first
 
@@ -171,6 +171,8 @@ def _simulate(args: argparse.Namespace) -> int:
     line = document.summary.headline()
     if document.summary.table_fit.segments:  # the table's strain, said on the run's line (and in summary.json)
         line += f"; WARNING: {document.summary.table_fit.segments}"
+    if note := profile_note(document.scenario, Path(args.scenario).parent):
+        line += f"; NOTE: {note}"
     _say(f"{line}; wrote {args.out}")
     return 0
 
@@ -280,8 +282,7 @@ def _day(args: argparse.Namespace) -> int:
 
     result = day(args.scenario, args.out, seed=args.seed, every_step=args.every_step)
     for step in result.simulated():
-        _say(f"  {step.hour:5.2f} h  x{step.factor:<5g} p99 {step.p99_ms:8.1f} ms [upper {step.p99_high_ms:.1f}]  "
-             f"utilisation {step.utilisation:.0%}  {'' if step.meets is None else 'meets' if step.meets else 'BREAKS'}")
+        _say(result.step_line(step))
     _say(f"{result.sentence()}; wrote {args.out}")
     return 0
 

@@ -2,7 +2,8 @@
 
 Input is a day directory (:mod:`workbench.studies.day`: ``day.json`` and one run per rate simulated);
 output a PDF whose page draws the simulated steps' p99 (with its interval) and the servers' mean
-utilisation through the day, the SLO as a line, and says which step the sizing binds on.
+utilisation through the day, the SLO as a line, and says which step the sizing binds on. A tenant's day
+(``tables:``) draws each table's p99 too, with the tightest table SLO as the line.
 """
 
 from __future__ import annotations
@@ -24,9 +25,13 @@ __all__ = ["build_day_report", "day_figure", "day_frame"]
 
 def day_frame(day: Day) -> pd.DataFrame:
     """One row per step: ``hour``, ``factor``, ``p99_ms``, ``p99_high_ms``, ``utilisation``, ``busiest``,
-    ``meets``, ``simulated`` (NaN where the step was inferred)."""
-    frame = pd.DataFrame([s.to_json() for s in day.steps])
+    ``meets``, ``simulated`` (NaN where the step was inferred); a tenant's day adds ``p99_ms.TABLE`` per table."""
+    frame = pd.DataFrame([{k: v for k, v in s.to_json().items() if k not in ("factors", "tables")}
+                          for s in day.steps])
     frame["simulated"] = frame["run"].notna()
+    for t in day.tables:  # a tenant's day: each table's p99 per step (NaN where inferred)
+        by_step = {s.index: x.p99_ms for s in day.steps for x in s.tables if x.table == t.table}
+        frame[f"p99_ms.{t.table}"] = [by_step.get(s.index, np.nan) for s in day.steps]
     return frame.astype({c: float for c in ("p99_ms", "p99_high_ms", "utilisation", "busiest", "qps")})
 
 
@@ -42,6 +47,9 @@ def day_figure(frame: pd.DataFrame, slo_p99_ms: float | None, step_hours: float,
     high = frame["p99_high_ms"].to_numpy(dtype=float)
     ax.errorbar(hours[run], p99[run], yerr=np.clip(high[run] - p99[run], 0, None).reshape(1, -1) * [[0], [1]],
                 fmt="o-", color="#4C72B0", capsize=3, label="p99 (ms), to its interval's upper end")
+    for k, column in enumerate(c for c in frame.columns if str(c).startswith("p99_ms.")):
+        ax.plot(hours[run], frame[column].to_numpy(dtype=float)[run], ".--", color=f"C{k + 1}", alpha=0.8,
+                label=f"{str(column).removeprefix('p99_ms.')} p99 (ms)")
     if slo_p99_ms is not None:
         ax.axhline(slo_p99_ms, color="#b71c1c", linestyle="--", label=f"SLO p99 {slo_p99_ms:g} ms")
     ax.set_xlabel("hour of the day")

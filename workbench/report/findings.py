@@ -44,6 +44,7 @@ from workbench.report.whatif import (
     today_row,
     whatif_table,
 )
+from workbench.scenario.day_load import peak_phrase
 
 __all__ = ["Calibration", "Findings", "LoadFacts", "calibration_of", "candidates", "cheaper_than", "find",
            "layout_frame", "load_facts", "missing_sentence", "routing_sentence", "survive_mode",
@@ -68,6 +69,9 @@ class LoadFacts:
     upsert_keys_per_server: int = 0
     #: ``REALTIME`` or ``OFFLINE`` (only a realtime table has stream partitions).
     table_type: str = ""
+    #: The hour of the day profile the sizing ran at (``at the peak hour (hour 15, x3)``,
+    #: :func:`~workbench.scenario.day_load.peak_phrase`); ``""`` for a scenario without a profile.
+    peak: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,8 @@ def load_facts(d: SizingData, best: pd.Series | None) -> LoadFacts:
     row = best if best is not None else at_load.iloc[0]
     sc = d.scenarios[str(row["point"])]
     facts: dict[str, Any] = {"qps": float(row[THROUGHPUT]), "process": sc.workload.arrival.process,
-                             "upsert_keys_per_server": _keys_per_server(row, sc), "table_type": sc.table.table_type}
+                             "upsert_keys_per_server": _keys_per_server(row, sc), "table_type": sc.table.table_type,
+                             "peak": peak_phrase(sc)}
     data = workload_of(d.base_scenario)
     if data is not None and data.has_segments():
         segs = data.segment_columns(["total_docs", "size_bytes", "partition"])

@@ -85,7 +85,8 @@ def load_rows(load: LoadFacts) -> list[tuple[str, str]]:
     """The load block of page 1: queries, data, keys."""
     mix = ", ".join(f"{share:.0%} {kind}" for kind, share in sorted(load.kinds.items(), key=lambda kv: -kv[1]))
     source = "the workload's query log, replayed" if load.process == "replay" else "Poisson arrivals"
-    queries = f"{load.qps:,.1f} queries/s at the brokers ({source}{': ' + mix if mix else ''})"
+    peak = f" {load.peak}" if load.peak else ""
+    queries = f"{load.qps:,.1f} queries/s at the brokers{peak} ({source}{': ' + mix if mix else ''})"
     rows = [("Queries", queries)]
     if load.segments is not None:
         parts = [f"{load.rows:,} rows in {load.segments:,} segments"]

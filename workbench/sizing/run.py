@@ -56,10 +56,12 @@ from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, mee
 from workbench.report.survival import Survival, survival, with_survival
 from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun, whatif_row
 from workbench.scenario import Scenario, load_scenario
+from workbench.scenario.day_load import load_record
 from workbench.sim.run import check_run
 from workbench.sizing.search import SearchResult, SearchState, Verdict, search
 from workbench.sizing.search import exhaustive as every_shape
 from workbench.sizing.space import SizingSpace, parse_space
+from workbench.studies.day import hours_ran, kept_hour
 from workbench.sweep import make_runner, make_tasks
 from workbench.sweep.combine import write_combined
 from workbench.sweep.resume import MANIFEST_FILE, fingerprint, prepare_output, resolved_base
@@ -136,8 +138,10 @@ class _Simulations:
         for attempt in range(1, self.retries + 2):
             for o in self.runner.run(todo, attempt, progress if attempt == 1 else _Quiet()):
                 final[o.point_id] = o
-                self.runs += 1
-                self.queries += o.summary.summary.queries if o.summary is not None else 0
+                # a profiled scenario's point ran each of the day's worst hours (and kept the worst)
+                ran = hours_ran(self.out_dir / o.point_id) if o.summary is not None else None
+                self.runs += ran[0] if ran is not None else 1
+                self.queries += ran[1] if ran is not None else o.summary.summary.queries if o.summary else 0
             todo = [t for t in todo if not final[t.point_id].ok]
             if not todo:
                 break
@@ -264,7 +268,8 @@ def _write_sweep(sims: _Simulations) -> SizingData:
     write_json_atomic(sims.out_dir / MANIFEST_FILE, {
         "name": f"size-{base.name}", "base": str(sims.base_path) if sims.base_path else base.to_dict(),
         "notebook": None, "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in points],
-        "report": sims.space.options.to_json(), "fingerprint": fingerprint(resolved), "base_resolved": resolved})
+        "report": sims.space.options.to_json(), "fingerprint": fingerprint(resolved), "base_resolved": resolved,
+        "load": load_record(base)})
     return load_sizing_data(sims.out_dir)
 
 
@@ -395,9 +400,11 @@ def _record(sims: _Simulations, result: SearchResult, mode: str, seconds: float)
             "p99_high_ms": None if row is None else _number(row[S.P99_HIGH]),
             "survives": None if s is None else s.survives,
             "p99_model_high_ms": None if i not in result.robust or row is None else _number(row[S.P99_MODEL_HIGH]),
-            "robust": result.robust.get(i), "why": sims.invalid.get(i)})
+            "robust": result.robust.get(i), "why": sims.invalid.get(i),
+            "hour": kept_hour(sims.out_dir / pid) if row is not None else None})
     return {
         "mode": mode, "slo": {"p99_ms": space.base.slo.p99_ms, "survive": space.base.slo.survive},
+        "load": load_record(space.base),
         "recommendation": None if best is None else space.overrides[best],
         "recommended_point": None if best is None else point_id(best),
         "closest": closest,

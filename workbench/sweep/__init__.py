@@ -16,7 +16,9 @@ A sweep is a pipeline of files. Each point writes ``OUT/point-NNN/`` (Parquet re
 ``summary.json`` with its overrides and seed, ``notebook.ipynb`` when a notebook ran it, and
 ``error.txt`` when it failed); ``OUT/sweep.json`` lists the points and fingerprints the resolved base
 scenario; then ``OUT/combined.parquet`` holds one row per point and ``OUT/failures.json`` the points
-that failed twice. Points with a ``summary.json`` are skipped, so an interrupted sweep resumes where it
+that failed twice. A base scenario with a day profile (``workload.profile``) is sized for its worst hour:
+every point runs at the profile's peak (:func:`simulate_point`), and ``sweep.json`` ``load`` records the
+hour and factor. Points with a ``summary.json`` are skipped, so an interrupted sweep resumes where it
 stopped; resuming after the base scenario changed is an error (``restart=True`` starts over), and
 staging left by killed runs is removed (:mod:`.resume`).
 
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from workbench.io import write_json_atomic
+from workbench.scenario.day_load import load_record
 from workbench.sweep.combine import write_combined
 from workbench.sweep.point import load_done, simulate_point
 from workbench.sweep.resume import MANIFEST_FILE, prepare_output
@@ -201,4 +204,5 @@ def _manifest(spec: SweepSpec) -> dict[str, Any]:
         "notebook": str(spec.notebook) if spec.notebook is not None else None,
         "points": [{"point": p.point_id, "overrides": p.overrides, "seed": p.seed} for p in spec.points],
         "report": spec.report.to_json(),
+        "load": load_record(spec.base),
     }

@@ -16,11 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.api import SUMMARY_FILE, run_checked, run_scenario
+from workbench.api import SUMMARY_FILE
 from workbench.errors import InputError
 from workbench.io import redact
 from workbench.io.run_dir import RunDir, RunRecord
+from workbench.runs import check_seed, resolve
 from workbench.scenario import Scenario
+from workbench.studies.day import run_at_worst
 from workbench.sweep.notebook import execute_point_notebook
 from workbench.sweep.task import ERROR_FILE, NOTEBOOK_FILE, PointOutcome, PointTask
 
@@ -57,10 +59,14 @@ def simulate_point(
     checked
         The point's scenario as the sweep already validated it (``scenario`` with ``overrides``): it runs
         as it is, and ``overrides`` are only recorded, so the point is not validated a second time.
+
+    A scenario with a day profile (``workload.profile``) is sized for its worst hour: the point runs at
+    the profile's peak (a tenant's: each of its worst hours, keeping the worst), as
+    :func:`workbench.studies.day.run_at_worst` says; the run's recorded scenario holds that load.
     """
-    if checked is not None:
-        return run_checked(checked, out_dir, overrides=overrides, seed=seed, overwrite=True)
-    return run_scenario(scenario, out_dir, overrides=overrides, seed=seed, base_dir=base_dir, overwrite=True)
+    check_seed(seed)
+    sc = checked if checked is not None else resolve(scenario, overrides, base_dir)
+    return run_at_worst(sc, out_dir, overrides=overrides, seed=seed, overwrite=True)
 
 
 def run_point(task: PointTask, attempt: int = 1) -> PointOutcome:
