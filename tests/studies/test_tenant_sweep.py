@@ -23,6 +23,7 @@ from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
 from workbench.studies.scale_out import rebalance_layout
 from workbench.sweep import run_sweep
+from workbench.sweep.sizing import sizing_points
 
 
 def _table(name: str, qps: float, mean_ms: float, slo_ms: float, **table: Any) -> dict[str, Any]:
@@ -143,3 +144,22 @@ def test_studies_wrote_every_run_the_report_reads(sweep: Path) -> None:
     assert best is not None
     runs = sorted(p.name for p in (sweep / WHATIF_DIR / str(best["point"])).iterdir() if RunDir(p).is_run())
     assert {"tenant-without-heavy", "tenant-heavy-last", "server-lost", "load-x1.5"} <= set(runs)
+
+
+def test_a_tenant_shape_in_replica_groups_lays_out_every_table_so() -> None:
+    """A sizing shape is the cluster's: with 2 replica groups of 2 on 4 servers, each table is assigned by its own
+    replica-group config, so every segment of every table has one replica in each group."""
+    base = load_scenario(SCENARIO)
+    (point,) = sizing_points(base, servers=[4], replica_groups=[2])
+    assert set(point) == {"cluster.servers", "tables.0.table", "tables.1.table", "tables.2.table"}
+    sc = base.with_overrides(point)
+    for view in sc.tables:
+        layout = build_layout(view)
+        groups = {frozenset(hosts) for hosts in layout.ideal_state.values()}
+        # Pinot's replica-group instance assignment deals the 4 sorted servers to the groups round robin
+        # (rotated by the table's hash): either {0, 2} / {1, 3} or {1, 3} / {0, 2} as groups, so a segment's two
+        # replicas are one server of each group, never both of one
+        assert all(len(g) == 2 for g in groups)
+        for g in groups:
+            a, b = sorted(int(s.split("_")[1]) for s in g)
+            assert (a + b) % 2 == 1, (view.table.table_name, g)

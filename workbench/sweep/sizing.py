@@ -28,6 +28,18 @@ __all__ = ["ensure_workload", "sizing_points", "sizing_sweep"]
 
 
 def _layout(base: Scenario, servers: int, groups: int) -> dict[str, Any] | None:
+    """The overrides that give ``base`` the layout (0: balanced, g: g replica groups) on ``servers`` servers;
+    ``None`` when g does not divide them. A tenant's tables each get it (``tables.K.table``): a shape is
+    the cluster's, and every table on it is assigned by its own config, as Pinot assigns each table."""
+    if base.tables:
+        out: dict[str, Any] = {}
+        for k, view in enumerate(base.tables):
+            one = _layout(view, servers, groups)
+            if one is None:
+                return None
+            if "table" in one:
+                out[f"tables.{k}.table"] = one["table"]
+        return out
     if groups == 0:
         if base.table.instance_selector_type == "balanced" and not base.table.instance_assignment_config_map:
             return {}
