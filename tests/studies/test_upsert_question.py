@@ -184,3 +184,13 @@ def test_table_ttl_is_read_in_the_comparison_columns_unit() -> None:
     hours = answer_upsert_question(load_scenario(data), UpsertQuestion(keys=1e9, update_rate=0, partitions=8,
                                                                        new_keys_per_day=1e6), servers=[4], run=False)
     assert hours.map_keys == pytest.approx(ms.map_keys)
+
+
+def test_a_rate_for_a_replayed_log_is_refused_as_the_sizing_sweep_refuses_it() -> None:
+    """A replayed log's load is its own: --qps would be silently ignored, so it is one error naming qps."""
+    data = scenario()
+    data["workload"]["arrival"] = {"process": "replay"}
+    sc = load_scenario(data)
+    with pytest.raises(InputError, match=r"qps: the scenario replays a query log.*workload\.arrival\.speed"):
+        answer_upsert_question(sc, UpsertQuestion(keys=1e6, update_rate=1, partitions=8), servers=[4], qps=500,
+                               run=False)

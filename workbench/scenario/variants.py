@@ -8,9 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.errors import InputError
 from workbench.scenario import Scenario
 
-__all__ = ["balanced_layout", "replica_group_layout"]
+__all__ = ["balanced_layout", "qps_override", "replica_group_layout"]
+
+
+def qps_override(base: Scenario, qps: float | None) -> dict[str, Any]:
+    """The override that sizes ``base`` for ``qps`` queries/s (none for ``None``). A replayed query log's load
+    is the log's own: a rate given for it would be silently ignored, so it is an error naming the way to
+    load a log harder. One rule for every command that takes ``--qps`` (a sizing sweep, the upsert question)."""
+    if qps is None:
+        return {}
+    if base.workload.arrival.process == "replay":
+        raise InputError("qps", "the scenario replays a query log, whose load is the log's own; leave qps unset, "
+                                "replay the log faster (workload.arrival.speed), or give a Poisson workload "
+                                "(workload.arrival.process: poisson)")
+    return {"workload.arrival.qps": qps}
 
 
 def replica_group_layout(base: Scenario, num_replica_groups: int, instances_per_group: int,

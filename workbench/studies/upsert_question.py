@@ -299,6 +299,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
     """
     from workbench.report.data import slo_verdicts
     from workbench.runs import run_scenario
+    from workbench.scenario.variants import qps_override
     from workbench.units import parse_size
 
     if not servers:
@@ -334,8 +335,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
                 "heap_for_ihop_bytes": (static + upsert_bytes) / ihop}
         fixed: dict[str, Any] = {"cluster.gc.upsert_keys": 0, "cluster.gc.live_heap": int(static + upsert_bytes),
                                  "cluster.gc.update_rate": server_rate}
-        if qps is not None:
-            fixed["workload.arrival.qps"] = qps
+        fixed.update(qps_override(sc, qps))
         if slo is not None:
             fixed["slo.p99_ms"] = slo
         if duration_s is not None:

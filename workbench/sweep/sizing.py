@@ -20,7 +20,7 @@ from typing import Any
 
 from workbench.errors import InputError
 from workbench.scenario import Scenario, load_scenario
-from workbench.scenario.variants import balanced_layout, replica_group_layout
+from workbench.scenario.variants import balanced_layout, qps_override, replica_group_layout
 from workbench.sweep.spec import SweepSpec, parse_sweep
 from workbench.workload.directory import WorkloadDir
 
@@ -103,11 +103,7 @@ def sizing_sweep(scenario: str | Path | Mapping[str, Any], *, servers: Sequence[
     fixed: dict[str, Any] = {}
     if slo_p99_ms is not None:
         fixed["slo.p99_ms"] = slo_p99_ms
-    if qps is not None:
-        if base.workload.arrival.process == "replay":
-            raise InputError("qps", "the scenario replays a query log, whose load is the log's own; leave qps "
-                                    "unset (or give a Poisson workload, workload.arrival.process: poisson)")
-        fixed["workload.arrival.qps"] = qps
+    fixed.update(qps_override(base, qps))
     if replications is not None:
         fixed["simulation.replications"] = replications
     if duration_s is not None:
