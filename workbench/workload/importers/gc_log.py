@@ -40,6 +40,7 @@ from workbench.workload.importers.gc_details import (
     parse_region_size,
     parse_stall,
 )
+from workbench.workload.importers.gc_jdk8 import JDK8_LINE, parse_jdk8_line
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
@@ -66,7 +67,6 @@ _DURATION = re.compile(r"\s(?P<value>\d+(?:[.,]\d+)?)\s?(?P<unit>ms|us|µs|s)$")
 _HEAP_TOKEN = re.compile(r"\s(\S*->\S*)$")
 _SIZE = r"(\d+(?:[.,]\d+)?)([BKMGT])"
 _HEAP = re.compile(rf"{_SIZE}->{_SIZE}\({_SIZE}\)")
-_JDK8 = re.compile(r"\[(?:GC|Full GC)[ (]|\[GC pause|: \[(?:GC|Full GC)")
 _UNIT_BYTES = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _MS_PER_UNIT = {"ms": 1.0, "us": 1e-3, "µs": 1e-3, "s": 1e3}
 #: Parenthesised details that qualify the pause rather than name its cause.
@@ -241,9 +241,8 @@ def _stall_row(message: str) -> dict[str, Any] | None:
 
 def _line_row(line: str) -> dict[str, Any] | None:
     """The pause on one log line, ``None`` for a valid line that is not a completed pause."""
-    if _JDK8.search(line):
-        raise Malformed("this is a JDK 8 GC log line (-XX:+PrintGCDetails), which is not supported; "
-                        "log with -Xlog:gc*:file=gc.log:time,uptime,level,tags (JDK 9+)")
+    if JDK8_LINE.search(line):
+        return parse_jdk8_line(line)
     decorations, message = _split_decorations(line)
     clock = _classify(decorations)
     row = parse_pause(message) or _stall_row(message)
@@ -294,7 +293,9 @@ def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]
             tally.count("ignored")
             details.read(line)
         else:
-            if row["gc_id"] < 0:  # a stall waits on the collection the log last named
+            if row["gc_id"] is None:  # JDK 8 numbers no collections: count the pauses
+                row["gc_id"] = len(rows)
+            elif row["gc_id"] < 0:  # a stall waits on the collection the log last named
                 row["gc_id"] = rows[-1]["gc_id"] if rows else 0
             rows.append({**row, "source_line": line_no})
     return [{**row, **details.of(row["gc_id"])} if row["kind"] in _SIZED_KINDS else row for row in rows]
