@@ -68,6 +68,8 @@ _SOURCE = {
     "full_sigma": "log spread of the full GCs",
 }
 _BASIC_SOURCE = {
+    "promotion_fraction": "growth of the heap after each young collection over the copied bytes the held "
+                          "survivor_s implies",
     "young_growth": "the trend of eden, estimated as the heap's growth between pauses",
     "ihop": "heap after the pause before each concurrent start over the heap (an upper bound: it counts "
             "the survivors)",
@@ -75,7 +77,6 @@ _BASIC_SOURCE = {
 #: Why a basic log leaves a parameter held that a detailed one gives.
 _BASIC_HELD = {
     "survivor_s": "a basic log has no copied bytes or survivor regions (-Xlog:gc* shows them)",
-    "promotion_fraction": "a basic log has no old-generation sizes (-Xlog:gc* shows them)",
 }
 #: JVM flags and form constants: held unless the base says otherwise.
 _SETTINGS = frozenset({"reserve", "new_size_min", "new_size_max", "pause_goal_ms", "mixed_count", "heap_waste"})
@@ -209,7 +210,9 @@ def with_heap_estimates(frame: pd.DataFrame) -> pd.DataFrame:
     one's *before* is what the application allocated in eden (plus humongous objects); summed since the
     previous evacuation it is the eden that collection found. The heap after the previous pause is
     the old generation, humongous regions and survivors at the next one: an upper bound of the old
-    occupancy (survivors are a few regions). A detailed log's own columns are returned unchanged.
+    occupancy (survivors are a few regions), and so is the heap after a collection for the old
+    generation it leaves; the difference of the two is what the collection promoted (the survivors'
+    change averages out over collections). A detailed log's own columns are returned unchanged.
     """
     ordered = _sorted(frame)
     if not is_basic(ordered):
@@ -227,7 +230,8 @@ def with_heap_estimates(frame: pd.DataFrame) -> pd.DataFrame:
         if kind in (*_EVACUATIONS, "full"):
             allocated = 0.0
         last_after = after[i] if np.isfinite(after[i]) else last_after
-    return ordered.assign(eden_before_bytes=eden, old_before_bytes=old)
+    old_after = np.where(np.isin(kinds, _EVACUATIONS), after, np.nan)
+    return ordered.assign(eden_before_bytes=eden, old_before_bytes=old, old_after_bytes=old_after)
 
 
 def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
@@ -399,13 +403,15 @@ def _full_figures(frame: pd.DataFrame, base: G1Params) -> dict[str, float]:
     return out
 
 
-def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float]:
+def _workload_figures(features: pd.DataFrame, base: G1Params, basic: bool) -> dict[str, float]:
+    """Survival, promotion and eden growth; a basic log's copied bytes are the held ``survivor_s``'s estimate,
+    so its promotion is the post-collection heap's growth over them and ``survivor_s`` is not derived."""
     young = features[features["mixed"] == 0] if len(features) else features
     out: dict[str, float] = {}
     if young.empty:
         return out
     survivor = _median((young["copied_bytes"] / young["allocation_rate"]).to_numpy(dtype=float))
-    if survivor is not None:
+    if survivor is not None and not basic:
         out["survivor_s"] = survivor
     promoted = (young["promoted_bytes"].clip(lower=0) / young["copied_bytes"]).to_numpy(dtype=float)
     if (share := _median(promoted)) is not None:
@@ -473,12 +479,12 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
                                    f"(<before>-><after>(<total>) on their pause lines), found {len(features)}; "
                                    f"give a longer log (-Xlog:gc, -Xlog:gc* or JDK 8 -verbose:gc with "
                                    f"-XX:+PrintGCTimeStamps)")
-    figures: dict[str, Any] = {**_workload_figures(features, base), **_cycle_figures(frame, live.total),
+    if basic:  # what survived is not logged: the model's own estimate from the held survivor_s
+        features = features.assign(copied_bytes=[young_copied_bytes(base, e, r) for e, r in
+                                                 zip(features["eden_bytes"], features["allocation_rate"], strict=True)])
+    figures: dict[str, Any] = {**_workload_figures(features, base, basic), **_cycle_figures(frame, live.total),
                                **_full_figures(frame, base)}
     start = replace(base, **figures)
-    if basic:  # what survived is not logged: the model's own estimate from the held survivor_s
-        features = features.assign(copied_bytes=[young_copied_bytes(start, e, r) for e, r in
-                                                 zip(features["eden_bytes"], features["allocation_rate"], strict=True)])
     given = update_rate is not None
     phased = _phase_fit(features, live, start, update_rate)
     if phased is not None:

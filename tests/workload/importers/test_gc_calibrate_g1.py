@@ -103,3 +103,22 @@ def test_the_command_line_takes_the_key_count_hash_function_and_types(tmp_path: 
     calibration = json.loads((out / "gc_calibration.json").read_text())
     assert calibration["upsert"]["hash_function"] == "MD5" and calibration["upsert"]["primary_key_types"] == ["LONG"]
     assert calibration["gc"]["collector"] == "g1"
+
+
+@pytest.mark.parametrize("log", ["detailed", "jdk17 basic", "jdk8 basic"])
+def test_every_key_of_the_g1_section_says_once_how_it_was_found(calibration: dict, log: str) -> None:  # type: ignore[type-arg]
+    """One status per key, and ``defaulted`` is exactly the held parameters (never fitted and held at once)."""
+    if log != "detailed":
+        name = "gc_g1_jdk17.log" if log == "jdk17 basic" else "gc_jdk8_basic.log"
+        calibration = calibrate_gc(read_gc_log(FIXTURES / name).frame)
+    fit = calibration["g1_fit"]
+    assert fit["log_form"] == ("detailed" if log == "detailed" else "basic")
+    parameters = fit["parameters"]
+    assert set(parameters) == set(calibration["gc"]) - {"collector"}
+    assert {p["status"] for p in parameters.values()} <= {"fitted", "derived", "held", "given"}
+    assert all(p["how"] for p in parameters.values())
+    assert set(fit["defaulted"]) == {k for k, p in parameters.items() if p["status"] == "held"}
+    assert parameters["update_rate"]["status"] == ("given" if log == "detailed" else "fitted")
+    if log != "detailed":
+        assert parameters["survivor_s"]["status"] == "held" and "basic log" in parameters["survivor_s"]["how"]
+        assert "heap's growth" in parameters["allocation_rate"]["how"]
