@@ -113,7 +113,8 @@ IMPORTERS: Mapping[str, Importer] = MappingProxyType({
     "query-log": Importer("query-log", read_query_log, "queries.parquet",
                           "broker query log (QueryLogger lines, any version since 0.x)", shared=QUERIES_SCHEMA),
     "gc-log": Importer("gc-log", read_gc_log, "gc_pauses.parquet",
-                       "JVM unified GC log (JDK 9+ -Xlog:gc*), one row per pause", _gc_calibration,
+                       "JVM GC log (JDK 9+ -Xlog:gc* or -Xlog:gc, JDK 8 -verbose:gc), one row per pause",
+                       _gc_calibration,
                        options=("upsert_keys", "hash_function", "primary_key_types", "update_rate")),
 })
 

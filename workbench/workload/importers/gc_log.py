@@ -1,4 +1,4 @@
-"""Import a JVM unified GC log (JDK 9+, ``-Xlog:gc*``) as one row per stop-the-world pause.
+"""Import a JVM GC log (JDK 9+ ``-Xlog:gc*`` or ``-Xlog:gc``, JDK 8 ``-verbose:gc``) as one row per pause.
 
 A pause line looks like ``[<decorations>] GC(12) Pause Young (Normal) (G1 Evacuation Pause)
 512M->128M(1024M) 12.345ms``. The decorations vary with the ``-Xlog`` options (wall time, uptime,
@@ -8,8 +8,9 @@ kind and one or two parenthesised details (young-GC type, then cause), Shenandoa
 (``Init Mark``, ``Mark Start``; generational ZGC prefixes ``Y:``/``O:``) and usually omit the heap.
 
 Lines that are not pause results (``[gc,start]`` announcements, phases, heap summaries, concurrent
-cycles) are valid and counted as ``ignored``. A pause line whose sizes or duration cannot be read, a
-decoration that is not one the JVM writes, or a JDK 8 ``-XX:+PrintGCDetails`` line is malformed.
+cycles) are valid and counted as ``ignored``. A pause line whose sizes or duration cannot be read, or a
+decoration that is not one the JVM writes, is malformed. A JDK 8 line is read by :mod:`.gc_jdk8` (its
+basic ``-verbose:gc`` form; ``-XX:+PrintGCDetails`` is malformed).
 The uptime decoration is stamped when the pause *ends*; the pause therefore began ``duration_ms``
 earlier, which :func:`workbench.workload.importers.calibrate_gc` uses for the gaps between pauses.
 """
@@ -320,7 +321,7 @@ def read_gc_log(path: str | Path, lenient: bool = False, *, max_bytes: int | Non
     Parameters
     ----------
     path
-        The ``-Xlog:gc*`` output file, optionally gzipped.
+        The ``-Xlog:gc*``, ``-Xlog:gc`` or JDK 8 ``-verbose:gc`` output file, optionally gzipped.
     lenient
         Skip malformed lines (counted, with their line numbers) instead of raising.
     max_bytes
@@ -344,7 +345,9 @@ def read_gc_log(path: str | Path, lenient: bool = False, *, max_bytes: int | Non
     tally = Tally(source, lenient)
     text = read_text(source, max_bytes=max_bytes)
     rows = _rows(numbered_lines(text), tally)
-    tally.require_rows(len(rows), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc*)")
+    tally.require_rows(len(rows), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc or -Xlog:gc*), or "
+                                  f"'<uptime>: [GC pause (<cause>) (young) <before>-><after>(<total>), <seconds> "
+                                  f"secs]' (JDK 8 -verbose:gc -XX:+PrintGCTimeStamps)")
     tally.count("lines", line_count(text))
     frame = _frame(rows)
     return tally.result("gc-log", frame)
