@@ -18,7 +18,13 @@ upsert map, and the rate of upsert updates. Each parameter comes from the collec
   ``mark_rate`` and ``rebuild_rate`` from the time between the concurrent-start pause, remark and
   cleanup; ``ihop`` from the old-generation occupancy at concurrent start.
 
-Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`.
+Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`;
+:attr:`G1Fit.record` names every parameter once as fitted, derived or held, and how.
+
+A **basic** log (``-Xlog:gc``, JDK 8 ``-verbose:gc``: pause, heap before/after/total, no regions) goes
+through the same steps: :func:`with_heap_estimates` gives its eden, old occupancy and promotion from
+the heap sizes, its copied bytes are the model's own estimate at the held ``survivor_s``
+(:func:`~workbench.jvm.g1_params.young_copied_bytes`), and the pause form is fitted to whole pauses.
 """
 
 from __future__ import annotations
@@ -493,7 +499,7 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
     else:
         params, residual_sd, update_rate, form = _form_fit(features, live, start, update_rate)
     params = replace(params, pause_sigma=residual_sd)
-    status = {**dict.fromkeys(figures, DERIVED), **dict.fromkeys((*form, "pause_sigma"), FITTED)}
+    status = {**dict.fromkeys(figures, DERIVED), **dict.fromkeys((*form, "pause_sigma") if form else (), FITTED)}
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
         ordered = _sorted(frame)
