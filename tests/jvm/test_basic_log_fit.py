@@ -112,7 +112,7 @@ def _pooled(sources: list[str], target: str) -> tuple[YoungSummary, float]:
 
 @pytest.mark.parametrize("target", ["2m", "8m"])
 def test_held_out_key_counts_are_predicted_from_the_basic_20m_logs(target: str) -> None:
-    """Measured: 2M keys -3% / +17% / -19% (median / p95 / rate), 8M keys +17% / -22% / +4% (docs/gc.md)."""
+    """Measured: 2M keys -4% / +18% / -18% (median / p95 / rate), 8M keys +16% / -24% / -1% (docs/gc.md)."""
     targets = [f"g1-6g-{target}-a", f"g1-6g-{target}-b"]
     predicted, full_ms = _pooled(["g1-6g-20m-a", "g1-6g-20m-b"], targets[0])
     observed = YoungSummary.of(np.concatenate([run(n).young_ms() for n in targets]),
