@@ -454,8 +454,10 @@ def gclog(name: str, text: str | bytes, expect: list[str], lenient: bool = False
 
 gclog("bad-heap", GCLINE + "Pause Young (Normal) (G1 Evacuation Pause) 24Q->4M(256M) 12.000ms\n", ["bad-heap.log:1"])
 gclog("no-duration", GCLINE + "Pause Young (Normal) (G1 Evacuation Pause) 24M->4M(256M)\n", ["no-duration.log:1"])
-gclog("jdk8", "2024-01-01T00:00:01.000+0000: 0.900: [GC pause (G1 Evacuation Pause) (young) 24M->4M(256M), "
-      "0.0120000 secs]\n", ["jdk8.log:1"])
+gclog("jdk8", "2024-01-01T00:00:01.000+0000: 0.900: [GC pause (G1 Evacuation Pause) (young), 0.0120000 secs]\n",
+      ["jdk8.log:1", "-XX:+PrintGCDetails"])  # the detailed form; the basic -verbose:gc form is read
+gclog("jdk8-no-stamp", "[GC pause (G1 Evacuation Pause) (young) 24M->4M(256M), 0.0120000 secs]\n",
+      ["jdk8-no-stamp.log:1", "no time stamp"])
 gclog("unterminated", "[2024-01-01T00:00:01.012+0000][0.912s GC(0) Pause Young 1M->1M(2M) 1.0ms\n",
       ["unterminated.log:1", "unterminated"])
 gclog("bad-clock", "[2024-13-01T00:00:01.012+0000][0.912s][info][gc] GC(0) Pause Young (Normal) (x) "

@@ -1,8 +1,17 @@
-"""The probe's GC logs (tests/fixtures/gc/) and their run parameters, for the validation tests."""
+"""The probe's GC logs (tests/fixtures/gc/) and their run parameters, for the validation tests.
+
+Besides the detailed logs as kept (``-Xlog:gc*`` with debug phases), each can be read in its basic form:
+the ``[gc]``-tagged info lines only, which is exactly what ``-Xlog:gc`` writes (the same JVM logs the
+same lines under both; ``-Xlog:gc*`` adds the other tags), with ``-Xlog:gc``'s default decorations
+(uptime, level, tags).
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,6 +25,8 @@ from workbench.pinot.heap import upsert_bytes_per_key
 from workbench.workload.importers import read_gc_log
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gc"
+#: ``[time][uptime][level][tags] message`` as the probe logged it.
+_DECORATED = re.compile(r"^\[[^\]]*\]\[(?P<uptime>[^\]]*)\]\[(?P<level>[^\]]*)\]\[(?P<tags>[^\]]*)\] (?P<message>.*)$")
 MIB = 1 << 20
 
 
@@ -74,10 +85,13 @@ def run(name: str) -> Run:
     return Run(name, spec, read_gc_log(FIXTURES / spec["file"]).frame)
 
 
-def live_of(r: Run) -> LiveHeap:
-    """The run's live heap split into its map (the heap model's bytes per key) and the rest."""
+def live_of(r: Run, drive: pd.DataFrame | None = None) -> LiveHeap:
+    """The run's live heap split into its map (the heap model's bytes per key) and the rest.
+
+    ``drive`` is the log's drive phase to read the live heap from (the detailed log's when ``None``).
+    """
     per_key = upsert_bytes_per_key(r.spec["primary_key_types"], r.spec["hash_function"], num_keys=r.keys)
-    return LiveHeap(observed_live_bytes(r.drive) - r.keys * per_key, r.keys, per_key)
+    return LiveHeap(observed_live_bytes(r.drive if drive is None else drive) - r.keys * per_key, r.keys, per_key)
 
 
 @cache
@@ -86,3 +100,31 @@ def calibrated(name: str) -> tuple[G1Fit, LiveHeap]:
     r = run(name)
     live = live_of(r)
     return fit_g1(r.drive, live, r.update_rate), live
+
+
+def basic_lines(name: str) -> list[str]:
+    """The lines ``-Xlog:gc`` would have written for the run: its ``[gc]`` info lines, decorated as -Xlog:gc does."""
+    lines = []
+    with gzip.open(FIXTURES / f"{name}.log.gz", "rt", encoding="utf-8") as log:
+        for line in log:
+            match = _DECORATED.match(line.rstrip("\n"))
+            if match and match["level"].strip() == "info" and match["tags"].strip() == "gc":
+                lines.append(f"[{match['uptime']}][info][gc] {match['message']}")
+    return lines
+
+
+def read_lines(lines: list[str]) -> pd.DataFrame:
+    """The pause table of a log made of ``lines``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "gc.log"
+        path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        return read_gc_log(path).frame
+
+
+@cache
+def basic_calibrated(name: str) -> tuple[G1Fit, LiveHeap]:
+    """The G1 model fitted to the drive phase of the run's basic log at its update rate, and its live heap."""
+    r = run(name)
+    drive = drive_phase(read_lines(basic_lines(name)))
+    live = live_of(r, drive)
+    return fit_g1(drive, live, r.update_rate), live

@@ -149,9 +149,17 @@ def _overhead(fit: ServiceFit, f: Any, slowest: np.ndarray) -> tuple[float, floa
         f"the log's serverStats (timeMs minus the slowest server's ResponseDelayMs, {int(use.sum()):,} queries)"
 
 
+def _calibrated_gc(path: str, frame: pd.DataFrame) -> dict[str, Any]:
+    """One GC log's calibration; an input error names the log."""
+    try:
+        return calibrate_gc(frame)
+    except InputError as exc:
+        raise InputError(path, str(exc)) from None
+
+
 def _gc(frames: Mapping[str, pd.DataFrame]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The ``cluster.gc`` section from the GC logs (samples pooled across servers) and each log's calibration."""
-    calibrations = {path: calibrate_gc(frame) for path, frame in frames.items()}
+    calibrations = {path: _calibrated_gc(path, frame) for path, frame in frames.items()}
     sections = [c["gc"] for c in calibrations.values()]
     if not sections:
         return None, {}

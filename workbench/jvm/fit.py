@@ -18,12 +18,19 @@ upsert map, and the rate of upsert updates. Each parameter comes from the collec
   ``mark_rate`` and ``rebuild_rate`` from the time between the concurrent-start pause, remark and
   cleanup; ``ihop`` from the old-generation occupancy at concurrent start.
 
-Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`.
+Anything the log does not show keeps its default and is listed in :attr:`G1Fit.defaulted`;
+:attr:`G1Fit.record` names every parameter once as fitted, derived or held, and how.
+
+A **basic** log (``-Xlog:gc``, JDK 8 ``-verbose:gc``: pause, heap before/after/total, no regions) goes
+through the same steps: :func:`with_heap_estimates` gives its eden, old occupancy and promotion from
+the heap sizes, its copied bytes are the model's own estimate at the held ``survivor_s``
+(:func:`~workbench.jvm.g1_params.young_copied_bytes`), and the pause form is fitted to whole pauses.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -31,15 +38,101 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from workbench.errors import InputError
-from workbench.jvm.g1_params import GIB, G1Params, rs_scan_ms, young_form_ms
+from workbench.jvm.g1_params import GIB, G1Params, rs_scan_ms, young_copied_bytes, young_form_ms
 from workbench.jvm.live import LiveHeap
 from workbench.jvm.moments import Drive, match_young_moments
 
-__all__ = ["G1Fit", "fit_g1", "observed_live_bytes", "young_features"]
+__all__ = ["DERIVED", "FITTED", "HELD", "G1Fit", "fit_g1", "is_basic", "observed_live_bytes", "with_heap_estimates",
+           "young_features"]
 
 _EVACUATIONS = ("young", "mixed")
 _PRIOR_WEIGHT = 0.1  # pull (in log units) towards a default, per parameter
 _FORM = ("young_base_ms", "copy_rate", "rs_scan_ms_per_gb", "rs_coarsen_updates")
+#: How the young pause that starts a concurrent cycle is named: JDK 12+ ``Young (Concurrent Start)``,
+#: JDK 9-11 ``Initial Mark``, JDK 8 ``(initial-mark)`` (read as ``Young (Initial Mark)``).
+_CONCURRENT_START = ("Concurrent Start", "Initial Mark")
+
+
+#: How a parameter was found: adjusted until the model matches the log's pauses ...
+FITTED = "fitted"
+#: ... computed from figures the log states ...
+DERIVED = "derived"
+#: ... or left at the default (or the ``base`` given) because the log cannot show it.
+HELD = "held"
+#: Where each derivable parameter comes from (a basic log's own words where it differs: ``_BASIC_SOURCE``).
+_SOURCE = {
+    "survivor_s": "copied bytes over the allocation rate",
+    "promotion_fraction": "old-generation growth over copied bytes",
+    "young_growth": "the eden trend of collections far under the pause goal",
+    "remark_ms": "median Pause Remark",
+    "cleanup_ms": "median Pause Cleanup",
+    "concurrent_sigma": "log spread of the remark and cleanup pauses",
+    "mark_rate": "live heap over the time from the concurrent-start pause to remark",
+    "rebuild_rate": "live heap over the time from remark to cleanup",
+    "ihop": "old-generation occupancy at the concurrent-start pauses",
+    "full_ms_per_gb": "full GC length over the heap after it, at full_base_ms",
+    "full_sigma": "log spread of the full GCs",
+}
+_BASIC_SOURCE = {
+    "promotion_fraction": "growth of the heap after each young collection over the copied bytes the held "
+                          "survivor_s implies",
+    "young_growth": "the trend of eden, estimated as the heap's growth between pauses",
+    "ihop": "heap after the pause before each concurrent start over the heap (an upper bound: it counts "
+            "the survivors)",
+}
+#: Why a basic log leaves a parameter held that a detailed one gives.
+_BASIC_HELD = {
+    "survivor_s": "a basic log has no copied bytes or survivor regions (-Xlog:gc* shows them)",
+}
+#: JVM flags and form constants: held unless the base says otherwise.
+_SETTINGS = frozenset({"reserve", "new_size_min", "new_size_max", "pause_goal_ms", "mixed_count", "heap_waste"})
+_FORM_BY = {
+    "phases": "G1's Object Copy and Scan Heap Roots phase times (-Xlog:gc+phases=debug)",
+    "pauses": "whole young/mixed pause lengths against copied bytes and the time between collections",
+    "basic": "whole young/mixed pause lengths against the time between collections, with the copied bytes "
+             "the held survivor_s implies (a basic log has no copied bytes or phase times)",
+}
+_MATCHED = ("matched by simulated moments to the log's young median, p95 and rate (the pause-form terms by one "
+            "common scale)")
+
+
+def _held_why(name: str, basic: bool) -> str:
+    if basic and name in _BASIC_HELD:
+        return _BASIC_HELD[name]
+    return "a JVM flag: the JDK 17 default unless given" if name in _SETTINGS else "not shown by this log: the default"
+
+
+def _fitted_how(name: str, first: str | None, moved: bool, form_by: str) -> str:
+    """How a fitted parameter was found: by the pause-form fit, from a derived start, then matched or not."""
+    if name == "pause_sigma":
+        how = "residual log spread of the pause form"
+    elif first == FITTED:
+        how = _FORM_BY[form_by]
+    elif first == DERIVED:
+        how = _SOURCE.get(name, "from the log")
+    else:
+        return _MATCHED
+    return f"{how}, then {_MATCHED}" if moved else how
+
+
+def _record(status: dict[str, str], moved: set[str], form_by: str) -> dict[str, tuple[str, str]]:
+    """Each :class:`G1Params` field's status (:data:`FITTED`, :data:`DERIVED` or :data:`HELD`) and how.
+
+    ``status`` is what the derivations and the pause-form fit set, ``moved`` what the moments step
+    changed (fitted, whatever came before), ``form_by`` which pause-form fit ran (a key of ``_FORM_BY``).
+    """
+    basic = form_by == "basic"
+    record: dict[str, tuple[str, str]] = {}
+    for name in (f.name for f in fields(G1Params)):
+        first = status.get(name)
+        if name in moved or first == FITTED:
+            record[name] = (FITTED, _fitted_how(name, first, name in moved, form_by))
+        elif first == DERIVED:
+            source = _BASIC_SOURCE.get(name) if basic else None
+            record[name] = (DERIVED, source or _SOURCE.get(name, "from the log"))
+        else:
+            record[name] = (HELD, _held_why(name, basic))
+    return record
 
 
 @dataclass(frozen=True)
@@ -59,7 +152,15 @@ class G1Fit:
     update_rate
         Upsert updates per second: the one given, or the one fitted when none was.
     defaulted
-        Parameters the log could not show, left at their defaults.
+        Parameters the log could not show, left at their defaults (status :data:`HELD`).
+    log_form
+        ``detailed`` (``-Xlog:gc*``: G1's region counts, maybe phase times) or ``basic`` (``-Xlog:gc``,
+        JDK 8 ``-verbose:gc``: pause, heap before/after/total).
+    record
+        For every :class:`G1Params` field, ``(status, how)``: exactly one of :data:`FITTED`,
+        :data:`DERIVED`, :data:`HELD`, and what it was found from (or why it is held).
+    update_rate_given
+        Whether the update rate was given (else :attr:`update_rate` was fitted).
     """
 
     params: G1Params
@@ -68,6 +169,9 @@ class G1Fit:
     allocation_rate: float
     update_rate: float
     defaulted: tuple[str, ...]
+    log_form: str = "detailed"
+    record: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    update_rate_given: bool = True
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -100,13 +204,50 @@ def observed_live_bytes(frame: pd.DataFrame) -> float:
     return float(np.nanmin(after - survivors))
 
 
+def is_basic(frame: pd.DataFrame) -> bool:
+    """Whether a G1 log is the basic form (``-Xlog:gc``, ``-verbose:gc``): pause lines without region details."""
+    return bool(np.isnan(_column(frame, "eden_before_bytes")).all())
+
+
+def with_heap_estimates(frame: pd.DataFrame) -> pd.DataFrame:
+    """A basic log's pause table with eden and old occupancy estimated from its heap sizes.
+
+    A young collection empties eden, so what the heap grew by between one pause's *after* and the next
+    one's *before* is what the application allocated in eden (plus humongous objects); summed since the
+    previous evacuation it is the eden that collection found. The heap after the previous pause is
+    the old generation, humongous regions and survivors at the next one: an upper bound of the old
+    occupancy (survivors are a few regions), and so is the heap after a collection for the old
+    generation it leaves; the difference of the two is what the collection promoted (the survivors'
+    change averages out over collections). A detailed log's own columns are returned unchanged.
+    """
+    ordered = _sorted(frame)
+    if not is_basic(ordered):
+        return ordered
+    kinds = ordered["kind"].astype(str).to_numpy()
+    before, after = _column(ordered, "heap_before_bytes"), _column(ordered, "heap_after_bytes")
+    eden, old = np.full(len(ordered), np.nan), np.full(len(ordered), np.nan)
+    allocated, last_after = 0.0, np.nan
+    for i, kind in enumerate(kinds):
+        if np.isfinite(before[i]) and np.isfinite(last_after):
+            allocated += max(before[i] - last_after, 0.0)
+            old[i] = last_after
+        if kind in _EVACUATIONS:
+            eden[i] = allocated if np.isfinite(last_after) else np.nan
+        if kind in (*_EVACUATIONS, "full"):
+            allocated = 0.0
+        last_after = after[i] if np.isfinite(after[i]) else last_after
+    old_after = np.where(np.isin(kinds, _EVACUATIONS), after, np.nan)
+    return ordered.assign(eden_before_bytes=eden, old_before_bytes=old, old_after_bytes=old_after)
+
+
 def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
     """Per young/mixed pause: copied bytes, allocation rate, updates since the previous collection.
 
     ``interval_s`` runs from the end of the previous collection (the time the JVM ran), ``cycle_s``
-    from its start (wall clock: what arrived during the pause is allocated after it).
+    from its start (wall clock: what arrived during the pause is allocated after it). A basic log's
+    eden is estimated from its heap sizes (:func:`with_heap_estimates`); its copied bytes are unknown.
     """
-    ordered = _sorted(frame)
+    ordered = with_heap_estimates(frame)
     kinds = ordered["kind"].astype(str).to_numpy()
     ends = ordered["uptime_s"].to_numpy(dtype=float)
     starts = ends - ordered["duration_ms"].to_numpy(dtype=float) / 1000.0
@@ -132,7 +273,7 @@ def young_features(frame: pd.DataFrame, update_rate: float) -> pd.DataFrame:
 
 
 def _phase_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
-               update_rate: float | None) -> tuple[G1Params, float] | None:
+               update_rate: float | None) -> tuple[G1Params, float, tuple[str, ...]] | None:
     """The pause form from G1's own phase times, when the log has them (``-Xlog:gc+phases=debug``).
 
     ``copy_rate`` is copied bytes over the Object Copy time; the remembered-set form is fitted to the
@@ -147,7 +288,9 @@ def _phase_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
     rate = update_rate or 0.0
     copy_rate = float(np.median(usable["copied_bytes"] / usable["copy_ms"])) * 1000.0
     params = replace(base, copy_rate=copy_rate)
+    names: tuple[str, ...] = ("copy_rate", "young_base_ms")
     if live.map_bytes > 0 and rate > 0:
+        names += ("rs_scan_ms_per_gb", "rs_coarsen_updates")
         updates = rate * usable["interval_s"].to_numpy(dtype=float)
         scans = usable["scan_ms"].to_numpy(dtype=float)
         start = np.log([base.rs_scan_ms_per_gb, base.rs_coarsen_updates])
@@ -165,19 +308,19 @@ def _phase_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
     observed = usable["duration_ms"].to_numpy(dtype=float)
     params = replace(params, young_base_ms=max(float(np.median(observed - modelled + params.young_base_ms)), 0.5))
     modelled += params.young_base_ms - base.young_base_ms
-    return params, float(np.std(np.log(observed / np.maximum(modelled, 0.1)), ddof=1))
+    return params, float(np.std(np.log(observed / np.maximum(modelled, 0.1)), ddof=1)), names
 
 
 def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
-              update_rate: float | None) -> tuple[G1Params, float, float]:
-    """Least squares on log pause length; returns the params, the residual sd (log units), the update rate.
+              update_rate: float | None) -> tuple[G1Params, float, float, tuple[str, ...]]:
+    """Least squares on log pause length: the params, the residual sd (log units), the update rate, the names fitted.
 
     With ``update_rate`` unknown the log's own dirtying speed is fitted in its place (the updates per
     second that, at the default ``rs_coarsen_updates``, explain how the pauses grow with the interval).
     """
     usable = features.dropna(subset=["copied_bytes"])
     if usable.empty:
-        return base, base.pause_sigma, update_rate or 0.0
+        return base, base.pause_sigma, update_rate or 0.0, ()
     observed = np.log(usable["duration_ms"].to_numpy(dtype=float))
     copied = usable["copied_bytes"].to_numpy(dtype=float)
     intervals = usable["interval_s"].to_numpy(dtype=float)
@@ -204,7 +347,7 @@ def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
     solution = least_squares(residuals, start, method="trf")
     fitted, rate = unpack(solution.x)
     sd = float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
-    return fitted, sd, rate
+    return fitted, sd, rate, tuple(n for n in names if n != "update_rate")
 
 
 def _median(values: np.ndarray) -> float | None:
@@ -219,7 +362,7 @@ def _log_sd(values: np.ndarray) -> float | None:
 
 def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
     """Remark, cleanup, marking and rebuild rates, IHOP, from the concurrent cycles in the log."""
-    ordered = _sorted(frame)
+    ordered = with_heap_estimates(frame)
     kinds = ordered["kind"].astype(str).to_numpy()
     phases = ordered["phase"].astype(str).to_numpy() if "phase" in ordered else np.array([""] * len(kinds))
     ends = ordered["uptime_s"].to_numpy(dtype=float)
@@ -237,7 +380,7 @@ def _cycle_figures(frame: pd.DataFrame, live_bytes: float) -> dict[str, float]:
     total = _column(ordered, "heap_total_bytes")
     old = _column(ordered, "old_before_bytes") + np.nan_to_num(_column(ordered, "humongous_after_bytes"))
     for i, kind in enumerate(kinds):
-        if "Concurrent Start" in phases[i]:
+        if any(name in phases[i] for name in _CONCURRENT_START):
             concurrent_start = ends[i]
             occupancy.append(old[i] / total[i])
         elif kind == "remark" and concurrent_start is not None:
@@ -266,13 +409,15 @@ def _full_figures(frame: pd.DataFrame, base: G1Params) -> dict[str, float]:
     return out
 
 
-def _workload_figures(features: pd.DataFrame, base: G1Params) -> dict[str, float]:
+def _workload_figures(features: pd.DataFrame, base: G1Params, basic: bool) -> dict[str, float]:
+    """Survival, promotion and eden growth; a basic log's copied bytes are the held ``survivor_s``'s estimate,
+    so its promotion is the post-collection heap's growth over them and ``survivor_s`` is not derived."""
     young = features[features["mixed"] == 0] if len(features) else features
     out: dict[str, float] = {}
     if young.empty:
         return out
     survivor = _median((young["copied_bytes"] / young["allocation_rate"]).to_numpy(dtype=float))
-    if survivor is not None:
+    if survivor is not None and not basic:
         out["survivor_s"] = survivor
     promoted = (young["promoted_bytes"].clip(lower=0) / young["copied_bytes"]).to_numpy(dtype=float)
     if (share := _median(promoted)) is not None:
@@ -319,35 +464,53 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
         Finish with :func:`workbench.jvm.moments.match_young_moments` (the model driven like the log
         then gives the log's young-pause median and 95th percentile).
 
+    Returns
+    -------
+    G1Fit
+        With :attr:`G1Fit.status` naming how each parameter was found: from a detailed log (``-Xlog:gc*``)
+        or a basic one (``-Xlog:gc``, JDK 8 ``-verbose:gc``), whose eden is estimated from the heap sizes
+        (:func:`with_heap_estimates`) and whose copied bytes are the model's own estimate from the held
+        ``survivor_s`` (:func:`~workbench.jvm.g1_params.young_copied_bytes`); the rest of the fit is the same.
+
     Raises
     ------
     InputError
-        When the log has fewer than three young collections with heap sizes.
+        When the log has fewer than three young collections (after a first one) with heap sizes.
     """
     base = base or G1Params()
+    basic = is_basic(frame)
     features = young_features(frame, update_rate or 0.0)
     if len(features) < 3 or features["eden_bytes"].isna().all():
-        raise InputError("gc log", f"needs at least 3 G1 young collections with their region details "
-                                   f"(-Xlog:gc*), found {len(features)}")
-    figures: dict[str, Any] = {**_workload_figures(features, base), **_cycle_figures(frame, live.total),
+        raise InputError("gc log", f"needs at least 3 G1 young collections after a first one, with heap sizes "
+                                   f"(<before>-><after>(<total>) on their pause lines), found {len(features)}; "
+                                   f"give a longer log (-Xlog:gc, -Xlog:gc* or JDK 8 -verbose:gc with "
+                                   f"-XX:+PrintGCTimeStamps)")
+    if basic:  # what survived is not logged: the model's own estimate from the held survivor_s
+        features = features.assign(copied_bytes=[young_copied_bytes(base, e, r) for e, r in
+                                                 zip(features["eden_bytes"], features["allocation_rate"], strict=True)])
+    figures: dict[str, Any] = {**_workload_figures(features, base, basic), **_cycle_figures(frame, live.total),
                                **_full_figures(frame, base)}
-    phased = _phase_fit(features, live, replace(base, **figures), update_rate)
+    start = replace(base, **figures)
+    given = update_rate is not None
+    phased = _phase_fit(features, live, start, update_rate)
     if phased is not None:
-        (params, residual_sd), update_rate = phased, update_rate or 0.0
+        params, residual_sd, form = phased
+        update_rate = update_rate or 0.0
     else:
-        params, residual_sd, update_rate = _form_fit(features, live, replace(base, **figures), update_rate)
+        params, residual_sd, update_rate, form = _form_fit(features, live, start, update_rate)
     params = replace(params, pause_sigma=residual_sd)
-    fitted = set(figures) | set(_FORM if features["copied_bytes"].notna().any() else ()) | {"pause_sigma"}
-    knob = _eden_regime(features, base, float(np.nanmax(_column(frame, "heap_total_bytes"))))
-    fitted |= {knob} if match_moments and knob else set()
+    status = {**dict.fromkeys(figures, DERIVED), **dict.fromkeys((*form, "pause_sigma") if form else (), FITTED)}
     rate = float(features["eden_bytes"].sum() / features["cycle_s"].sum())  # per second of wall clock
     if match_moments:
         ordered = _sorted(frame)
         span_ms = float(ordered["uptime_s"].iloc[-1] - ordered["uptime_s"].iloc[0]) * 1000.0
         drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
-        params = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
-                                     rate_knob=_eden_regime(features, params, drive.heap_bytes))
-    defaulted = tuple(f.name for f in fields(G1Params)
-                      if f.name not in fitted and getattr(params, f.name) == getattr(base, f.name))
-    return G1Fit(params, residual_sd, len(features), rate, update_rate, defaulted)
+        matched = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
+                                      rate_knob=_eden_regime(features, params, drive.heap_bytes))
+        moved = {f.name for f in fields(G1Params) if getattr(matched, f.name) != getattr(params, f.name)}
+        params = matched
+    record = _record(status, moved if match_moments else set(), "phases" if phased else "basic" if basic else "pauses")
+    return G1Fit(params, residual_sd, len(features), rate, update_rate,
+                 tuple(name for name, (state, _) in record.items() if state == HELD),
+                 "basic" if basic else "detailed", record, given)

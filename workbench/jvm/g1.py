@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from workbench.errors import InputError
-from workbench.jvm.g1_params import G1Params, region_bytes, rs_scan_ms, young_form_ms
+from workbench.jvm.g1_params import G1Params, region_bytes, rs_scan_ms, young_copied_bytes, young_form_ms
 from workbench.jvm.live import LiveHeap
 from workbench.jvm.pauses import Pause
 
@@ -160,7 +160,7 @@ class G1Heap:
         p = self.params
         self.peak_bytes = max(self.peak_bytes, self.used_bytes)
         rate = self.eden_used / max((t - self.last_gc_start_ms) / 1000.0, 1e-3)  # wall clock, pause included
-        copied = min(self.eden_used, rate * p.survivor_s)
+        copied = young_copied_bytes(p, self.eden_used, rate)
         kind, old_copied = "young", 0.0
         if self.mixed_left > 0:
             kind, old_copied = "mixed", self.mixed_reclaim * p.mixed_live_ratio

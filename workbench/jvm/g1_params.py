@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 from workbench import defaults as D
 from workbench.errors import InputError
 
-__all__ = ["GIB", "G1Params", "region_bytes", "rs_scan_ms", "young_form_ms"]
+__all__ = ["GIB", "G1Params", "region_bytes", "rs_scan_ms", "young_copied_bytes", "young_form_ms"]
 
 GIB = float(1 << 30)
 _MIN_REGION = 1 << 20
@@ -158,6 +158,18 @@ def rs_scan_ms(params: G1Params, map_bytes: float, updates: float) -> float:
         return 0.0
     dirty = -math.expm1(-updates / params.rs_coarsen_updates)
     return float(params.rs_scan_ms_per_gb * (map_bytes / GIB) ** params.rs_map_exponent * dirty)
+
+
+def young_copied_bytes(params: G1Params, eden_bytes: float, allocation_rate: float) -> float:
+    """Bytes a young collection copies: what is still reachable of the last ``survivor_s`` seconds of allocation.
+
+    The model's collections copy this much; a basic GC log, which does not say what was copied, is
+    fitted with the same estimate (:func:`workbench.jvm.fit_g1`).
+
+    >>> young_copied_bytes(G1Params(survivor_s=0.1), 500e6, 300e6), young_copied_bytes(G1Params(), 1e6, 300e6)
+    (30000000.0, 1000000.0)
+    """
+    return float(min(eden_bytes, allocation_rate * params.survivor_s))
 
 
 def young_form_ms(params: G1Params, copied_bytes: float, scan_ms: float) -> float:

@@ -78,8 +78,9 @@ def test_other_logs_calibrate_what_they_can_and_say_what_they_skipped() -> None:
     zgc = calibrate_gc(read_gc_log(PROBE / "zgc-4g-20m-a.log.gz").frame)
     assert zgc["gc"]["collector"] == "fixed" and "not G1's" in zgc["skipped"]["g1"]
     assert zgc["zgc"]["pause_ms"] < 1.0 and zgc["zgc"]["stalls"] > 100
-    hand = calibrate_gc(read_gc_log(FIXTURES / "gc_g1_jdk17.log").frame)  # 3 young pauses, no region details
-    assert hand["gc"]["collector"] == "fixed" and "young collections" in hand["skipped"]["g1"]
+    parallel = calibrate_gc(read_gc_log(FIXTURES / "gc_time_only.log").frame)  # one young collection
+    assert parallel["gc"]["collector"] == "fixed"
+    assert "needs at least 3 G1 young collections after a first one, with heap sizes" in parallel["skipped"]["g1"]
 
 
 def test_more_keys_than_the_live_heap_holds_is_an_error(frame: pd.DataFrame) -> None:
@@ -102,3 +103,22 @@ def test_the_command_line_takes_the_key_count_hash_function_and_types(tmp_path: 
     calibration = json.loads((out / "gc_calibration.json").read_text())
     assert calibration["upsert"]["hash_function"] == "MD5" and calibration["upsert"]["primary_key_types"] == ["LONG"]
     assert calibration["gc"]["collector"] == "g1"
+
+
+@pytest.mark.parametrize("log", ["detailed", "jdk17 basic", "jdk8 basic"])
+def test_every_key_of_the_g1_section_says_once_how_it_was_found(calibration: dict, log: str) -> None:  # type: ignore[type-arg]
+    """One status per key, and ``defaulted`` is exactly the held parameters (never fitted and held at once)."""
+    if log != "detailed":
+        name = "gc_g1_jdk17.log" if log == "jdk17 basic" else "gc_jdk8_basic.log"
+        calibration = calibrate_gc(read_gc_log(FIXTURES / name).frame)
+    fit = calibration["g1_fit"]
+    assert fit["log_form"] == ("detailed" if log == "detailed" else "basic")
+    parameters = fit["parameters"]
+    assert set(parameters) == set(calibration["gc"]) - {"collector"}
+    assert {p["status"] for p in parameters.values()} <= {"fitted", "derived", "held", "given"}
+    assert all(p["how"] for p in parameters.values())
+    assert set(fit["defaulted"]) == {k for k, p in parameters.items() if p["status"] == "held"}
+    assert parameters["update_rate"]["status"] == ("given" if log == "detailed" else "fitted")
+    if log != "detailed":
+        assert parameters["survivor_s"]["status"] == "held" and "basic log" in parameters["survivor_s"]["how"]
+        assert "heap's growth" in parameters["allocation_rate"]["how"]

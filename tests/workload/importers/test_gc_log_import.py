@@ -142,3 +142,48 @@ def test_a_log_without_pauses_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "gc.log", "[0.010s][info][gc,init] Version: 21.0.2+13-LTS (release)")
     with pytest.raises(InputError, match="holds no GC pause lines"):
         read_gc_log(path)
+
+
+def test_jdk8_verbose_gc_lines_become_the_same_rows() -> None:
+    """JDK 8 -verbose:gc with -XX:+PrintGCDateStamps/-XX:+PrintGCTimeStamps: the pauses of gc_g1_jdk17.log.
+
+    JDK 8 stamps a pause when it starts, so its end (``uptime_s``) is the stamp plus the duration.
+    """
+    result = read_gc_log(FIXTURES / "gc_jdk8_basic.log")
+    frame = result.frame
+    assert frame["kind"].tolist() == ["young", "young", "remark", "cleanup", "young", "mixed", "full"]
+    assert frame["phase"].tolist() == ["Young", "Young (Initial Mark)", "Remark", "Cleanup", "Young", "Mixed", "Full"]
+    assert frame["cause"].tolist() == ["G1 Evacuation Pause", "G1 Humongous Allocation", "", "",
+                                       "G1 Evacuation Pause", "G1 Evacuation Pause", "System.gc()"]
+    assert frame["gc_id"].tolist() == list(range(7))  # JDK 8 numbers no collections
+    assert frame["duration_ms"].tolist() == pytest.approx([12.0, 8.0, 2.5, 0.5, 10.0, 20.0, 250.0])
+    assert frame["uptime_s"].tolist() == pytest.approx([0.512, 2.908, 3.3995, 3.5995, 4.94, 6.95, 9.15])
+    assert frame["start_s"].tolist() == pytest.approx([0.5, 2.9, 3.397, 3.599, 4.93, 6.93, 8.9])
+    assert frame.loc[0, "wallclock_s"] == pytest.approx(1704067200.512)
+    assert frame["heap_before_bytes"].tolist()[:2] == [24 * M, 120 * M]
+    assert frame["heap_after_bytes"].tolist()[0] == 4096 << 10
+    assert pd.isna(frame.loc[2, "heap_after_bytes"])  # JDK 8's remark prints no sizes
+    assert frame["heap_total_bytes"].tolist()[-1] == 256 * M
+    assert result.counts["ignored"] == 3 + 6  # the header and the concurrent phases
+
+
+def test_jdk8_parallel_and_uptime_only_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "gc.log", "3.000: [GC (Allocation Failure)  65536K->1234K(251392K), 0.0051230 secs]",
+                 "5.000: [Full GC (Ergonomics)  200M->100M(245M), 0.1500000 secs]")
+    frame = read_gc_log(path).frame
+    assert frame["kind"].tolist() == ["young", "full"]
+    assert frame["cause"].tolist() == ["Allocation Failure", "Ergonomics"]
+    assert frame["uptime_s"].tolist() == pytest.approx([3.005123, 5.15])
+    assert frame["heap_before_bytes"].tolist() == [65536 << 10, 200 * M] and frame["wallclock_s"].isna().all()
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ("7.000: [GC pause (G1 Evacuation Pause) (young), 0.0123 secs]", "-XX:+PrintGCDetails"),
+    ("[GC pause (G1 Evacuation Pause) (young) 24M->4M(256M), 0.0036130 secs]", "has no time stamp"),
+])
+def test_jdk8_lines_the_importer_cannot_use_say_which_flags_to_log_with(tmp_path: Path, line: str,
+                                                                        problem: str) -> None:
+    with pytest.raises(InputError) as err:
+        read_gc_log(write(tmp_path, "gc.log", line))
+    assert err.value.where.endswith("gc.log:1")
+    assert problem in err.value.problem and "-XX:+PrintGCTimeStamps" in err.value.problem

@@ -113,7 +113,8 @@ IMPORTERS: Mapping[str, Importer] = MappingProxyType({
     "query-log": Importer("query-log", read_query_log, "queries.parquet",
                           "broker query log (QueryLogger lines, any version since 0.x)", shared=QUERIES_SCHEMA),
     "gc-log": Importer("gc-log", read_gc_log, "gc_pauses.parquet",
-                       "JVM unified GC log (JDK 9+ -Xlog:gc*), one row per pause", _gc_calibration,
+                       "JVM GC log (JDK 9+ -Xlog:gc* or -Xlog:gc, JDK 8 -verbose:gc), one row per pause",
+                       _gc_calibration,
                        options=("upsert_keys", "hash_function", "primary_key_types", "update_rate")),
 })
 
@@ -163,11 +164,21 @@ def _write(importer: Importer, result: ImportResult, directory: Path, lenient: b
                                  preserve_index=False)
     pq.write_table(table, directory / importer.table)
     outputs: dict[str, int | None] = {importer.table: len(result.frame)}
-    derived = importer.derive(result.frame, **options) if importer.derive is not None else None
+    derived = _derived(importer, result, options)
     for name, document in {**result.documents, **(derived or {})}.items():
         write_json_atomic(directory / name, document)
         outputs[name] = None
     write_json_atomic(directory / "manifest.json", _manifest(importer, result, outputs, lenient))
+
+
+def _derived(importer: Importer, result: ImportResult, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The importer's derived documents; an input error in them names the file they come from."""
+    if importer.derive is None:
+        return None
+    try:
+        return importer.derive(result.frame, **options)
+    except InputError as exc:
+        raise InputError(str(result.source), str(exc)) from None
 
 
 def _checked_options(importer: Importer, options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -4,9 +4,13 @@ Two calibrations come out of a log:
 
 * ``g1``: the G1 model of :mod:`workbench.jvm` fitted to the log (:func:`workbench.jvm.fit_g1`), whose
   pauses follow the live heap, so a scenario can change the upsert key count and predict another log.
-  It needs G1's heap sizes and per-collection region details (``-Xlog:gc*``). The live heap the log
-  shows is split into the upsert map (``upsert_keys`` at the heap model's bytes per key for the given
-  key types and hash function) and the rest (``live_heap``);
+  It needs G1's heap sizes on at least four young collections: a detailed log (``-Xlog:gc*``) gives
+  each collection's regions (and, with ``gc+phases=debug``, its copied bytes and phase times); a basic
+  one (``-Xlog:gc``, JDK 8 ``-verbose:gc``) only the pause and the heap before, after and committed,
+  from which eden and the allocation rate are estimated and the rest held (``g1_fit.parameters`` says
+  which, ``docs/gc.md`` lists them). The live heap the log shows is split into the upsert map
+  (``upsert_keys`` at the heap model's bytes per key for the given key types and hash function) and
+  the rest (``live_heap``);
 * ``fixed``: the *run* and *pause* samples resampled as they are (the time from the end of one pause to
   the start of the next, ``interval_s``, and the pause length, ``pause_ms``), which any collector's log
   gives but which cannot follow a different heap.
@@ -30,6 +34,7 @@ import pandas as pd
 
 from workbench.errors import InputError
 from workbench.jvm import G1Fit, LiveHeap, fit_g1, observed_live_bytes
+from workbench.jvm.fit import DERIVED, FITTED
 from workbench.pinot.heap import upsert_bytes_per_key
 
 __all__ = ["G1_SECTION_KEYS", "calibrate_gc"]
@@ -130,6 +135,18 @@ def _g1_section(fit: G1Fit, live: LiveHeap) -> dict[str, Any]:
             "update_rate": round(fit.update_rate, 3), "allocation_rate": round(fit.allocation_rate), **params}
 
 
+def _parameters(fit: G1Fit) -> dict[str, dict[str, str]]:
+    """How each key of the g1 section was found: ``fitted``, ``derived``, ``held`` or ``given``, and from what."""
+    rate = (("given", "as given (update_rate)") if fit.update_rate_given else
+            (FITTED, "the rate that explains how the pauses grow with the time between collections"))
+    allocation = "eden consumed" if fit.log_form == "detailed" else "the heap's growth between pauses"
+    extra = {"live_heap": (DERIVED, "heap after the last full GC (else the lowest after a collection), less the "
+                                    "upsert map"),
+             "upsert_keys": ("given", "as given (upsert_keys)"), "update_rate": rate,
+             "allocation_rate": (DERIVED, f"{allocation} over the time between collections")}
+    return {name: {"status": state, "how": how} for name, (state, how) in {**extra, **fit.record}.items()}
+
+
 def _why_not_g1(ordered: pd.DataFrame) -> str | None:
     """Why this log cannot calibrate g1 (None when it may)."""
     kinds = set(ordered["kind"].astype(str))
@@ -152,8 +169,9 @@ def _g1(ordered: pd.DataFrame, upsert_keys: int, hash_function: str, primary_key
         if exc.where == "upsert_keys":
             raise
         return {}, exc.problem
-    figures = {"young_residual_sd": round(fit.young_residual_sd, 6), "young_count": fit.young_count,
-               "update_rate_fitted": update_rate is None, "defaulted": list(fit.defaulted)}
+    figures = {"log_form": fit.log_form, "young_residual_sd": round(fit.young_residual_sd, 6),
+               "young_count": fit.young_count, "update_rate_fitted": not fit.update_rate_given,
+               "defaulted": list(fit.defaulted), "parameters": _parameters(fit)}
     return {"gc": _g1_section(fit, live), "heap": float(ordered["heap_total_bytes"].max()), "upsert": upsert,
             "g1_fit": figures}, None
 

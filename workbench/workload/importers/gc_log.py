@@ -1,4 +1,4 @@
-"""Import a JVM unified GC log (JDK 9+, ``-Xlog:gc*``) as one row per stop-the-world pause.
+"""Import a JVM GC log (JDK 9+ ``-Xlog:gc*`` or ``-Xlog:gc``, JDK 8 ``-verbose:gc``) as one row per pause.
 
 A pause line looks like ``[<decorations>] GC(12) Pause Young (Normal) (G1 Evacuation Pause)
 512M->128M(1024M) 12.345ms``. The decorations vary with the ``-Xlog`` options (wall time, uptime,
@@ -8,8 +8,9 @@ kind and one or two parenthesised details (young-GC type, then cause), Shenandoa
 (``Init Mark``, ``Mark Start``; generational ZGC prefixes ``Y:``/``O:``) and usually omit the heap.
 
 Lines that are not pause results (``[gc,start]`` announcements, phases, heap summaries, concurrent
-cycles) are valid and counted as ``ignored``. A pause line whose sizes or duration cannot be read, a
-decoration that is not one the JVM writes, or a JDK 8 ``-XX:+PrintGCDetails`` line is malformed.
+cycles) are valid and counted as ``ignored``. A pause line whose sizes or duration cannot be read, or a
+decoration that is not one the JVM writes, is malformed. A JDK 8 line is read by :mod:`.gc_jdk8` (its
+basic ``-verbose:gc`` form; ``-XX:+PrintGCDetails`` is malformed).
 The uptime decoration is stamped when the pause *ends*; the pause therefore began ``duration_ms``
 earlier, which :func:`workbench.workload.importers.calibrate_gc` uses for the gaps between pauses.
 """
@@ -40,6 +41,7 @@ from workbench.workload.importers.gc_details import (
     parse_region_size,
     parse_stall,
 )
+from workbench.workload.importers.gc_jdk8 import JDK8_LINE, parse_jdk8_line
 
 __all__ = ["GC_LOG_COLUMNS", "parse_pause", "read_gc_log"]
 
@@ -66,7 +68,6 @@ _DURATION = re.compile(r"\s(?P<value>\d+(?:[.,]\d+)?)\s?(?P<unit>ms|us|µs|s)$")
 _HEAP_TOKEN = re.compile(r"\s(\S*->\S*)$")
 _SIZE = r"(\d+(?:[.,]\d+)?)([BKMGT])"
 _HEAP = re.compile(rf"{_SIZE}->{_SIZE}\({_SIZE}\)")
-_JDK8 = re.compile(r"\[(?:GC|Full GC)[ (]|\[GC pause|: \[(?:GC|Full GC)")
 _UNIT_BYTES = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _MS_PER_UNIT = {"ms": 1.0, "us": 1e-3, "µs": 1e-3, "s": 1e3}
 #: Parenthesised details that qualify the pause rather than name its cause.
@@ -241,9 +242,8 @@ def _stall_row(message: str) -> dict[str, Any] | None:
 
 def _line_row(line: str) -> dict[str, Any] | None:
     """The pause on one log line, ``None`` for a valid line that is not a completed pause."""
-    if _JDK8.search(line):
-        raise Malformed("this is a JDK 8 GC log line (-XX:+PrintGCDetails), which is not supported; "
-                        "log with -Xlog:gc*:file=gc.log:time,uptime,level,tags (JDK 9+)")
+    if JDK8_LINE.search(line):
+        return parse_jdk8_line(line)
     decorations, message = _split_decorations(line)
     clock = _classify(decorations)
     row = parse_pause(message) or _stall_row(message)
@@ -294,7 +294,9 @@ def _rows(lines: Iterator[tuple[int, str]], tally: Tally) -> list[dict[str, Any]
             tally.count("ignored")
             details.read(line)
         else:
-            if row["gc_id"] < 0:  # a stall waits on the collection the log last named
+            if row["gc_id"] is None:  # JDK 8 numbers no collections: count the pauses
+                row["gc_id"] = len(rows)
+            elif row["gc_id"] < 0:  # a stall waits on the collection the log last named
                 row["gc_id"] = rows[-1]["gc_id"] if rows else 0
             rows.append({**row, "source_line": line_no})
     return [{**row, **details.of(row["gc_id"])} if row["kind"] in _SIZED_KINDS else row for row in rows]
@@ -319,7 +321,7 @@ def read_gc_log(path: str | Path, lenient: bool = False, *, max_bytes: int | Non
     Parameters
     ----------
     path
-        The ``-Xlog:gc*`` output file, optionally gzipped.
+        The ``-Xlog:gc*``, ``-Xlog:gc`` or JDK 8 ``-verbose:gc`` output file, optionally gzipped.
     lenient
         Skip malformed lines (counted, with their line numbers) instead of raising.
     max_bytes
@@ -343,7 +345,9 @@ def read_gc_log(path: str | Path, lenient: bool = False, *, max_bytes: int | Non
     tally = Tally(source, lenient)
     text = read_text(source, max_bytes=max_bytes)
     rows = _rows(numbered_lines(text), tally)
-    tally.require_rows(len(rows), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc*)")
+    tally.require_rows(len(rows), f"holds no GC pause lines; {_EXPECTED} (JDK 9+ -Xlog:gc or -Xlog:gc*), or "
+                                  f"'<uptime>: [GC pause (<cause>) (young) <before>-><after>(<total>), <seconds> "
+                                  f"secs]' (JDK 8 -verbose:gc -XX:+PrintGCTimeStamps)")
     tally.count("lines", line_count(text))
     frame = _frame(rows)
     return tally.result("gc-log", frame)
