@@ -70,7 +70,9 @@ import org.apache.pinot.spi.utils.JsonUtils;
  * The request: {@code instances} (each {@code name}, {@code tags}, optional {@code pools}: tag to pool id), optional
  * {@code newInstances} (the servers after the change), {@code tables} (each {@code tableConfig}, the user's JSON;
  * {@code segments} in upload order, each {@code name} and optional {@code partitions}: column to partition ids; optional
- * {@code minimizeDataMovement}: DEFAULT, ENABLE or DISABLE), and {@code zkPort}, {@code workDir}. The response has, per
+ * {@code minimizeDataMovement}: DEFAULT, ENABLE or DISABLE; optional {@code idealState}, the current one, whose segments
+ * are not uploaded again; optional {@code instances} and {@code newInstances} of its own), and {@code zkPort},
+ * {@code workDir}. The response has, per
  * table, {@code instancePartitions} (type to {@code "partition_group"} to servers), {@code idealState}, and with
  * {@code newInstances} {@code rebalanced} (the same two after the rebalance).
  */
@@ -116,7 +118,13 @@ public final class ControllerParts {
     }
     List<InstanceConfig> before = instanceConfigs(request.get("instances"));
     List<InstanceConfig> after = request.hasNonNull("newInstances") ? instanceConfigs(request.get("newInstances")) : null;
+    // replica-group assignment over several partitions reads each segment's partition from its ZK metadata
     boolean partitioned = tables.stream().anyMatch(t -> TableConfigUtils.getPartitionColumn(t) != null);
+    for (JsonNode table : request.get("tables")) {
+      for (JsonNode segment : table.get("segments")) {
+        partitioned |= segment.hasNonNull("partitions");
+      }
+    }
 
     ObjectNode response = JsonUtils.newObjectNode();
     response.put("pinotVersion", version());
@@ -131,7 +139,11 @@ public final class ControllerParts {
       }
       int i = 0;
       for (JsonNode table : request.get("tables")) {
-        out.add(runTable(tables.get(i++), table, before, after, store));
+        // a table may name servers of its own (a case of its own in the same JVM)
+        List<InstanceConfig> own = table.hasNonNull("instances") ? instanceConfigs(table.get("instances")) : before;
+        List<InstanceConfig> ownAfter =
+            table.hasNonNull("newInstances") ? instanceConfigs(table.get("newInstances")) : after;
+        out.add(runTable(tables.get(i++), table, own, ownAfter, store));
       }
     } finally {
       if (store != null) {
@@ -173,9 +185,18 @@ public final class ControllerParts {
     }
     SegmentAssignment assignment = SegmentAssignmentFactory.getSegmentAssignment(helix, config, null);
     Map<String, Map<String, String>> idealState = new TreeMap<>();  // a ZNRecord's map fields are sorted
+    if (table.hasNonNull("idealState")) {  // the table's current ideal state, given
+      table.get("idealState").fields().forEachRemaining(e -> {
+        Map<String, String> states = new TreeMap<>();
+        e.getValue().fields().forEachRemaining(x -> states.put(x.getKey(), x.getValue().asText()));
+        idealState.put(e.getKey(), states);
+      });
+    }
     for (String segment : segments) {
-      List<String> servers = assignment.assignSegment(segment, idealState, partitions);
-      idealState.put(segment, SegmentAssignmentUtils.getInstanceStateMap(servers, SegmentStateModel.ONLINE));
+      if (!idealState.containsKey(segment)) {
+        List<String> servers = assignment.assignSegment(segment, idealState, partitions);
+        idealState.put(segment, SegmentAssignmentUtils.getInstanceStateMap(servers, SegmentStateModel.ONLINE));
+      }
     }
     out.set("instancePartitions", partitionsJson(partitions));
     out.set("idealState", JsonUtils.objectToJsonNode(idealState));
