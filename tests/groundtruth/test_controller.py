@@ -8,12 +8,14 @@ partitioned table whose segments carry partition metadata (as a workload directo
 ones ``DefaultTenant``) answers for all of them in one JVM; the workbench's layout
 (:func:`~workbench.sim.layout.build_layout`) and scale-out rebalance
 (:func:`~workbench.studies.scale_out.rebalance_layout`) must give exactly the same instance partitions and ideal
-states, table by table.
+states, table by table. A real controller process (``ControllerStarter``) answers the same six tables in a second
+JVM beside it, and must place them as the in-process driver does.
 """
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,8 @@ import pandas as pd
 import pytest
 
 from workbench.groundtruth.controller import ControllerRun, ControllerTable, pinot_assignment, tenant_instances
-from workbench.pinot.assignment import Instance
+from workbench.pinot.assignment import Instance, segment_partition_id
+from workbench.pinot.partition.functions import get_partition_function
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
 from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
 from workbench.pinot.table_config import TableConfig
@@ -114,8 +117,17 @@ class Both:
     """Pinot's answers and the workbench's layouts and rebalance plans for the same tables."""
 
     def __init__(self, pinot: ControllerRun, tenant: Scenario, layouts: dict[str, Layout], plan: RebalancePlan,
-                 zk_plan: RebalancePlan) -> None:
+                 zk_plan: RebalancePlan, real: ControllerRun) -> None:
         self.pinot, self.tenant, self.layouts, self.plan, self.zk_plan = pinot, tenant, layouts, plan, zk_plan
+        self.real = real
+
+
+def _member_rows(partition_of: dict[str, int]) -> dict[str, list[dict[str, int]]]:
+    """One row per segment whose memberId Murmur-partitions (of 2) to the segment's given partition, so the real
+    controller, which reads the partition from the segment Pinot builds, sees the partition given."""
+    murmur = get_partition_function("Murmur", 2)
+    first = {p: next(v for v in range(100) if murmur.get_partition(str(v)) == p) for p in (0, 1)}
+    return {s: [{"memberId": first[p]}] for s, p in partition_of.items()}
 
 
 @pytest.fixture(scope="module")
@@ -125,14 +137,20 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Both:
     zk_scenario = load_scenario({"cluster": CLUSTER, **_entry(ZK_TABLE, 2)})
     layouts = {view.table.table_name: build_layout(view) for view in tenant.tables}
     layouts["profiles"] = build_layout(zk_scenario, data)
-    tables = [ControllerTable(view.table.raw, layouts[view.table.table_name].segments) for view in tenant.tables]
+    # members' segments carry no partition metadata in the layout: the name's hash decides (as Pinot's does)
+    members = {s: segment_partition_id(s) % 2 for s in layouts["members"].segments}
+    rows = {**_member_rows(members), **_member_rows(ZK_PARTITIONS)}
+    tables = [ControllerTable(view.table.raw, layouts[view.table.table_name].segments, rows=rows)
+              for view in tenant.tables]
     tables.append(ControllerTable(ZK_TABLE, layouts["profiles"].segments,
-                                  {s: {"memberId": [p]} for s, p in ZK_PARTITIONS.items()}))
-    tables.extend(_balanced_tables())
-    pinot = pinot_assignment(tables, tenant_instances(tenant), tenant_instances(tenant, SERVERS_AFTER))
-    plan, _ = rebalance_layout(tenant, SERVERS_AFTER)
-    zk_plan, _ = rebalance_layout(zk_scenario, SERVERS_AFTER, data=data)
-    return Both(pinot, tenant, layouts, plan, zk_plan)
+                                  {s: {"memberId": [p]} for s, p in ZK_PARTITIONS.items()}, rows=rows))
+    before, after = tenant_instances(tenant), tenant_instances(tenant, SERVERS_AFTER)
+    with ThreadPoolExecutor(2) as pool:  # the two JVMs side by side: the module costs the real controller's time
+        real = pool.submit(pinot_assignment, tables, before, after, real_controller=True)
+        pinot = pinot_assignment([*tables, *_balanced_tables()], before, after)
+        plan, _ = rebalance_layout(tenant, SERVERS_AFTER)
+        zk_plan, _ = rebalance_layout(zk_scenario, SERVERS_AFTER, data=data)
+        return Both(pinot, tenant, layouts, plan, zk_plan, real.result())
 
 
 ALL = ["orders", "clicks", "members", "audit", "views", "profiles"]
@@ -213,3 +231,21 @@ def test_a_balanced_rebalance_is_pinots(both: Both, case: str) -> None:
     assert dict(plan.instance_partitions["OFFLINE"].partitions) == dict(
         answer.rebalanced.instance_partitions["OFFLINE"].partitions)
     assert {s: dict(m) for s, m in plan.assignment.items()} == answer.rebalanced.ideal_state
+
+
+@pytest.mark.parametrize("table", ALL)
+def test_a_real_controller_decides_as_the_in_process_driver(both: Both, table: str) -> None:
+    """Pinot's ``ControllerStarter`` (Helix, ZooKeeper, ``addTable``, ``addNewSegment`` with segments Pinot built,
+    ``TableRebalancer`` dry run) places every table as ``ControllerParts`` does, so the driver's stand-in for Helix
+    changes nothing; the segments' stored partitions are the ones the workbench's Murmur gave their rows."""
+    real, parts = both.real[f"{table}_OFFLINE"], both.pinot[f"{table}_OFFLINE"]
+    assert real.rebalanced is not None and parts.rebalanced is not None
+    assert real.created.ideal_state == parts.created.ideal_state
+    assert real.rebalanced.ideal_state == parts.rebalanced.ideal_state
+    assert real.rebalanced.instance_partitions == parts.rebalanced.instance_partitions
+    if table in ("clicks", "members", "views", "profiles"):  # Pinot stores only configured instance partitions
+        assert real.created.instance_partitions == parts.created.instance_partitions
+    else:
+        assert not real.created.instance_partitions
+    if table == "profiles":
+        assert real.created.zk_partitions == {s: {"memberId": (p,)} for s, p in ZK_PARTITIONS.items()}

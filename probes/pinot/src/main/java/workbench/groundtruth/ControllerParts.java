@@ -288,7 +288,7 @@ public final class ControllerParts {
     return out;
   }
 
-  private static String version() {
+  static String version() {
     Package pkg = InstanceAssignmentDriver.class.getPackage();
     String version = pkg != null ? pkg.getImplementationVersion() : null;
     return version != null ? version : "unknown";
