@@ -1,7 +1,8 @@
 """Segment reassignment on rebalance and the scale-out what-if (workbench.pinot.rebalance).
 
 Replica-group vectors are Pinot's ``SegmentAssignmentUtilsTest.testRebalanceReplicaGroupBasedTable``; the
-balanced stand-in is checked against the totals of ``testRebalanceTableWithHelixAutoRebalanceStrategy``;
+balanced rebalance is checked against the totals of ``testRebalanceTableWithHelixAutoRebalanceStrategy`` (and
+replica for replica against Pinot 1.5.1 itself in ``tests/groundtruth/test_controller.py``);
 scale-out expectations are derived by hand from the algorithm's rules, stated in each docstring.
 """
 
@@ -80,7 +81,7 @@ def test_growing_a_group_moves_ceil_share_to_the_new_server() -> None:
     assert counts(after)[inst(0)] == 23
 
 
-# -- balanced stand-in: totals of testRebalanceTableWithHelixAutoRebalanceStrategy ------------------
+# -- balanced rebalance: totals of testRebalanceTableWithHelixAutoRebalanceStrategy ------------------
 BALANCED = {seg(k): dict.fromkeys((inst(3 * k % 10), inst((3 * k + 1) % 10), inst((3 * k + 2) % 10)), "ONLINE")
             for k in range(100)}
 

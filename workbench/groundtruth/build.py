@@ -25,6 +25,8 @@ __all__ = ["PROBE_DIR", "GroundTruthError", "PinotJars", "ensure_built", "java_m
 #: The Maven project (pom and driver source); ``WORKBENCH_PINOT_PROBE`` names another checkout's.
 PROBE_DIR = Path(os.environ.get("WORKBENCH_PINOT_PROBE", Path(__file__).resolve().parents[2] / "probes" / "pinot"))
 _DRIVER_CLASS = Path("workbench") / "groundtruth" / "PinotParts.class"
+#: Pinot modules the pom resolves into target/lib; one missing means the lib dir predates the pom.
+_MODULES = ("pinot-core", "pinot-broker", "pinot-controller")
 _JAVA_HELP = ("install a JDK 17+ (Debian/Ubuntu: apt-get install -y openjdk-17-jdk-headless; "
               "macOS: brew install openjdk@17) or put $JAVA_HOME/bin of one on PATH")
 
@@ -71,7 +73,9 @@ def _stale(probe: Path) -> bool:
     target = probe / "target"
     marker = target / "classes" / _DRIVER_CLASS
     lib = target / "lib"
-    if not marker.is_file() or not lib.is_dir() or not any(lib.glob("pinot-core-*.jar")):
+    if not marker.is_file() or not lib.is_dir():
+        return True
+    if not all(any(lib.glob(f"{module}-*.jar")) for module in _MODULES):  # a lib dir from an older pom
         return True
     built = marker.stat().st_mtime
     sources = [probe / "pom.xml", *(probe / "src").rglob("*.java")]

@@ -127,8 +127,9 @@ def run_pinot(table: PinotTable, queries: Sequence[tuple[str, int]], *, heap: st
         return _parse(json.loads(response.read_text()), log)
 
 
-def _run_jvm(command: list[str], log: Path) -> None:
-    """Run the driver in its own process group; kill the group on timeout, error or Ctrl-C."""
+def _run_jvm(command: list[str], log: Path, driver: str = "PinotParts") -> None:
+    """Run the driver (its class's simple name: ``driver``) in its own process group; kill the group on timeout,
+    error or Ctrl-C; a failure raises with the driver's one-line reason."""
     with log.open("w") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -138,8 +139,9 @@ def _run_jvm(command: list[str], log: Path) -> None:
             raise
     if status != 0:
         text = log.read_text(errors="replace").splitlines()
-        line = next((t for t in text if t.startswith("PinotParts failed: ")), text[-1] if text else "no output")
-        raise GroundTruthError(f"Pinot refused the request: {line.removeprefix('PinotParts failed: ')}")
+        prefix = f"{driver} failed: "
+        line = next((t for t in text if t.startswith(prefix)), text[-1] if text else "no output")
+        raise GroundTruthError(f"Pinot refused the request: {line.removeprefix(prefix)}")
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -15,14 +15,20 @@ generated layouts read the segments Spark built.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from workbench.errors import InputError, TableConfigError
-from workbench.pinot.assignment import Instance, InstancePartitions, segment_partition_id, server_tag
+from workbench.pinot.assignment import (
+    Instance,
+    InstancePartitions,
+    partition_column,
+    segment_partition_id,
+    server_tag,
+)
 from workbench.pinot.rebalance import initial_ideal_state, table_instance_partitions
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
@@ -30,7 +36,7 @@ from workbench.scenario import Scenario
 from workbench.sim.planner import segment_metadata
 from workbench.workload.directory import read_segments
 
-__all__ = ["Layout", "assign_layout", "build_layout", "routing_instance_partitions"]
+__all__ = ["Layout", "assign_layout", "build_layout", "offline_partition_of", "routing_instance_partitions"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +67,34 @@ def _instances(table: TableConfig, servers: tuple[str, ...]) -> list[Instance]:
     return [Instance(name, tags=tags, pools=dict.fromkeys(tags, 0)) for name in servers]
 
 
+def offline_partition_of(table: TableConfig, metadata: Mapping[str, SegmentMetadata] | None
+                         ) -> Callable[[str], int]:
+    """An OFFLINE segment's partition id as the controller's replica-group assignment reads it
+    (``SegmentUtils.getSegmentPartitionIdOrDefault``, release-1.5.1): from its name, else from its ZK record's
+    partition metadata (the table's partition column, or the only column; one partition id), else the name's
+    hash. Without ``metadata`` (synthetic segments have no ZK record) the name decides.
+
+    >>> from workbench.pinot.segment import ColumnPartitionMetadata
+    >>> tc = TableConfig.from_json({"tableName": "t", "tableType": "OFFLINE"})
+    >>> meta = {"t_0": SegmentMetadata("t_0", partitions={"id": ColumnPartitionMetadata("Murmur", 4, {3})})}
+    >>> offline_partition_of(tc, meta)("t_0"), offline_partition_of(tc, None)("t_0")  # "t_0".hashCode() = 114469
+    (3, 4469)
+    """
+    column = partition_column(table)
+    known = {name: {c: m.partitions for c, m in meta.partitions.items()} for name, meta in (metadata or {}).items()}
+    return lambda name: segment_partition_id(name, known.get(name), column)
+
+
 def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str, ...],
-                  consuming: np.ndarray, partitions: np.ndarray) -> dict[str, dict[str, str]]:
+                  consuming: np.ndarray, partitions: np.ndarray,
+                  metadata: Mapping[str, SegmentMetadata] | None = None) -> dict[str, dict[str, str]]:
     """The ideal state Pinot's controller would build for these segments on these servers.
 
     Every server carries the table's server tags (including a ``tagOverrideConfig`` tag). Upsert and
     dedup tables use Pinot's ``StrictRealtimeSegmentAssignment``, which takes the CONSUMING instance
     partitions only: each server's primary-key map must see every segment of the partitions it serves.
+    ``metadata``: the segments' ZK records, whose partition metadata places an OFFLINE segment of a partitioned
+    replica-group table (:func:`offline_partition_of`).
     """
     replication = table.replication
     if replication > len(servers):
@@ -75,7 +102,7 @@ def assign_layout(table: TableConfig, servers: tuple[str, ...], names: tuple[str
                          f"{replication} replicas on {len(servers)} servers")
     partition = dict(zip(names, (int(p) for p in partitions), strict=True))
     # OFFLINE segments take their partition as the controller does (name, else ZK metadata, else hash).
-    partition_of = segment_partition_id if table.table_type == "OFFLINE" else partition.__getitem__
+    partition_of = offline_partition_of(table, metadata) if table.table_type == "OFFLINE" else partition.__getitem__
     try:
         ips = table_instance_partitions(table, _instances(table, servers))
         if table.is_upsert or table.is_dedup:
@@ -166,7 +193,7 @@ def build_layout(scenario: Scenario, data: Path | None = None,
         names = tuple(f"{table.table_name}_{i}" for i in range(count))
         docs = np.full(count, float(synth.docs_per_segment if synth else 1))
         consuming, partitions = np.zeros(count, bool), np.arange(count)
-    ideal = assign_layout(table, tagged, names, consuming, partitions) if ideal_state is None else \
+    ideal = assign_layout(table, tagged, names, consuming, partitions, metadata) if ideal_state is None else \
         _given(ideal_state, names, servers)
     index = {s: i for i, s in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal[n]) for n in names)

@@ -26,11 +26,10 @@ import pandas as pd
 
 from workbench.errors import InputError
 from workbench.io.summary import Summary
-from workbench.pinot.assignment import segment_partition_id
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance, tenant_plan
 from workbench.runs import resolve, run_scenario
 from workbench.scenario import Scenario
-from workbench.sim.layout import build_layout
+from workbench.sim.layout import build_layout, offline_partition_of
 from workbench.sim.run import workload_dir
 from workbench.sim.segment_range import segment_sizes
 
@@ -108,8 +107,9 @@ def _rebalance_table(view: Scenario, servers: int, data: Path | None, minimize_d
     sizes = segment_sizes(layout, directory)
     streams = layout.partitions if layout.partitions is not None else np.zeros(len(layout.segments), dtype=int)
     partition = dict(zip(layout.segments, (int(p) for p in streams), strict=True))
-    # as the layout was built: OFFLINE segments by name or metadata, REALTIME ones by stream partition
-    partition_of = segment_partition_id if view.table.table_type == "OFFLINE" else partition.__getitem__
+    # as the layout was built: OFFLINE segments by name or ZK metadata, REALTIME ones by stream partition
+    partition_of = offline_partition_of(view.table, layout.metadata) if view.table.table_type == "OFFLINE" \
+        else partition.__getitem__
     consuming = [n for n, c in zip(layout.segments, layout.consuming, strict=True) if c]
     now = [layout.servers[i] for i in view.table_servers()]
     plan = plan_rebalance(view.table, now, _servers_after(view, servers), sizes,

@@ -12,12 +12,12 @@ Replica-group tables follow Pinot's ``ReplicaGroupSegmentAssignmentStrategy.reas
    under target; the rest go to the least-loaded server, lowest index on ties.
 3. The chosen index is mirrored to every replica group.
 
-Balanced (non-replica-group) tables are rebalanced in Pinot by Helix's ``AutoRebalanceStrategy``,
-which is not reproduced here. :func:`reassign_balanced` is a movement-minimal stand-in: a replica
-stays while its server holds fewer than ceil(replicas / servers), the rest go to the least-loaded
-servers that do not hold the segment yet. On Pinot's own ``SegmentAssignmentUtilsTest`` cases the
-number of segments moved per new server equals Helix's; per-server counts can differ by a few
-segments when servers are removed.
+Balanced (non-replica-group) tables follow ``SegmentAssignmentUtils.rebalanceNonReplicaGroupBasedTable``
+(release-1.5.1; older releases used Helix's ``AutoRebalanceStrategy``): target = ceil(segments x replication /
+servers); segment by segment in name order, a replica stays on a server of the new list, fewest-so-far first, while
+that server is under target; each missing replica goes to the server with the fewest replicas (lowest index of the
+instance partitions on ties) that does not hold the segment yet. Checked replica for replica against Pinot's own
+code (``tests/groundtruth/test_controller.py``: grown, shrunk, one server replaced).
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def _mirror(ip: InstancePartitions, partition: int, index: int, state: str) -> d
 
 def reassign_balanced(current: IdealState, servers: Iterable[str], replication: int,
                       state: str = "ONLINE") -> dict[str, dict[str, str]]:
-    """A movement-minimal balanced rebalance (stand-in for Helix's ``AutoRebalanceStrategy``).
+    """Pinot's balanced rebalance (``rebalanceNonReplicaGroupBasedTable``) of ``current`` onto ``servers`` (the
+    instance partitions' order, which breaks ties).
 
     >>> current = {f"s{i}": {"a": "ONLINE", "b": "ONLINE"} for i in range(4)}
     >>> new = reassign_balanced(current, ["a", "b", "c", "d"], 2)
@@ -109,9 +110,12 @@ def reassign_balanced(current: IdealState, servers: Iterable[str], replication: 
     missing: list[tuple[str, int]] = []
     for segment in sorted(current):
         kept: list[str] = []
-        for server in sorted(current[segment]):
-            i = index_of.get(server)
-            if i is not None and counts[i] < cap and len(kept) < replication:
+        # Pinot sorts the segment's servers still listed by replicas assigned so far (a stable sort of the ideal
+        # state's name-ordered map): it matters only when a segment has more of them than the replication
+        candidates = sorted((s for s in current[segment] if s in index_of), key=lambda s: (counts[index_of[s]], s))
+        for server in candidates:
+            i = index_of[server]
+            if counts[i] < cap and len(kept) < replication:
                 kept.append(server)
                 counts[i] += 1
         out[segment] = dict.fromkeys(kept, state)
