@@ -33,6 +33,7 @@ import pandas as pd
 
 from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
 from workbench.groundtruth.harness import JVM_FLAGS
+from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
 __all__ = ["ClusterRun", "LoadSpec", "allocate_servers", "instance_name", "round_robin_assignment", "run_cluster"]
 
@@ -123,29 +124,42 @@ def _java(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_l
 
 
 class _Processes:
-    """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`."""
+    """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`, and the CPU-limit
+    cgroups some of them run in, all removed after."""
 
     def __init__(self) -> None:
         self.started: list[subprocess.Popen[bytes]] = []
+        self.throttles: list[CpuThrottle] = []
 
-    def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None) -> subprocess.Popen[bytes]:
+    def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None,
+              throttle: CpuThrottle | None = None) -> subprocess.Popen[bytes]:
         """Start ``command`` in a new session; with ``cpus``, pinned to them from before ``exec`` (``taskset``),
         so every thread the JVM makes (GC, JIT, Netty, Pinot's runners) inherits the mask and
-        ``availableProcessors()``, which Pinot sizes its thread pools by, counts those cores only."""
+        ``availableProcessors()``, which Pinot sizes its thread pools by, counts those cores only. With
+        ``throttle``, the process joins that CPU-limit cgroup right after it starts (every thread it has, and every
+        one it makes later)."""
+        if throttle is not None:
+            self.throttles.append(throttle)
         if cpus is not None:
             command = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus)), *command]
         with log.open("wb") as out:
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         self.started.append(proc)
+        if throttle is not None:
+            throttle.add(proc.pid)
         return proc
 
     def stop_all(self) -> None:
-        for proc in self.started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        for proc in self.started:
-            proc.wait()
+        try:
+            for proc in self.started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            for proc in self.started:
+                proc.wait()
+        finally:
+            for throttle in self.throttles:
+                throttle.close()
 
 
 def _schedstat(pid: int) -> tuple[float, float]:
@@ -205,7 +219,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
                 scheduler_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
                 server_heap: str = "256m", broker_heap: str = "256m", logs_dir: str | Path | None = None,
                 gc_logs: bool = False, cpus: Mapping[str, Sequence[int]] | None = None,
-                work_dir: str | Path | None = None) -> ClusterRun:
+                slow: Mapping[str, float] | None = None, work_dir: str | Path | None = None) -> ClusterRun:
     """Run ``queries`` against Pinot server processes at the open-loop rate of ``load``.
 
     Parameters
@@ -234,6 +248,10 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
     cpus
         CPU numbers per process, keyed ``"broker"`` or a server's ``host:port`` (others unpinned): each JVM starts
         pinned to them (``taskset``).
+    slow
+        Slow factor per server ``host:port``: that server's JVM runs in a cgroup of its own limited to
+        ``1/factor`` of one core (:mod:`workbench.groundtruth.throttle`; needs root and the cgroup v1 cpu controller,
+        checked before anything starts), removed when the call ends.
     """
     if num_servers < 1 or not segments or not queries:
         raise ValueError("need at least one server, one segment and one query")
@@ -246,6 +264,13 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
     if set(ideal) != set(segments):
         raise ValueError(f"the ideal state names {sorted(ideal)}, the table has segments {sorted(segments)}")
     servers = sorted({_host_port(i) for states in ideal.values() for i in states})
+    unknown = sorted(set(slow or {}) - set(servers))
+    if unknown:
+        raise ValueError(f"slow servers {unknown} are not among the servers {servers}")
+    if slow:
+        cpu_cgroup_root()
+        for factor in slow.values():
+            cpu_limit(factor)
     processes = _Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
         work = Path(tmp)
@@ -254,7 +279,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         try:
             return _run(jars, work, logs, processes, table_config, schema, segments, queries, load, servers, ideal,
                         _Options(dict(scheduler_config or {}), dict(broker_config or {}), server_heap, broker_heap,
-                                 gc_logs, dict(cpus or {})))
+                                 gc_logs, dict(cpus or {}), dict(slow or {})))
         finally:
             processes.stop_all()
 
@@ -275,6 +300,7 @@ class _Options:
     broker_heap: str
     gc_logs: bool
     cpus: dict[str, Sequence[int]]
+    slow: dict[str, float] = field(default_factory=dict)
 
 
 def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
@@ -306,7 +332,9 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
         command = [*_java(jars, options.server_heap, "workbench.cluster.PinotServer", f"server-{host}-{port}", logs,
                           options.gc_logs),
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
-        started.append((server, processes.start(command, log, options.cpus.get(server)), log))
+        throttle = (CpuThrottle(f"workbench-{os.getpid()}-{host}-{port}", cpu_limit(options.slow[server]))
+                    if server in options.slow else None)
+        started.append((server, processes.start(command, log, options.cpus.get(server), throttle), log))
     ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
     at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
 

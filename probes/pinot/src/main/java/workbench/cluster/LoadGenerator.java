@@ -40,6 +40,8 @@ import org.apache.pinot.core.transport.ServerInstance;
 import org.apache.pinot.core.transport.ServerResponse;
 import org.apache.pinot.core.transport.ServerRoutingInstance;
 import org.apache.pinot.core.transport.server.routing.stats.ServerRoutingStatsManager;
+import org.apache.pinot.broker.routing.adaptiveserverselector.AdaptiveServerSelector;
+import org.apache.pinot.broker.routing.adaptiveserverselector.AdaptiveServerSelectorFactory;
 import org.apache.pinot.common.utils.config.QueryOptionsUtils;
 import org.apache.pinot.spi.accounting.ThreadAccountant;
 import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
@@ -177,18 +179,23 @@ public final class LoadGenerator {
     List<String> serverNames = new ArrayList<>();
     spec.get("servers").forEach(s -> serverNames.add(s.asText()));
     PinotConfiguration brokerConfig = new PinotConfiguration(PinotParts.configMap(spec.get("brokerConfig")));
+    // The broker's routing stats (in-flight requests and latency EMAs per server, fed by the QueryRouter) and the
+    // adaptive server selector made from the broker config, as BaseBrokerStarter builds them: with the default
+    // config, stats collection is off and there is no adaptive selector.
+    ServerRoutingStatsManager stats = new ServerRoutingStatsManager(brokerConfig, BrokerMetrics.get());
+    stats.init();
+    AdaptiveServerSelector adaptive = AdaptiveServerSelectorFactory.getAdaptiveServerSelector(stats, brokerConfig);
     BrokerRouting routing = new BrokerRouting(tableConfig, schema, metadata, sizes, spec.get("idealState"),
-        serverNames, brokerConfig, new File(spec.get("zkDir").asText()), spec.get("zkPort").asInt());
+        serverNames, brokerConfig, new File(spec.get("zkDir").asText()), spec.get("zkPort").asInt(), adaptive);
     if (spec.hasNonNull("zkMetadataOut")) {
       Files.writeString(new File(spec.get("zkMetadataOut").asText()).toPath(),
           JsonUtils.objectToPrettyString(routing.zkMetadata()), StandardCharsets.UTF_8);
     }
     System.out.println("ROUTING pruners=" + names(routing) + " selector="
-        + routing.selector().getClass().getSimpleName());
+        + routing.selector().getClass().getSimpleName() + " adaptive="
+        + (adaptive == null ? "none" : adaptive.getClass().getSimpleName()));
     System.out.flush();
 
-    ServerRoutingStatsManager stats = new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get());
-    stats.init();
     QueryRouter router =
         new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
