@@ -308,7 +308,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         for rate in rates:
             directory = tmp / rate_dir_name(rate)
             summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory, jars.version,
-                                slow, broker_config(sc.broker.config))
+                                slow, broker_config(sc.cluster.broker.config))
             summaries[rate_dir_name(rate)] = summary
             zk = json.loads((directory / "zk_metadata.json").read_text())
             if progress is not None:
@@ -320,7 +320,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "placement": where.shares, "latency_is_validation": where.dedicated,
                     "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout,
                     "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
-                    "broker_config": broker_config(sc.broker.config), "rates": summaries}
+                    "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}
         write_json_atomic(tmp / "measure.json", document)
         write_json_atomic(tmp / "table_config.json", st.config)
         # The scenario's own config: a REALTIME table's segments keep their LLC names, which the segment importer
