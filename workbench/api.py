@@ -439,8 +439,8 @@ def measure(
     gets, per rate, the broker query log, server query and GC logs, per-query records and a summary with the
     p50/p90/p99/p99.9 client latency and broker ``timeMs``. For a user with no cluster yet: the broker log is
     what ``calibrate`` reads (``docs/validation.md``). ``slow`` (``{"Server_1": 4.0}``) limits those servers' JVMs
-    to ``1/factor`` of a core, the real counterpart of ``cluster.failures.slow`` (root and a cgroup v1 cpu controller
-    needed)."""
+    to ``1/factor`` of a core from the end of the warm-up, the real counterpart of ``cluster.failures.slow`` (root
+    and a cgroup v1 cpu controller needed)."""
     from workbench.groundtruth.measure import DEFAULT_QUERIES, DEFAULT_WARMUP
     from workbench.groundtruth.measure import measure as run
     from workbench.sim.run import workload_dir

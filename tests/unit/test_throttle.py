@@ -86,9 +86,11 @@ def test_a_busy_process_gets_a_quarter_of_a_core_and_the_cgroup_is_removed_after
 @needs_cgroup
 def test_a_run_that_ends_kills_its_processes_then_removes_their_cgroups(tmp_path: Path) -> None:
     processes = _Processes()
-    throttle = CpuThrottle(f"workbench-test-run-{os.getpid()}", cpu_limit(2.0))
     try:
-        proc = processes.start(["sleep", "30"], tmp_path / "sleep.log", throttle=throttle)
+        proc = processes.start(["sleep", "30"], tmp_path / "sleep.log")
+        throttle = CpuThrottle(f"workbench-test-run-{os.getpid()}", cpu_limit(2.0))
+        processes.throttles.append(throttle)  # as run_cluster does to a slow server once the warm-up is over
+        throttle.add(proc.pid)
         assert throttle.pids() == [proc.pid]
     finally:
         processes.stop_all()

@@ -131,23 +131,16 @@ class _Processes:
         self.started: list[subprocess.Popen[bytes]] = []
         self.throttles: list[CpuThrottle] = []
 
-    def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None,
-              throttle: CpuThrottle | None = None) -> subprocess.Popen[bytes]:
+    def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None) -> subprocess.Popen[bytes]:
         """Start ``command`` in a new session; with ``cpus``, pinned to them from before ``exec`` (``taskset``),
         so every thread the JVM makes (GC, JIT, Netty, Pinot's runners) inherits the mask and
-        ``availableProcessors()``, which Pinot sizes its thread pools by, counts those cores only. With
-        ``throttle``, the process joins that CPU-limit cgroup right after it starts (every thread it has, and every
-        one it makes later)."""
-        if throttle is not None:
-            self.throttles.append(throttle)
+        ``availableProcessors()``, which Pinot sizes its thread pools by, counts those cores only."""
         if cpus is not None:
             command = ["taskset", "-c", ",".join(str(c) for c in sorted(cpus)), *command]
         with log.open("wb") as out:
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         self.started.append(proc)
-        if throttle is not None:
-            throttle.add(proc.pid)
         return proc
 
     def stop_all(self) -> None:
@@ -195,6 +188,27 @@ def _wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: 
             raise GroundTruthError(f"Pinot server {name} not ready after {timeout_s:.0f} s; "
                                    f"last lines of {log}:\n{_tail(log)}")
         time.sleep(0.1)
+
+
+def _slow_down(processes: _Processes, pids: Mapping[str, int], factors: Mapping[str, float],
+               broker: subprocess.Popen[bytes], log: Path, signal_file: Path) -> None:
+    """Once the load generator's warm-up is over (its ``WARM`` line), put each slow server's JVM in a CPU-limit cgroup
+    of its own, then let the measured run start (``signal_file``). Slowed only now, the server was warmed like the
+    others: a JVM throttled from its start answers its first queries (class loading, interpreted code) at a quarter
+    of a core, hundreds of ms each, and adaptive selection's latency average would shun it for that alone."""
+    deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S
+    while not any(line == "WARM" for line in (log.read_text(errors="replace").splitlines() if log.is_file() else [])):
+        if broker.poll() is not None:
+            return  # it failed: _run_to_end reports it with its log
+        if time.monotonic() > deadline:
+            raise GroundTruthError(f"the load generator did not finish its warm-up; last lines of {log}:\n{_tail(log)}")
+        time.sleep(0.05)
+    for server, pid in pids.items():
+        host, port = server.split(":")
+        throttle = CpuThrottle(f"workbench-{os.getpid()}-{host}-{port}", cpu_limit(factors[server]))
+        processes.throttles.append(throttle)
+        throttle.add(pid)
+    signal_file.touch()
 
 
 def _run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
@@ -249,9 +263,10 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         CPU numbers per process, keyed ``"broker"`` or a server's ``host:port`` (others unpinned): each JVM starts
         pinned to them (``taskset``).
     slow
-        Slow factor per server ``host:port``: that server's JVM runs in a cgroup of its own limited to
-        ``1/factor`` of one core (:mod:`workbench.groundtruth.throttle`; needs root and the cgroup v1 cpu controller,
-        checked before anything starts), removed when the call ends.
+        Slow factor per server ``host:port``: from the end of the warm-up (before the first measured query), that
+        server's JVM runs in a cgroup of its own limited to ``1/factor`` of one core
+        (:mod:`workbench.groundtruth.throttle`; needs root and the cgroup v1 cpu controller, checked before anything
+        starts), removed when the call ends.
     """
     if num_servers < 1 or not segments or not queries:
         raise ValueError("need at least one server, one segment and one query")
@@ -332,9 +347,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
         command = [*_java(jars, options.server_heap, "workbench.cluster.PinotServer", f"server-{host}-{port}", logs,
                           options.gc_logs),
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
-        throttle = (CpuThrottle(f"workbench-{os.getpid()}-{host}-{port}", cpu_limit(options.slow[server]))
-                    if server in options.slow else None)
-        started.append((server, processes.start(command, log, options.cpus.get(server), throttle), log))
+        started.append((server, processes.start(command, log, options.cpus.get(server)), log))
     ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
     at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
 
@@ -351,12 +364,17 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
                             "warmupQueries": load.warmup_queries}
     if load.duration_s is not None:
         spec["durationS"] = load.duration_s
+    if options.slow:
+        spec["startSignal"] = str(work / "start")
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
     log = logs / "broker.log"
     proc = processes.start([*_java(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
                                    options.gc_logs), str(work / "load.json"), str(out)], log,
                            options.cpus.get("broker"))
+    if options.slow:
+        _slow_down(processes, {server: p.pid for server, p, _ in started if server in options.slow}, options.slow,
+                   proc, log, work / "start")
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)

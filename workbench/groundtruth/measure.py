@@ -262,7 +262,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     ``measure.json``'s document.
 
     ``slow`` makes scenario servers (``Server_1``: the second started) that many times slower, as the model's
-    ``cluster.failures.slow`` does: each one's JVM runs limited to ``1/factor`` of one core
+    ``cluster.failures.slow`` does: from the end of the warm-up, each one's JVM runs limited to ``1/factor`` of one core
     (:mod:`workbench.groundtruth.throttle`: root and the cgroup v1 cpu controller, refused before anything runs
     where missing); ``measure.json`` records the factors and each rate's ``summary.json`` the instance slowed and its
     CPU limit, beside the share of queries routed to each server (``routed``).

@@ -210,6 +210,20 @@ public final class LoadGenerator {
     for (int i = 0; i < warmup; i++) {
       runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
     }
+    if (spec.hasNonNull("startSignal")) {
+      // Someone acts between the warm-up and the measured run (a slow server's CPU limit is applied now, so the
+      // warm-up reached a warm server as adaptive selection would): say so, then wait for its signal file.
+      File signal = new File(spec.get("startSignal").asText());
+      System.out.println("WARM");
+      System.out.flush();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!signal.exists()) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("no start signal at " + signal + " within 60 s of the warm-up's end");
+        }
+        Thread.sleep(5);
+      }
+    }
 
     ExecutorService workers = Executors.newFixedThreadPool(threads);
     AtomicInteger failures = new AtomicInteger();
