@@ -85,6 +85,39 @@ def _model(calibrated: Path, run_dir: Path, out: Path, overrides: dict[str, Any]
     return {"pcts": _pcts(latency), "share": requests / max(routed, 1)}
 
 
+def _print(variant: str, results: dict[str, Any]) -> None:
+    """Measured vs model percentiles and routing share per run, then the slow/baseline ratios."""
+    print(f"\n{variant}:\n")
+    print("| run | errors | Pinot timeMs p50 / p90 / p99 (ms) | model p50 / p90 / p99 (ms) | error p50 / p90 / p99 "
+          f"| queries to {SLOW}: Pinot / model |")
+    print("|---|---|---|---|---|---|")
+    for name, r in results.items():
+        m, p = r["measured"]["pcts"], r["model"]["pcts"]
+        print(f"| {name} | {r['measured']['errors']} | " + " / ".join(f"{m[k]:.1f}" for k in SHOWN) + " | "
+              + " / ".join(f"{p[k]:.1f}" for k in SHOWN) + " | "
+              + " / ".join(f"{(p[k] - m[k]) / m[k]:+.0%}" for k in SHOWN)
+              + f" | {r['measured']['share']:.0%} / {r['model']['share']:.0%} |")
+    baseline = results["baseline (balanced)"]
+    print("\n| run | slow/baseline, Pinot p50 / p90 / p99 | slow/baseline, model p50 / p90 / p99 |")
+    print("|---|---|---|")
+    for name, r in list(results.items())[1:]:
+        print(f"| {name} | " + " / ".join(f"{r['measured']['pcts'][k] / baseline['measured']['pcts'][k]:.2f}"
+                                          for k in SHOWN) + " | "
+              + " / ".join(f"{r['model']['pcts'][k] / baseline['model']['pcts'][k]:.2f}" for k in SHOWN) + " |")
+
+
+def _print_evidence(measured: dict[str, Any]) -> None:
+    """Pinot's own per-server figures of each run: its query log and its JVM's CPU and run-queue wait."""
+    print("\n| run | server | requests | schedulerWaitMs p50 / p99 | totalExecMs p50 / p99 | JVM CPU ms/query "
+          "| run-queue wait ms/query |")
+    print("|---|---|---|---|---|---|---|")
+    for name, r in measured.items():
+        for which, ev in sorted(r["evidence"].items()):
+            w, x = ev["scheduler_wait_ms"], ev["total_exec_ms"]
+            print(f"| {name} | {which} | {ev['lines']} | {w['p50']} / {w['p99']} | {x['p50']} / {x['p99']} | "
+                  f"{ev['cpu_ms_per_query']} | {ev['run_queue_wait_ms_per_query']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "reports" / "validate_slow_server"))
@@ -119,49 +152,36 @@ def main() -> None:
     base = runs["baseline (balanced)"]
     measured_doc = json.loads((base / "measure.json").read_text())
     source = base / rate_dir_name(args.rate)
-    calibrated = root / "calibrated"
-    run_calibrate(base / "table_config.json", base / "schema.json", base / "segments.json",
-                  source / "broker-querylog.log", calibrated, gc_logs=sorted(source.glob("gc-server-*.log")),
-                  overwrite=True, options=CalibrateOptions(servers=2, server_cores=1, backtest_queries=0))
-    broker = {**load_scenario(calibrated / "scenario.yaml").cluster.broker.config, **HYBRID}
-    for name, (_, _, overrides) in cases.items():
-        if "HYBRID" in name:
-            overrides["cluster.broker.config"] = broker
-    results = {}
-    for i, (name, (_, _, overrides)) in enumerate(cases.items()):
-        results[name] = {"measured": _measured(runs[name], args.rate),
-                         "model": _model(calibrated, runs[name] / rate_dir_name(args.rate), root / f"predicted-{i}",
-                                         overrides)}
-
+    process_ms = sum(c["cpu_ms_per_query"] for c in measured_doc["rates"][rate_dir_name(args.rate)]["server_cpu"]
+                     .values())
+    # name: (directory, the servers' process CPU per query given to calibrate, or None: the queries' own CPU time)
+    variants = {"calibrated to the queries' CPU time (broker log)": ("calibrated", None),
+                f"calibrated to the server JVMs' whole CPU ({process_ms:.1f} ms/query)": ("calibrated-process",
+                                                                                         process_ms)}
+    measured = {name: _measured(runs[name], args.rate) for name in cases}
+    everything: dict[str, Any] = {}
     print(f"\nApache Pinot {measured_doc['pinot_version']}, 2 servers, replication 2, {args.rate:g} queries/s, "
           f"{args.queries} queries per run; {measured_doc['placement']}")
     print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}; {os.cpu_count()} cpus; "
-          f"calibrated on the baseline; {time.time() - started:.0f} s\n")
-    print("| run | errors | Pinot timeMs p50 / p90 / p99 (ms) | model p50 / p90 / p99 (ms) | error p50 / p90 / p99 "
-          f"| queries to {SLOW}: Pinot / model |")
-    print("|---|---|---|---|---|---|")
-    for name, r in results.items():
-        m, p = r["measured"]["pcts"], r["model"]["pcts"]
-        print(f"| {name} | {r['measured']['errors']} | " + " / ".join(f"{m[k]:.1f}" for k in SHOWN) + " | "
-              + " / ".join(f"{p[k]:.1f}" for k in SHOWN) + " | "
-              + " / ".join(f"{(p[k] - m[k]) / m[k]:+.0%}" for k in SHOWN)
-              + f" | {r['measured']['share']:.0%} / {r['model']['share']:.0%} |")
-    baseline = results["baseline (balanced)"]
-    print("\n| run | slow/baseline, Pinot p50 / p90 / p99 | slow/baseline, model p50 / p90 / p99 |")
-    print("|---|---|---|")
-    for name, r in list(results.items())[1:]:
-        print(f"| {name} | " + " / ".join(f"{r['measured']['pcts'][k] / baseline['measured']['pcts'][k]:.2f}"
-                                          for k in SHOWN) + " | "
-              + " / ".join(f"{r['model']['pcts'][k] / baseline['model']['pcts'][k]:.2f}" for k in SHOWN) + " |")
-    print("\n| run | server | requests | schedulerWaitMs p50 / p99 | totalExecMs p50 / p99 | JVM CPU ms/query "
-          "| run-queue wait ms/query |")
-    print("|---|---|---|---|---|---|---|")
-    for name, r in results.items():
-        for which, ev in sorted(r["measured"]["evidence"].items()):
-            w, x = ev["scheduler_wait_ms"], ev["total_exec_ms"]
-            print(f"| {name} | {which} | {ev['lines']} | {w['p50']} / {w['p99']} | {x['p50']} / {x['p99']} | "
-                  f"{ev['cpu_ms_per_query']} | {ev['run_queue_wait_ms_per_query']} |")
-    (root / "validation.json").write_text(json.dumps(results, indent=1, default=float))
+          "calibrated on the baseline")
+    for v, (variant, (directory, cpu_ms)) in enumerate(variants.items()):
+        calibrated = root / directory
+        run_calibrate(base / "table_config.json", base / "schema.json", base / "segments.json",
+                      source / "broker-querylog.log", calibrated, gc_logs=sorted(source.glob("gc-server-*.log")),
+                      overwrite=True, options=CalibrateOptions(servers=2, server_cores=1, backtest_queries=0,
+                                                               server_cpu_ms=cpu_ms))
+        broker = {**load_scenario(calibrated / "scenario.yaml").cluster.broker.config, **HYBRID}
+        results = {}
+        for i, (name, (_, _, overrides)) in enumerate(cases.items()):
+            extra = {"cluster.broker.config": broker} if "HYBRID" in name else {}
+            results[name] = {"measured": measured[name],
+                             "model": _model(calibrated, runs[name] / rate_dir_name(args.rate),
+                                             root / f"predicted-{v}-{i}", {**overrides, **extra})}
+        _print(variant, results)
+        everything[variant] = results
+    _print_evidence(measured)
+    print(f"\n{time.time() - started:.0f} s")
+    (root / "validation.json").write_text(json.dumps(everything, indent=1, default=float))
     sys.stdout.flush()
 
 

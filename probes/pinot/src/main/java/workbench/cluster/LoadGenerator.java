@@ -201,14 +201,25 @@ public final class LoadGenerator {
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
     Broker broker = new Broker(tableNameWithType, schema, routing, new QueryLogger(brokerConfig), router, reduce,
         timeoutMs, resultRows);
+    // With adaptive selection the warm-up goes through a router that feeds no stats, so the selector finds none
+    // and picks at random (HybridSelector and the others do without stats): every replica is warmed. Through the
+    // measured router, the first cold server's first answer (hundreds of ms) would make the selector shun it.
+    QueryRouter warmRouter = adaptive == null ? router : new QueryRouter(BROKER_ID, null, null,
+        new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get()),
+        ThreadAccountantUtils.getNoOpAccountant());
+    Broker warmBroker = adaptive == null ? broker : new Broker(tableNameWithType, schema, routing,
+        new QueryLogger(brokerConfig), warmRouter, reduce, timeoutMs, resultRows);
     for (ServerInstance server : routing.servers().values()) {
-      if (!router.connect(server)) {
+      if (!router.connect(server) || (warmRouter != router && !warmRouter.connect(server))) {
         throw new IllegalStateException("cannot connect to " + server.getInstanceId());
       }
     }
     AtomicLong requestIds = new AtomicLong(1);
     for (int i = 0; i < warmup; i++) {
-      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
+      runQuery(warmBroker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
+    }
+    if (warmRouter != router) {
+      warmRouter.shutDown();
     }
     if (spec.hasNonNull("startSignal")) {
       // Someone acts between the warm-up and the measured run (a slow server's CPU limit is applied now, so the
