@@ -9,7 +9,9 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    CFS-quota cgroup); and, unless ``--no-hybrid``, the same slow server with the broker's Adaptive Server Selection
    (``pinot.broker.adaptive.server.selector.type: HYBRID``, stats collection on).
 3. ``workbench calibrate`` from the **baseline** files only (its broker query log, the servers' GC logs, ZK segment
-   metadata; the servers' measured work, ``--server-cores 1``), as ``benchmarks/validate_pinot.py`` does.
+   metadata; the servers' measured work, ``--server-cores 1``), as ``benchmarks/validate_pinot.py`` does; and again
+   with the server JVMs' whole CPU per query given (``server_cpu_ms``, from ``measure``'s schedstat), since a CPU
+   limit slows the whole JVM, not only the queries' own work.
 4. Predict each measured run with the calibrated scenario replaying its logged arrivals and SQL: the baseline as is,
    the slow runs with ``cluster.failures.slow: [{server: Server_1, factor}]`` (and the HYBRID keys for the third).
    Print measured vs model p50/p90/p99 of the broker's ``timeMs``, the slow/baseline ratios, the share of queries
