@@ -37,7 +37,6 @@ from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
 from workbench.io import atomic_dir, check_output, write_json_atomic
 from workbench.scenario import Scenario
-from workbench.sim.layout import assign_layout
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
@@ -193,9 +192,7 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
               timeout_ms: int, directory: Path, pinot_version: str) -> dict[str, Any]:
     servers = allocate_servers(where.servers)
     names = tuple(instance_name(s) for s in servers)
-    segment_names = tuple(st.segments)
-    ideal = assign_layout(st.table, names, segment_names, np.zeros(len(segment_names), bool),
-                          np.zeros(len(segment_names), int))
+    ideal = st.ideal_state(names)
     cpus: dict[str, Sequence[int]] = {s: c for s, c in zip(servers, where.server_cpus, strict=True) if c}
     if where.broker_cpus:
         cpus["broker"] = where.broker_cpus
