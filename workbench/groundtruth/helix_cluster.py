@@ -5,7 +5,9 @@
 - ``workbench.cluster.HelixControllerMain``: ZooKeeper and Pinot's ``ControllerStarter`` (Helix controller, REST API);
 - one ``workbench.cluster.HelixServerMain`` per server, each on its own loopback address: Pinot's single-stage query
   path (as :mod:`workbench.groundtruth.cluster`'s servers) joined to Helix as a participant, with the instance config
-  Pinot's server writes and a ``SegmentOnlineOfflineStateModel`` whose OFFLINE->ONLINE transition loads the segment;
+  Pinot's server writes and a ``SegmentOnlineOfflineStateModel`` whose OFFLINE->ONLINE transition is the table data
+  manager's own ``addOnlineSegment`` (table config and schema from ZooKeeper, the segment downloaded from the
+  controller);
 - ``workbench.cluster.HelixBrokerMain``: Pinot's ``HelixBrokerStarter`` with the multi-stage engine off (its modules
   are not on Maven Central as served here),
 
@@ -14,9 +16,10 @@ then creates the schema and table and uploads each segment through the controlle
 waits until the external view has every segment ONLINE where the ideal state puts it. Queries go to the broker's
 ``POST /query/sql``; its query log is ``broker-querylog.log`` in the logs directory.
 
-What is not Pinot's: the servers read the table config, schema and segment files from the work directory rather
-than from ZooKeeper and the controller's deep store (pinot-server is not served here). Every JVM runs in its own
-process group and all are killed when the ``with`` block ends, whether it returns, raises or is interrupted.
+What is not Pinot's (pinot-server, pinot-query-runtime and pinot-query-planner are not served here): the servers'
+InstanceDataManager is a small stand-in that hands the query executor its table data managers, and the broker's
+multi-stage operator factory is an empty stand-in (``HelixBrokerMain``). OFFLINE tables only. Every JVM runs in its
+own process group and all are killed when the ``with`` block ends, whether it returns, raises or is interrupted.
 """
 
 from __future__ import annotations
@@ -115,6 +118,12 @@ def _tarball(segment_dir: Path, out: Path) -> Path:
     return out
 
 
+def _short(command: list[str]) -> list[str]:
+    """``command`` with the client compiler only, as :func:`~workbench.groundtruth.pinot_assignment` runs the real
+    controller: the controller and the segment builder serve no timed queries, and start-up is mostly JIT work."""
+    return [command[0], "-XX:TieredStopAtLevel=1", *command[1:]]
+
+
 @contextmanager
 def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
                   *, num_servers: int = 1, heap: str = "256m", logs_dir: str | Path | None = None,
@@ -160,10 +169,11 @@ def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_confi
     built = work / "built"
     zk_port, controller_port, broker_port = _free_port(), _free_port(), _free_port()
     controller_log = logs / "controller.log"
-    controller = processes.start([*_java(jars, "384m", "workbench.cluster.HelixControllerMain", "controller", logs),
-                                  str(work), str(zk_port), str(controller_port), CLUSTER], controller_log)
+    controller = processes.start([*_short(_java(jars, "384m", "workbench.cluster.HelixControllerMain", "controller",
+                                                logs)), str(work), str(zk_port), str(controller_port), CLUSTER],
+                                 controller_log)
     build_log = logs / "build.log"
-    build = processes.start([*_java(jars, heap, "workbench.cluster.BuildSegments", "build", work),
+    build = processes.start([*_short(_java(jars, heap, "workbench.cluster.BuildSegments", "build", work)),
                              str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], build_log)
     _run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
     _wait_ready(controller, controller_log, "controller", ready_timeout_s)
@@ -173,7 +183,7 @@ def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_confi
         host, port = server.split(":")
         log = logs / f"server-{host}-{port}.log"
         command = [*_java(jars, heap, "workbench.cluster.HelixServerMain", f"server-{host}-{port}", logs), zk,
-                   CLUSTER, str(work / "table.json"), str(work / "schema.json"), str(built), host, port]
+                   CLUSTER, host, port, str(work / f"server-{host}-{port}")]
         started.append((server, processes.start(command, log), log))
     broker_log = logs / "broker.log"
     broker = processes.start([*_java(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk, CLUSTER,

@@ -1,12 +1,12 @@
 package workbench.cluster;
 
-import java.io.File;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,6 +25,7 @@ import org.apache.pinot.common.function.FunctionRegistry;
 import org.apache.pinot.common.metadata.ZKMetadataProvider;
 import org.apache.pinot.common.metrics.ServerMetrics;
 import org.apache.pinot.common.utils.config.TagNameUtils;
+import org.apache.pinot.common.utils.fetcher.SegmentFetcherFactory;
 import org.apache.pinot.common.utils.helix.HelixHelper;
 import org.apache.pinot.core.data.manager.InstanceDataManager;
 import org.apache.pinot.core.data.manager.offline.OfflineTableDataManager;
@@ -36,35 +37,42 @@ import org.apache.pinot.core.query.scheduler.QueryScheduler;
 import org.apache.pinot.core.query.scheduler.QuerySchedulerFactory;
 import org.apache.pinot.core.transport.InstanceRequestHandler;
 import org.apache.pinot.core.transport.QueryServer;
-import org.apache.pinot.segment.local.data.manager.TableDataManager;
-import org.apache.pinot.segment.local.indexsegment.immutable.ImmutableSegmentLoader;
-import org.apache.pinot.segment.local.segment.index.loader.IndexLoadingConfig;
 import org.apache.pinot.segment.local.utils.SegmentLocks;
 import org.apache.pinot.segment.local.utils.SegmentReloadSemaphore;
 import org.apache.pinot.segment.local.utils.ServerReloadJobStatusCache;
 import org.apache.pinot.server.access.AllowAllAccessFactory;
 import org.apache.pinot.spi.accounting.ThreadAccountant;
 import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
+import org.apache.pinot.spi.accounting.ThreadResourceUsageProvider;
 import org.apache.pinot.spi.config.table.TableConfig;
+import org.apache.pinot.spi.config.table.TableType;
 import org.apache.pinot.spi.data.Schema;
 import org.apache.pinot.spi.env.PinotConfiguration;
 import org.apache.pinot.spi.utils.CommonConstants;
-import org.apache.pinot.spi.utils.JsonUtils;
+import org.apache.pinot.spi.utils.builder.TableNameBuilder;
 
 
 /**
- * A Pinot server's single-stage query path (as workbench.cluster.PinotServer) joined to Helix as a real participant:
- * the instance config as BaseServerStarter at 1.5.1 writes it (host and Netty port, DefaultTenant tags), and a
- * {@code SegmentOnlineOfflineStateModel} factory whose OFFLINE->ONLINE transition loads the segment from
- * SEGMENTS_DIR/&lt;segment&gt; into the table's OfflineTableDataManager.
+ * A Pinot server joined to Helix as a real participant, serving Pinot's single-stage query path (as
+ * {@link PinotServer}: Netty QueryServer, InstanceRequestHandler, the scheduler QuerySchedulerFactory makes,
+ * ServerQueryExecutorV1Impl, OfflineTableDataManager).
  *
- * <p>What is not Pinot's: pinot-server's HelixInstanceDataManager (not on Maven Central as served here): the table's
- * config and schema come from files rather than ZooKeeper, the segment from SEGMENTS_DIR rather than a download from
- * the controller, and the query executor sees the one table through the same small InstanceDataManager stand-in as
- * PinotServer. Helix itself (participant, instance config, state transitions, external view) is real.
+ * <p>As pinot-server's BaseServerStarter at 1.5.1 (not on Maven Central as served here): a PARTICIPANT
+ * HelixManager named {@code Server_HOST_PORT}; a {@code SegmentOnlineOfflineStateModel} factory registered before
+ * connecting; after connecting, the instance config's host and Netty port ({@code HelixHelper.updateHostnamePort}) and
+ * the default tags ({@code DefaultTenant_OFFLINE}/{@code _REALTIME} under tenant isolation, else
+ * {@code server_untagged}). As its HelixInstanceDataManager: a table's data manager is made at the table's first
+ * transition from the table config and schema in ZooKeeper, and OFFLINE->ONLINE is the table data manager's own
+ * {@code addOnlineSegment} (ZK metadata, download from the controller's URL, untar, load).
  *
- * <p>Usage: {@code HelixServerMain ZK CLUSTER TABLE_CONFIG.json SCHEMA.json SEGMENTS_DIR HOST PORT}; prints
- * {@code READY HOST:PORT instance=Server_HOST_PORT} once joined, {@code LOADED SEGMENT} per segment brought ONLINE.
+ * <p>What is not Pinot's: the InstanceDataManager the query executor sees is a small stand-in (a {@link Proxy}
+ * answering getInstanceId, getTableDataManager and getAllTables; any other call throws), OFFLINE tables only, and
+ * {@code shutdownInProgress} is set false at once (Pinot's server waits for its start-up status checks; this one has
+ * nothing to catch up on).
+ *
+ * <p>Usage: {@code HelixServerMain ZK CLUSTER HOST PORT DATA_DIR [KEY=VALUE...]} (keys: Pinot server config); prints
+ * {@code READY HOST:PORT instance=Server_HOST_PORT} once joined and {@code LOADED TABLE SEGMENT} per segment brought
+ * ONLINE; SIGTERM leaves Helix and stops the Netty server.
  */
 public final class HelixServerMain {
   private HelixServerMain() {
@@ -72,6 +80,9 @@ public final class HelixServerMain {
 
   public static void main(String[] args) {
     try {
+      if (args.length < 5) {
+        throw new IllegalArgumentException("usage: HelixServerMain ZK CLUSTER HOST PORT DATA_DIR [KEY=VALUE...]");
+      }
       run(args);
     } catch (Throwable t) {
       System.out.println("FAILED " + t);
@@ -83,37 +94,33 @@ public final class HelixServerMain {
 
   private static void run(String[] args)
       throws Exception {
-    String zk = args[0];
-    String cluster = args[1];
-    TableConfig tableConfig = JsonUtils.fileToObject(new File(args[2]), TableConfig.class);
-    Schema schema = Schema.fromFile(new File(args[3]));
-    File segmentsDir = new File(args[4]);
-    String host = args[5];
-    int port = Integer.parseInt(args[6]);
-    PinotConfiguration serverConf = new PinotConfiguration(new HashMap<String, Object>());
+    String host = args[2];
+    int port = Integer.parseInt(args[3]);
+    Map<String, Object> properties = new HashMap<>();
+    for (int i = 5; i < args.length; i++) {
+      int eq = args[i].indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("config argument not KEY=VALUE: " + args[i]);
+      }
+      properties.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+    }
+    PinotConfiguration serverConf = new PinotConfiguration(properties);
     String instanceId = CommonConstants.Helix.PREFIX_OF_SERVER_INSTANCE + host + "_" + port;
-    String tableNameWithType = tableConfig.getTableName();
     ServerMetrics serverMetrics = ServerMetrics.get();
     ThreadAccountant accountant = ThreadAccountantUtils.getNoOpAccountant();
 
-    HelixManager helix = HelixManagerFactory.getZKHelixManager(cluster, instanceId, InstanceType.PARTICIPANT, zk);
-    File dataDir = new File(segmentsDir.getParentFile(), "server-" + host + "-" + port);
-    StandaloneInstanceDataManagerConfig instanceConfig =
-        new StandaloneInstanceDataManagerConfig(serverConf, instanceId, dataDir.getPath());
-    ExecutorService reloadExecutor = Executors.newSingleThreadExecutor();
-    OfflineTableDataManager tableDataManager = new OfflineTableDataManager();
-    // As pinot-server (its data manager starts in a pre-connect callback): the table data manager reads the property
-    // store in init, so it starts once ZooKeeper is connected and before any state transition arrives.
-    helix.addPreConnectCallback(() -> {
-      tableDataManager.init(instanceConfig, helix, SegmentLocks.create(), tableConfig, schema,
-          new SegmentReloadSemaphore(1), reloadExecutor, null, null, null, false,
-          new ServerReloadJobStatusCache(instanceId));
-      tableDataManager.start();
-    });
-    IndexLoadingConfig indexLoadingConfig = new IndexLoadingConfig(tableConfig, schema);
-    InstanceDataManager instanceDataManager = instanceDataManager(instanceId, tableNameWithType, tableDataManager);
+    HelixManager helix = HelixManagerFactory.getZKHelixManager(args[1], instanceId, InstanceType.PARTICIPANT, args[0]);
+    SegmentFetcherFactory.init(serverConf.subset(CommonConstants.Server.PREFIX_OF_CONFIG_OF_SEGMENT_FETCHER_FACTORY));
+    Tables tables = new Tables(helix, new StandaloneInstanceDataManagerConfig(serverConf, instanceId, args[4]));
+    InstanceDataManager instanceDataManager = instanceDataManager(instanceId, tables);
 
-    ServerQueryLogger.init(CommonConstants.Server.DEFAULT_QUERY_LOG_MAX_RATE,
+    // As BaseServerStarter: per-thread CPU time in each response's metadata only when the server config turns it on.
+    ThreadResourceUsageProvider.setThreadCpuTimeMeasurementEnabled(serverConf.getProperty(
+        CommonConstants.Server.CONFIG_OF_ENABLE_THREAD_CPU_TIME_MEASUREMENT,
+        CommonConstants.Server.DEFAULT_ENABLE_THREAD_CPU_TIME_MEASUREMENT));
+    ServerQueryLogger.init(
+        serverConf.getProperty(CommonConstants.Server.CONFIG_OF_QUERY_LOG_MAX_RATE,
+            CommonConstants.Server.DEFAULT_QUERY_LOG_MAX_RATE),
         CommonConstants.Server.DEFAULT_QUERY_LOG_DROPPED_REPORT_MAX_RATE, serverMetrics);
     FunctionRegistry.init();
     TransformFunctionFactory.init(Set.of());
@@ -130,9 +137,8 @@ public final class HelixServerMain {
     scheduler.start();
     queryServer.start();
 
-    // As BaseServerStarter: state model factory, connect, then the instance config (host, Netty port, tags).
     helix.getStateMachineEngine().registerStateModelFactory("SegmentOnlineOfflineStateModel",
-        new SegmentStateModelFactory(tableNameWithType, tableDataManager, segmentsDir, indexLoadingConfig));
+        new SegmentStateModelFactory(tables));
     helix.connect();
     InstanceConfig config = HelixHelper.getInstanceConfig(helix, instanceId);
     HelixHelper.updateHostnamePort(config, host, port);
@@ -140,8 +146,6 @@ public final class HelixServerMain {
         () -> ZKMetadataProvider.getClusterTenantIsolationEnabled(helix.getHelixPropertyStore())
             ? List.of(TagNameUtils.getOfflineTagForTenant(null), TagNameUtils.getRealtimeTagForTenant(null))
             : List.of(CommonConstants.Helix.UNTAGGED_SERVER_INSTANCE));
-    // Pinot's server sets shutdownInProgress=true here and false once its start-up checks pass (the broker routes to
-    // no server while it is true); this server has nothing to catch up on, so it is ready now.
     config.getRecord().setSimpleField(CommonConstants.Helix.IS_SHUTDOWN_IN_PROGRESS, "false");
     HelixHelper.updateInstanceConfig(helix, config);
 
@@ -151,8 +155,7 @@ public final class HelixServerMain {
       queryServer.shutDown();
       scheduler.stop();
       queryExecutor.shutDown();
-      tableDataManager.shutDown();
-      reloadExecutor.shutdownNow();
+      tables.shutDown();
       stopped.countDown();
     }, "workbench-server-stop"));
     System.out.println("READY " + host + ":" + port + " instance=" + instanceId);
@@ -160,18 +163,56 @@ public final class HelixServerMain {
     stopped.await();
   }
 
-  /** Pinot's state model name and states; OFFLINE->ONLINE loads the segment from the given directory. */
-  public static final class SegmentStateModelFactory extends StateModelFactory<StateModel> {
-    private final String _table;
-    private final OfflineTableDataManager _manager;
-    private final File _dir;
-    private final IndexLoadingConfig _loading;
+  /** The server's table data managers, each made at its table's first transition as HelixInstanceDataManager does. */
+  static final class Tables {
+    private final HelixManager _helix;
+    private final StandaloneInstanceDataManagerConfig _config;
+    private final ExecutorService _reloadExecutor = Executors.newSingleThreadExecutor();
+    private final Map<String, OfflineTableDataManager> _tables = new ConcurrentHashMap<>();
 
-    SegmentStateModelFactory(String table, OfflineTableDataManager manager, File dir, IndexLoadingConfig loading) {
-      _table = table;
-      _manager = manager;
-      _dir = dir;
-      _loading = loading;
+    Tables(HelixManager helix, StandaloneInstanceDataManagerConfig config) {
+      _helix = helix;
+      _config = config;
+    }
+
+    OfflineTableDataManager get(String tableNameWithType) {
+      return _tables.get(tableNameWithType);
+    }
+
+    Set<String> names() {
+      return _tables.keySet();
+    }
+
+    OfflineTableDataManager getOrCreate(String tableNameWithType) {
+      if (TableNameBuilder.getTableTypeFromTableName(tableNameWithType) != TableType.OFFLINE) {
+        throw new UnsupportedOperationException(tableNameWithType + ": this server serves OFFLINE tables only");
+      }
+      return _tables.computeIfAbsent(tableNameWithType, name -> {
+        TableConfig tableConfig = ZKMetadataProvider.getTableConfig(_helix.getHelixPropertyStore(), name);
+        Schema schema = ZKMetadataProvider.getTableSchema(_helix.getHelixPropertyStore(), name);
+        if (tableConfig == null || schema == null) {
+          throw new IllegalStateException(name + ": no table config or schema in ZooKeeper");
+        }
+        OfflineTableDataManager manager = new OfflineTableDataManager();
+        manager.init(_config, _helix, SegmentLocks.create(), tableConfig, schema, new SegmentReloadSemaphore(1),
+            _reloadExecutor, null, null, null, false, new ServerReloadJobStatusCache(_config.getInstanceId()));
+        manager.start();
+        return manager;
+      });
+    }
+
+    void shutDown() {
+      _tables.values().forEach(OfflineTableDataManager::shutDown);
+      _reloadExecutor.shutdownNow();
+    }
+  }
+
+  /** Pinot's state model name and states; OFFLINE->ONLINE is the table data manager's own addOnlineSegment. */
+  public static final class SegmentStateModelFactory extends StateModelFactory<StateModel> {
+    private final Tables _tables;
+
+    SegmentStateModelFactory(Tables tables) {
+      _tables = tables;
     }
 
     @Override
@@ -184,18 +225,17 @@ public final class HelixServerMain {
       @Transition(from = "OFFLINE", to = "ONLINE")
       public void onBecomeOnlineFromOffline(Message message, NotificationContext context)
           throws Exception {
-        if (!_table.equals(message.getResourceName())) {
-          throw new IllegalStateException("this server serves " + _table + ", not " + message.getResourceName());
-        }
-        String segment = message.getPartitionName();
-        _manager.addSegment(ImmutableSegmentLoader.load(new File(_dir, segment), _loading), null);
-        System.out.println("LOADED " + segment);
+        _tables.getOrCreate(message.getResourceName()).addOnlineSegment(message.getPartitionName());
+        System.out.println("LOADED " + message.getResourceName() + " " + message.getPartitionName());
         System.out.flush();
       }
 
       @Transition(from = "ONLINE", to = "OFFLINE")
       public void onBecomeOfflineFromOnline(Message message, NotificationContext context) {
-        _manager.offloadSegment(message.getPartitionName());
+        OfflineTableDataManager manager = _tables.get(message.getResourceName());
+        if (manager != null) {
+          manager.offloadSegment(message.getPartitionName());
+        }
       }
 
       @Transition(from = "OFFLINE", to = "DROPPED")
@@ -208,24 +248,24 @@ public final class HelixServerMain {
     }
   }
 
-  private static InstanceDataManager instanceDataManager(String instanceId, String tableNameWithType,
-      TableDataManager tableDataManager) {
+  private static InstanceDataManager instanceDataManager(String instanceId, Tables tables) {
     InvocationHandler handler = (proxy, method, methodArgs) -> {
       switch (method.getName()) {
         case "getInstanceId":
           return instanceId;
         case "getTableDataManager":
-          return tableNameWithType.equals(methodArgs[0]) ? tableDataManager : null;
+          return tables.get((String) methodArgs[0]);
         case "getAllTables":
-          return Set.of(tableNameWithType);
+          return Set.copyOf(tables.names());
         case "toString":
-          return "InstanceDataManager(" + instanceId + ", " + tableNameWithType + ")";
+          return "InstanceDataManager(" + instanceId + ")";
         case "hashCode":
           return System.identityHashCode(proxy);
         case "equals":
           return proxy == methodArgs[0];
         default:
-          throw new UnsupportedOperationException("InstanceDataManager." + method.getName());
+          throw new UnsupportedOperationException("InstanceDataManager." + method.getName()
+              + " called: only the single-stage query path is served here");
       }
     };
     return (InstanceDataManager) Proxy.newProxyInstance(HelixServerMain.class.getClassLoader(),
