@@ -182,8 +182,9 @@ def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_confi
     for server in allocate_servers(num_servers):
         host, port = server.split(":")
         log = logs / f"server-{host}-{port}.log"
-        command = [*_java(jars, heap, "workbench.cluster.HelixServerMain", f"server-{host}-{port}", logs), zk,
-                   CLUSTER, host, port, str(work / f"server-{host}-{port}")]
+        name = f"server-{host}-{port}"
+        command = [*_java(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
+                   CLUSTER, host, port, str(work / name)]
         started.append((server, processes.start(command, log), log))
     broker_log = logs / "broker.log"
     broker = processes.start([*_java(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk, CLUSTER,
