@@ -10,7 +10,7 @@ studies are left out (``studies=False``): they are the report's, not the decisio
 hours, the wall time (goal: under 2 minutes on the 2-core machine), the runs and simulated queries, and the
 answer. Figures: ``docs/sizing.md``.
 
-Run: ``python benchmarks/bench_tenant_day.py [--workers N] [--exhaustive] [--out DIR]``.
+Run: ``python benchmarks/bench_tenant_day.py [--workers N] [--exhaustive] [--survive server|none] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ PROFILES: dict[str, list[float]] = {
     "alerts": [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
                1.0, 1.0, 1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.3, 1.1, 1.0, 0.9],
 }
-#: Each table's rate at factor 1 (queries/s), mean work per segment (ms) and p99 SLO (ms). No failure case
-#: (``slo.survive: none``): a tenant's failure cases (a rebalance of several tables) are not in the model yet.
+#: Each table's rate at factor 1 (queries/s), mean work per segment (ms) and p99 SLO (ms); the failure every
+#: table must survive is ``--survive`` (default one server lost: the tenant rebalanced table by table).
 TABLES: dict[str, tuple[float, float, float]] = {
     "dashboards": (400, 0.3, 60), "batch": (100, 1.0, 300), "api": (300, 0.2, 30), "reports": (50, 1.0, 400),
     "alerts": (200, 0.1, 25),
@@ -61,20 +61,20 @@ GENERATE: dict[str, Any] = {"events": 2000, "keys": 100, "partitions": 24, "span
                             "seed": 3, "queries": {"duration_s": 10}}
 
 
-def _table(name: str) -> dict[str, Any]:
+def _table(name: str, survive: str = "server") -> dict[str, Any]:
     qps, mean_ms, slo = TABLES[name]
     return {"table": {"tableName": name, "tableType": "OFFLINE", "segmentsConfig": {"replication": 2}},
             "workload": {"generate": dict(GENERATE), "data": f"data/{name}", "arrival": {"qps": qps},
                          "profile": {"hourly": PROFILES[name]}},
-            "service": {"model": "exponential", "mean_ms": mean_ms}, "slo": {"p99_ms": slo, "survive": "none"}}
+            "service": {"model": "exponential", "mean_ms": mean_ms}, "slo": {"p99_ms": slo, "survive": survive}}
 
 
-def scenario() -> dict[str, Any]:
+def scenario(survive: str = "server") -> dict[str, Any]:
     """The tenant, its 20-shape sizing space and the simulation effort per run."""
     return {"name": "bench-tenant-day",
             "cluster": {"servers": 4, "server": {"cores": 2}, "network": {"latency_ms": 0.2},
                         "gc": {"collector": "none"}},
-            "tables": [_table(name) for name in PROFILES],
+            "tables": [_table(name, survive) for name in PROFILES],
             # full records: a tenant's per-table summary of a `records: latency` run has NaN fields that
             # summary.json cannot hold
             "simulation": {"duration_s": 20, "warmup_s": 2, "replications": 3, "seed": 1, "engine": "fast"},
@@ -96,6 +96,8 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="pool size (default: cores)")
     p.add_argument("--exhaustive", action="store_true", help="simulate every shape instead of searching")
     p.add_argument("--out", type=Path, help="keep the data and output here (default: a temporary directory)")
+    p.add_argument("--survive", choices=("server", "none"), default="server",
+                   help="the failure every table must survive (default: one server lost)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.out or Path(tmp)
@@ -105,12 +107,12 @@ def main() -> None:
         hours = worst_hours(sc)
         start = time.perf_counter()
         path = root / "scenario.yaml"
-        path.write_text(yaml.safe_dump(scenario()))
+        path.write_text(yaml.safe_dump(scenario(args.survive)))
         record = size(path, root / "size", exhaustive=args.exhaustive, parallel=args.workers, studies=False,
                       progress=True)
         wall = time.perf_counter() - start
     print(f"load average {os.getloadavg()[0]:.2f}; {len(sc.tables)} tables, {args.workers} workers, "
-          f"{'exhaustive' if args.exhaustive else 'search'}")
+          f"{'exhaustive' if args.exhaustive else 'search'}, survive {args.survive}")
     print(f"worst hours ({len(hours)}): " + "; ".join(h.label(names) for h in hours))
     print(f"space: {record['space']['shapes']} shapes, {record['space']['evaluated']} evaluated; replication "
           f"stages {record['replication_stages']}")

@@ -271,8 +271,9 @@ def _table_added(args: argparse.Namespace) -> int:
     for r in rows.itertuples(index=False):
         verdict = "met" if r.slo_met_with else f"BROKEN, interval up to {r.p99_with_ci_high_ms:.2f} ms"
         slo = f" (SLO {r.p99_slo_ms:g} ms: {verdict})" if r.slo_met_with is not None else ""
+        at = " at " + str(r.hour) if r.hour else ""
         _say(f"  {r.table:<20} p99 {r.p99_without_ms:8.2f} -> {r.p99_with_ms:8.2f} ms{slo}; "
-             f"{r.tenant} busy {r.utilisation_without:.0%} -> {r.utilisation_with:.0%}")
+             f"{r.tenant} busy {r.utilisation_without:.0%} -> {r.utilisation_with:.0%}{at}")
     _say(f"adding {args.table} moves the p99 of {len(rows)} table{'s' if len(rows) != 1 else ''} above")
     return 0
 

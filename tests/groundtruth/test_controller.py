@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 from workbench.groundtruth.controller import ControllerRun, ControllerTable, pinot_assignment, tenant_instances
+from workbench.groundtruth.scenario import ScenarioTable
 from workbench.pinot.assignment import Instance, segment_partition_id
 from workbench.pinot.partition.functions import get_partition_function
 from workbench.pinot.rebalance import RebalancePlan, plan_rebalance
@@ -30,6 +31,7 @@ from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario, load_scenario
 from workbench.sim.layout import Layout, build_layout
+from workbench.sim.planner import segment_metadata
 from workbench.studies.scale_out import rebalance_layout
 
 SERVERS_AFTER = 8
@@ -249,3 +251,13 @@ def test_a_real_controller_decides_as_the_in_process_driver(both: Both, table: s
         assert not real.created.instance_partitions
     if table == "profiles":
         assert real.created.zk_partitions == {s: {"memberId": (p,)} for s, p in ZK_PARTITIONS.items()}
+
+
+def test_agree_and_measure_place_a_workload_directorys_segments_as_pinot(both: Both, tmp_path: Path) -> None:
+    """``workbench agree`` and ``measure`` give Pinot's processes the ideal state the controller would build: for a
+    partitioned replica-group table read from a workload directory, each segment's partition from its ZK record."""
+    segments = pd.read_parquet(_workload(tmp_path / "profiles") / "segments.parquet")
+    st = ScenarioTable(ZK_TABLE, "OFFLINE", TableConfig.from_json(ZK_TABLE), {}, dict.fromkeys(ZK_PARTITIONS),
+                       [], segment_metadata(segments))
+    dashboards = tuple(f"Server_{i}" for i in range(4))  # the table's tenant's servers
+    assert st.ideal_state(dashboards) == both.pinot["profiles_OFFLINE"].created.ideal_state

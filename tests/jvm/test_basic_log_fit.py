@@ -183,3 +183,14 @@ def test_a_basic_log_too_short_for_g1_is_one_error_naming_the_file_and_what_it_n
     assert "needs at least 3 G1 young collections after a first one, with heap sizes" in err.value.problem
     assert "found 2" in err.value.problem
     assert calibrate_gc(read_lines(pauses))["skipped"]["g1"].startswith("needs at least 3 G1 young collections")
+
+
+def test_without_an_upsert_map_the_remembered_set_terms_are_held_not_fitted() -> None:
+    """A JVM with no map to scan: the remembered-set form shapes no pause, so a fit cannot claim it (the issue:
+    a parameter is never both 'fitted' and without effect); the pause form's other terms are still fitted."""
+    frame = read_lines(basic_lines("g1-6g-2m-a"))
+    no_map = LiveHeap.for_upsert(basic_calibrated("g1-6g-2m-a")[1].static_bytes, 0)
+    fit = fit_g1(frame, no_map, None, match_moments=False)
+    assert fit.record["rs_scan_ms_per_gb"][0] != FITTED and fit.record["rs_coarsen_updates"][0] != FITTED
+    assert fit.params.rs_scan_ms_per_gb == G1Params().rs_scan_ms_per_gb
+    assert fit.record["copy_rate"][0] == FITTED and fit.record["young_base_ms"][0] == FITTED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -60,3 +61,19 @@ def test_the_cli_prints_one_line_per_table(tmp_path: Any, capsys: Any) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[0] == "orders" and "SLO 100 ms" in lines[0] and lines[1].split()[0] == "clicks"
     assert lines[-1] == "adding heavy moves the p99 of 2 tables above"
+
+
+def test_with_day_profiles_the_tables_are_compared_at_the_tenants_worst_hour() -> None:
+    """orders peaks x3 at hour 2 of a 4-step day, heavy is flat: hour 2's load (3, 1) is at least every other
+    hour's for both tables, so it is the one worst hour, and both runs are at orders x3 (120 queries/s)."""
+    profiled = copy.deepcopy(SCENARIO)
+    profiled["tables"] = [copy.deepcopy(SCENARIO["tables"][0]), copy.deepcopy(SCENARIO["tables"][1])]
+    profiled["tables"][1]["workload"]["profile"] = {"hourly": [1, 1, 3, 1]}
+    profiled["tables"][0]["workload"]["profile"] = {"hourly": [1, 1, 1, 1]}
+    rows = table_added(load_scenario(profiled), "heavy").set_index("table")
+    assert rows.loc["orders", "hour"] == "hour 12: orders x3, heavy x1"
+    # the run without heavy at that hour is the orders table alone at 3 x 40 queries/s, draw for draw
+    alone = copy.deepcopy(SCENARIO["tables"][1])
+    alone["workload"]["arrival"]["qps"] = 120
+    tables = run_checked(load_scenario({**SCENARIO, "tables": [alone]}), None).summary.tables
+    assert tables is not None and tables["orders"].latency_ms.p99.value == rows.loc["orders", "p99_without_ms"]

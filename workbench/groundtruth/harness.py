@@ -27,9 +27,13 @@ from workbench.groundtruth.build import GroundTruthError, ensure_built
 
 __all__ = ["JVM_FLAGS", "PinotAnswer", "PinotRun", "PinotTable", "run_pinot"]
 
-#: JDK 17's module openings, as Pinot's own launch scripts pass them.
-JVM_FLAGS = tuple(f"--add-opens=java.base/{p}=ALL-UNNAMED"
-                  for p in ("java.nio", "sun.nio.ch", "java.lang", "java.util", "java.lang.reflect"))
+#: JDK 17's module openings and Netty's reflective access, as Pinot 1.5.1's root pom starts the JVMs of its own
+#: cluster tests (surefire ``argLine``): without ``tryReflectionSetAccessible`` Netty cannot reach direct buffers'
+#: cleaner and falls back to heap buffers, which Pinot's servers and brokers do not run with.
+JVM_FLAGS = (*(f"--add-opens=java.base/{p}=ALL-UNNAMED"
+               for p in ("java.nio", "sun.nio.ch", "java.lang", "java.util", "java.lang.reflect", "jdk.internal.misc")),
+             "-Dio.netty.tryReflectionSetAccessible=true",
+             "-Dio.grpc.netty.shaded.io.netty.tryReflectionSetAccessible=true")
 #: How long one driver run may take before it is stopped, s (segment building dominates: about 1 s per
 #: hundred small segments on 2 cores, plus a few seconds of JVM and ZooKeeper start-up).
 TIMEOUT_S = 600.0

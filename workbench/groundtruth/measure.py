@@ -39,7 +39,6 @@ from workbench.groundtruth.throttle import cpu_cgroup_root, cpu_limit
 from workbench.io import atomic_dir, check_output, write_json_atomic
 from workbench.pinot.routing.adaptive import CONFIG_PREFIX as ADAPTIVE_PREFIX
 from workbench.scenario import Scenario
-from workbench.sim.layout import assign_layout
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
@@ -230,9 +229,7 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
     # The scenario's Server_i is the i-th server started (the ideal state is assigned over them in that order).
     slowed = {servers[int(name.removeprefix("Server_"))]: (name, factor) for name, factor in slow.items()}
     names = tuple(instance_name(s) for s in servers)
-    segment_names = tuple(st.segments)
-    ideal = assign_layout(st.table, names, segment_names, np.zeros(len(segment_names), bool),
-                          np.zeros(len(segment_names), int))
+    ideal = st.ideal_state(names)
     cpus: dict[str, Sequence[int]] = {s: c for s, c in zip(servers, where.server_cpus, strict=True) if c}
     if where.broker_cpus:
         cpus["broker"] = where.broker_cpus

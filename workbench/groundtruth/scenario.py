@@ -21,9 +21,11 @@ import pandas as pd
 
 from workbench.groundtruth.agreement import Agreement, agreement
 from workbench.io import atomic_dir, check_output, write_json_atomic
+from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
 from workbench.sim.layout import assign_layout
+from workbench.sim.planner import segment_metadata
 from workbench.workload.directory import read_events, read_replay_queries, read_segments
 
 __all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offline_twin", "scenario_table",
@@ -96,7 +98,8 @@ def offline_twin(raw: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ScenarioTable:
     """A scenario's table as Pinot gets it: the OFFLINE config (the table's, or its twin), how it was checked
-    (``OFFLINE`` or the twin's sentence), the schema, the completed segments' rows and the first queries' SQL."""
+    (``OFFLINE`` or the twin's sentence), the schema, the completed segments' rows and the first queries' SQL,
+    and their metadata (the controller's replica-group assignment reads a segment's partition from it)."""
 
     config: dict[str, Any]
     checked_as: str
@@ -104,6 +107,14 @@ class ScenarioTable:
     schema: dict[str, Any]
     segments: dict[str, pd.DataFrame]
     sql: list[str]
+    metadata: Mapping[str, SegmentMetadata] | None = None
+
+    def ideal_state(self, servers: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The ideal state Pinot's controller builds for the segments on ``servers`` (uploaded in order, each
+        segment's partition from its name or its ZK record, as ``SegmentUtils`` reads it)."""
+        names = tuple(self.segments)
+        return assign_layout(self.table, servers, names, np.zeros(len(names), bool), np.zeros(len(names), int),
+                             metadata=self.metadata)
 
 
 def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
@@ -121,7 +132,8 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     sql = list(read_replay_queries(data)["sql"].head(queries))
     checked_as = ("OFFLINE" if sc.table.table_type == "OFFLINE"
                   else f"OFFLINE twin of the {sc.table.table_type} table (completed segments; no stream here)")
-    return ScenarioTable(config, checked_as, table, schema, segments, sql)
+    metadata = segment_metadata(segments_table[segments_table["segment_name"].isin(list(segments))])
+    return ScenarioTable(config, checked_as, table, schema, segments, sql, metadata)
 
 
 def agree(sc: Scenario, out: str | Path, *, data: Path, queries: int = DEFAULT_QUERIES,
@@ -138,8 +150,7 @@ def agree(sc: Scenario, out: str | Path, *, data: Path, queries: int = DEFAULT_Q
     st = scenario_table(sc, data, queries)
     config, schema, segments, sql = st.config, st.schema, st.segments, st.sql
     servers = server_names(sc.cluster.servers)
-    names = tuple(segments)
-    ideal = assign_layout(st.table, servers, names, np.zeros(len(names), bool), np.zeros(len(names), int))
+    ideal = st.ideal_state(servers)
     result, pinot = agreement(config, schema, segments, sql, servers=servers, ideal_state=ideal)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         document = {**result.to_json(), "checked_as": st.checked_as,

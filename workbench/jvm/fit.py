@@ -347,6 +347,9 @@ def _form_fit(features: pd.DataFrame, live: LiveHeap, base: G1Params,
     solution = least_squares(residuals, start, method="trf")
     fitted, rate = unpack(solution.x)
     sd = float(np.std(form(solution.x) - observed, ddof=1)) if len(observed) > 1 else base.pause_sigma
+    if live.map_bytes <= 0:  # no map to scan: the remembered-set terms and the dirtying rate shape no pause
+        return replace(fitted, rs_scan_ms_per_gb=base.rs_scan_ms_per_gb, rs_coarsen_updates=base.rs_coarsen_updates), \
+            sd, update_rate or 0.0, tuple(n for n in names if n in ("young_base_ms", "copy_rate"))
     return fitted, sd, rate, tuple(n for n in names if n != "update_rate")
 
 

@@ -1,0 +1,222 @@
+"""A whole Pinot cluster with Helix, each role its own JVM: ZooKeeper and a real controller, a real broker, servers.
+
+:func:`helix_cluster` builds the table's segments with Pinot's segment creator, then starts
+
+- ``workbench.cluster.HelixControllerMain``: ZooKeeper and Pinot's ``ControllerStarter`` (Helix controller, REST API);
+- one ``workbench.cluster.HelixServerMain`` per server, each on its own loopback address: Pinot's single-stage query
+  path (as :mod:`workbench.groundtruth.cluster`'s servers) joined to Helix as a participant, with the instance config
+  Pinot's server writes and a ``SegmentOnlineOfflineStateModel`` whose OFFLINE->ONLINE transition is the table data
+  manager's own ``addOnlineSegment`` (table config and schema from ZooKeeper, the segment downloaded from the
+  controller);
+- ``workbench.cluster.HelixBrokerMain``: Pinot's ``HelixBrokerStarter`` with the multi-stage engine off (its modules
+  are not on Maven Central as served here),
+
+then creates the schema and table and uploads each segment through the controller's REST API (``POST /schemas``,
+``POST /tables``, ``POST /v2/segments`` multipart: the controller assigns the segments, Helix tells the servers), and
+waits until the external view has every segment ONLINE where the ideal state puts it. Queries go to the broker's
+``POST /query/sql``; its query log is ``broker-querylog.log`` in the logs directory.
+
+What is not Pinot's (pinot-server, pinot-query-runtime and pinot-query-planner are not served here): the servers'
+InstanceDataManager is a small stand-in that hands the query executor its table data managers, and the broker's
+multi-stage operator factory is an empty stand-in (``HelixBrokerMain``). OFFLINE tables only. Every JVM runs in its
+own process group and all are killed when the ``with`` block ends, whether it returns, raises or is interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.groundtruth.build import GroundTruthError, ensure_built
+from workbench.groundtruth.cluster import (
+                                          SLACK_S,
+                                          _free_port,
+                                          _java,
+                                          _Processes,
+                                          _run_to_end,
+                                          _tail,
+                                          _wait_ready,
+                                          allocate_servers,
+)
+
+__all__ = ["HelixCluster", "helix_cluster"]
+
+#: The Helix cluster's name.
+CLUSTER = "workbench"
+#: How long the external view may take to show every uploaded segment ONLINE, s.
+EXTERNAL_VIEW_TIMEOUT_S = 60.0
+#: One REST call's timeout, s (the broker's first query compiles its whole path: about 1 s here).
+HTTP_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class HelixCluster:
+    """A running cluster: the controller's and the broker's base URLs, the servers' Helix instance ids, every pid
+    started, and the directory with each JVM's console log and the broker's ``broker-querylog.log``."""
+
+    controller_url: str
+    broker_url: str
+    servers: tuple[str, ...]
+    pids: tuple[int, ...]
+    logs: Path
+
+    def query(self, sql: str) -> dict[str, Any]:
+        """The broker's JSON response to ``sql`` (``POST /query/sql``), Pinot's field names unchanged."""
+        response: dict[str, Any] = json.loads(_call("POST", f"{self.broker_url}/query/sql", {"sql": sql}))
+        return response
+
+    def external_view(self, table: str) -> dict[str, dict[str, str]]:
+        """The OFFLINE external view of raw table ``table`` as the controller reports it: segment -> {server: state}."""
+        return self._view(table, "externalview")
+
+    def ideal_state(self, table: str) -> dict[str, dict[str, str]]:
+        """The OFFLINE ideal state of raw table ``table`` (where the controller assigned each segment)."""
+        return self._view(table, "idealstate")
+
+    def _view(self, table: str, kind: str) -> dict[str, dict[str, str]]:
+        view = json.loads(_call("GET", f"{self.controller_url}/tables/{table}/{kind}"))
+        return {s: dict(m) for s, m in (view.get("OFFLINE") or {}).items()}
+
+
+def _call(method: str, url: str, body: Any = None, *, data: bytes | None = None,
+          content_type: str = "application/json") -> str:
+    """One REST call's body, or a :class:`GroundTruthError` naming the call and Pinot's answer."""
+    payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(url, data=payload, method=method, headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
+            return str(response.read().decode())
+    except urllib.error.HTTPError as exc:
+        raise GroundTruthError(f"{method} {url}: HTTP {exc.code}: {exc.read().decode(errors='replace')}") from exc
+    except OSError as exc:
+        raise GroundTruthError(f"{method} {url}: {exc}") from exc
+
+
+def _multipart(name: str, content: bytes) -> tuple[bytes, str]:
+    """A ``multipart/form-data`` body with one file part, as Pinot's upload client sends a segment tarball."""
+    boundary = "workbench-segment-upload"
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n").encode()
+    return head + content + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def _tarball(segment_dir: Path, out: Path) -> Path:
+    """The segment as Pinot uploads it: a gzipped tar whose one top directory is the segment's name."""
+    with tarfile.open(out, "w:gz") as tar:
+        tar.add(segment_dir, arcname=segment_dir.name)
+    return out
+
+
+def _short(command: list[str]) -> list[str]:
+    """``command`` with the client compiler only, as :func:`~workbench.groundtruth.pinot_assignment` runs the real
+    controller: the controller and the segment builder serve no timed queries, and start-up is mostly JIT work."""
+    return [command[0], "-XX:TieredStopAtLevel=1", *command[1:]]
+
+
+@contextmanager
+def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
+                  *, num_servers: int = 1, heap: str = "256m", logs_dir: str | Path | None = None,
+                  work_dir: str | Path | None = None, ready_timeout_s: float = 90.0) -> Iterator[HelixCluster]:
+    """A running cluster serving ``segments`` of one OFFLINE table; every JVM stopped when the block ends.
+
+    Parameters
+    ----------
+    table_config, schema
+        The user's OFFLINE table config and schema, as Pinot's REST API takes them.
+    segments
+        Rows per segment name; each becomes one segment built by Pinot's creator and uploaded to the controller.
+    num_servers
+        Server JVMs, each on its own loopback address (127.0.0.2, ...).
+    logs_dir
+        Where each JVM's console log and query log go (default: the temporary work directory, removed after).
+    """
+    if num_servers < 1 or not segments:
+        raise ValueError("need at least one server and one segment")
+    jars = ensure_built()
+    processes = _Processes()
+    with tempfile.TemporaryDirectory(prefix="workbench-helix-", dir=work_dir) as tmp:
+        work = Path(tmp)
+        logs = Path(logs_dir) if logs_dir is not None else work
+        logs.mkdir(parents=True, exist_ok=True)
+        try:
+            yield _start(jars, work, logs, processes, table_config, schema, segments, num_servers, heap,
+                         ready_timeout_s)
+        finally:
+            processes.stop_all()
+
+
+def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
+           schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], num_servers: int, heap: str,
+           ready_timeout_s: float) -> HelixCluster:
+    (work / "table.json").write_text(json.dumps(table_config))
+    (work / "schema.json").write_text(json.dumps(schema))
+    rows_args = []
+    for name, rows in segments.items():
+        path = work / f"{name}.jsonl"
+        rows.to_json(path, orient="records", lines=True)
+        rows_args.append(f"{name}={path}")
+    built = work / "built"
+    zk_port, controller_port, broker_port = _free_port(), _free_port(), _free_port()
+    controller_log = logs / "controller.log"
+    controller = processes.start([*_short(_java(jars, "384m", "workbench.cluster.HelixControllerMain", "controller",
+                                                logs)), str(work), str(zk_port), str(controller_port), CLUSTER],
+                                 controller_log)
+    build_log = logs / "build.log"
+    build = processes.start([*_short(_java(jars, heap, "workbench.cluster.BuildSegments", "build", work)),
+                             str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], build_log)
+    _run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
+    _wait_ready(controller, controller_log, "controller", ready_timeout_s)
+    zk = f"127.0.0.1:{zk_port}"
+    started = []
+    for server in allocate_servers(num_servers):
+        host, port = server.split(":")
+        log = logs / f"server-{host}-{port}.log"
+        name = f"server-{host}-{port}"
+        command = [*_java(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
+                   CLUSTER, host, port, str(work / name)]
+        started.append((server, processes.start(command, log), log))
+    broker_log = logs / "broker.log"
+    broker = processes.start([*_java(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk, CLUSTER,
+                              "127.0.0.1", str(broker_port)], broker_log)
+    servers = tuple(_wait_ready(proc, log, server, ready_timeout_s).split("instance=")[1].strip()
+                    for server, proc, log in started)
+    _wait_ready(broker, broker_log, "broker", ready_timeout_s)
+    cluster = HelixCluster(f"http://127.0.0.1:{controller_port}", f"http://127.0.0.1:{broker_port}", servers,
+                           tuple(p.pid for p in processes.started), logs)
+    _call("POST", f"{cluster.controller_url}/schemas", schema)
+    _call("POST", f"{cluster.controller_url}/tables", table_config)
+    raw = str(table_config["tableName"]).removesuffix("_OFFLINE")
+    for name in segments:
+        body, content_type = _multipart(f"{name}.tar.gz", _tarball(built / name, work / f"{name}.tar.gz").read_bytes())
+        _call("POST", f"{cluster.controller_url}/v2/segments?tableName={raw}&tableType=OFFLINE", data=body,
+              content_type=content_type)
+    _wait_online(cluster, raw, list(segments), [log for _, _, log in started])
+    return cluster
+
+
+def _wait_online(cluster: HelixCluster, raw: str, segments: Sequence[str], server_logs: Sequence[Path]) -> None:
+    """Until the external view equals the ideal state (every replica ONLINE where assigned) for all ``segments``."""
+    deadline = time.monotonic() + EXTERNAL_VIEW_TIMEOUT_S
+    while True:
+        ideal, view = cluster.ideal_state(raw), cluster.external_view(raw)
+        errors = sorted(s for s, states in view.items() if "ERROR" in states.values())
+        if errors:
+            raise GroundTruthError(f"segments {errors} went to ERROR on their servers; last lines of their logs:\n"
+                                   + "\n".join(_tail(log) for log in server_logs))
+        if set(segments) <= set(ideal) and view == ideal:
+            return
+        if time.monotonic() > deadline:
+            raise GroundTruthError(f"external view of {raw} not the ideal state after {EXTERNAL_VIEW_TIMEOUT_S:.0f} s: "
+                                   f"{view} against {ideal}")
+        time.sleep(0.2)
