@@ -56,16 +56,16 @@ ROOT = Path(__file__).resolve().parents[1]
 LADDER = (0.10, 0.30, 0.55, 0.80)
 
 
-def _scenario(root: Path, events: int, segment_rows: int) -> Path:
-    """The validation scenario: the demo's table as an OFFLINE table on one one-core server, its workload generated
-    in-process (no Spark)."""
+def _scenario(root: Path, events: int, segment_rows: int, servers: int = 1, replication: int = 1) -> Path:
+    """The validation scenario: the demo's table as an OFFLINE table (balanced routing, time and partition pruning)
+    on ``servers`` one-core servers with ``replication`` replicas, its workload generated in-process (no Spark)."""
     raw = json.loads((ROOT / "scenarios" / "tables" / "events_REALTIME.json").read_text())
     table = offline_twin(raw)
-    table["segmentsConfig"]["replication"] = "1"
+    table["segmentsConfig"]["replication"] = str(replication)
     (root / "events_OFFLINE.json").write_text(json.dumps(table, indent=1))
     sc = load_scenario(ROOT / "scenarios" / "default.yaml").with_overrides({
         "workload.generate.events": events, "workload.generate.segment_rows": segment_rows,
-        "workload.generate.queries.duration_s": 600, "cluster.servers": 1, "cluster.server.cores": 1})
+        "workload.generate.queries.duration_s": 600, "cluster.servers": servers, "cluster.server.cores": 1})
     data = sc.to_dict()
     data["table"] = str(root / "events_OFFLINE.json")
     data["workload"]["data"] = str(root / "workload")
@@ -87,8 +87,10 @@ def _server_service_ms(rate_dir: Path) -> tuple[float, float]:
     return float(used[used >= 0].mean()), float(cpu)
 
 
-def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | None = None) -> pd.Series:
-    """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0."""
+def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | None = None,
+             overrides: dict[str, Any] | None = None) -> pd.Series:
+    """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0; the run
+    (``queries.parquet``, ``servers.parquet``) is left in ``out/run``; ``overrides`` are more scenario overrides."""
     log = read_query_log(rate_dir / "broker-querylog.log").frame.sort_values("arrival_s", kind="stable")
     queries = log[list(QUERIES_SCHEMA.names)].reset_index(drop=True)
     segments = pd.read_parquet(calibrated / "workload" / "segments.parquet")
@@ -97,7 +99,7 @@ def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | N
         shutil.rmtree(data)
     write_workload(data, segments, queries, "events", "OFFLINE", {"query_log": str(rate_dir / "broker-querylog.log")})
     span = float(queries["arrival_s"].iloc[-1])
-    overrides: dict[str, Any] = {"simulation.duration_s": span + 5.0, "simulation.warmup_s": 0.0}
+    overrides = {"simulation.duration_s": span + 5.0, "simulation.warmup_s": 0.0, **(overrides or {})}
     if variability is not None:
         overrides["service.variability"] = variability
     run_scenario(calibrated / "scenario.yaml", out / "run", data=data, overwrite=True, overrides=overrides)

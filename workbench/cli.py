@@ -580,6 +580,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--warmup", type=_count(0), metavar="N",
                    help="queries run one at a time before each rate, not recorded (default 200)")
     m.add_argument("--seed", type=_count(0), help="seed of the Poisson arrivals (default 0)")
+    m.add_argument("--slow", type=_slow, action="append", metavar="SERVER=FACTOR",
+                   help="make a scenario server that many times slower (its JVM limited to 1/FACTOR of a core by a "
+                        "cgroup; needs root), as cluster.failures.slow does in the model, e.g. Server_1=4; repeatable")
     m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     m.set_defaults(handler=_measure)
 
@@ -615,6 +618,23 @@ def _rate(text: str) -> float:
     return value
 
 
+def _slow(text: str) -> tuple[str, float]:
+    """An argparse type: ``SERVER=FACTOR`` (``Server_1=4``), the factor a finite number of at least 1.
+
+    >>> _slow("Server_1=4")
+    ('Server_1', 4.0)
+    """
+    name, sep, value = text.partition("=")
+    try:
+        factor = float(value)
+    except ValueError:
+        factor = float("nan")
+    if not sep or not name.strip() or not (1.0 <= factor < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be SERVER=FACTOR with a factor of at least 1, e.g. Server_1=4, "
+                                         f"got {text!r}")
+    return name.strip(), factor
+
+
 def _measure(args: argparse.Namespace) -> int:
     from workbench.api import measure
 
@@ -630,7 +650,8 @@ def _measure(args: argparse.Namespace) -> int:
                  f"(agreed {a['agreed']} of {a['queries']}; {args.out}/rate-{rate:g}/{a['file']})")
 
     document = measure(args.scenario, args.out, rates=args.rate or (10.0,), data=args.data, queries=args.queries,
-                       warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said)
+                       warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said,
+                       slow=dict(args.slow or ()))
     _say(f"measure: Apache Pinot {document['pinot_version']}, {document['servers_started']} server(s): "
          f"{document['placement']} ({args.out}/measure.json)")
     return 0

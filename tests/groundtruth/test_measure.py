@@ -4,7 +4,8 @@ The demo scenario's table (a REALTIME table, served as its OFFLINE twin; time an
 routing over two replicas) made small and generated in-process, on two server JVMs and a broker/load JVM. Expected
 values come from Pinot's own single-process run of the same queries on the same ideal state and request ids
 (``run_pinot``), from the generated rows counted with pandas, and from the Poisson arrival process; none from the
-measured run itself. No assertion is about how fast anything was.
+measured run itself. No assertion is about how fast anything was. Where this process may create cpu cgroups (root,
+cgroup v1), the run makes ``Server_1`` twice as slow (``--slow Server_1=2``) and checks what is recorded of it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from workbench.cli import main
 from workbench.errors import InputError
 from workbench.groundtruth import PinotTable, run_pinot
 from workbench.groundtruth.scenario import scenario_table
+from workbench.groundtruth.throttle import CPU_CGROUP, cpu_cgroup_root
 from workbench.scenario import load_scenario
 from workbench.workload.directory import read_events
 from workbench.workload.importers.gc_log import read_gc_log
@@ -32,6 +34,17 @@ from workbench.workload.pure import generate_local
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE, QUERIES, WARMUP = 20.0, 80, 10
+
+
+def _cgroup_usable() -> bool:
+    try:
+        cpu_cgroup_root()
+    except InputError:
+        return False
+    return True
+
+
+CGROUP = _cgroup_usable()
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +64,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[
     before = {pid for pid, *_ in proc_stats()}
     out = root / "measured"
     assert main(["measure", str(scenario), "--out", str(out), "--rate", f"{RATE:g}", "--queries", str(QUERIES),
-                 "--warmup", str(WARMUP), "--seed", "3"]) == 0
+                 "--warmup", str(WARMUP), "--seed", "3", *(["--slow", "Server_1=2"] if CGROUP else [])]) == 0
     return scenario, out, before
 
 
@@ -151,6 +164,36 @@ def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tu
     left = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
             and b"workbench.cluster" in cmdline(pid) and mine(pid)]
     assert left == []
+
+
+@pytest.mark.skipif(not CGROUP, reason=f"needs root and the cgroup v1 cpu controller at {CPU_CGROUP}")
+def test_the_slow_server_is_recorded_with_its_cpu_limit_and_its_cgroup_is_gone(
+        measured: tuple[Path, Path, set[int]]) -> None:
+    _, out, _ = measured
+    document = json.loads((out / "measure.json").read_text())
+    # Twice as slow: half of each 5 ms period of one core.
+    assert document["slow"] == {"Server_1": {"factor": 2.0, "cpu_period_us": 5000, "cpu_quota_us": 2500}}
+    summary = document["rates"]["rate-20"]
+    assert list(summary["slow"]) == [summary["servers"][1]]  # the scenario's Server_1 is the second started
+    assert summary["slow"][summary["servers"][1]]["scenario_server"] == "Server_1"
+    routed = summary["routed"]
+    assert set(routed) <= set(summary["servers"]) and all(0 < r["share"] <= 1 for r in routed.values())
+    assert sum(r["queries"] for r in routed.values()) >= summary["queries_recorded"] * 0.5
+    assert not list(CPU_CGROUP.glob(f"workbench-{os.getpid()}-*"))
+
+
+def test_a_slow_server_the_scenario_does_not_have_is_refused_before_anything_starts(
+        measured: tuple[Path, Path, set[int]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario, _, _ = measured
+    assert main(["measure", str(scenario), "--out", str(tmp_path / "o"), "--slow", "Server_7=4"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--slow" in err[0] and "Server_0, Server_1" in err[0]
+    with pytest.raises(SystemExit):
+        main(["measure", str(scenario), "--out", str(tmp_path / "o"), "--slow", "Server_1"])
+    assert "SERVER=FACTOR" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["measure", str(scenario), "--out", str(tmp_path / "o"), "--slow", "Server_1=0.5"])
+    assert not (tmp_path / "o").exists()
 
 
 def test_bad_input_gets_one_error_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

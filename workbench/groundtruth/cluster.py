@@ -33,6 +33,7 @@ import pandas as pd
 
 from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
 from workbench.groundtruth.harness import JVM_FLAGS
+from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
 __all__ = ["ClusterRun", "LoadSpec", "allocate_servers", "instance_name", "round_robin_assignment", "run_cluster"]
 
@@ -123,10 +124,12 @@ def _java(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_l
 
 
 class _Processes:
-    """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`."""
+    """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`, and the CPU-limit
+    cgroups some of them run in, all removed after."""
 
     def __init__(self) -> None:
         self.started: list[subprocess.Popen[bytes]] = []
+        self.throttles: list[CpuThrottle] = []
 
     def start(self, command: list[str], log: Path, cpus: Sequence[int] | None = None) -> subprocess.Popen[bytes]:
         """Start ``command`` in a new session; with ``cpus``, pinned to them from before ``exec`` (``taskset``),
@@ -141,11 +144,15 @@ class _Processes:
         return proc
 
     def stop_all(self) -> None:
-        for proc in self.started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        for proc in self.started:
-            proc.wait()
+        try:
+            for proc in self.started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            for proc in self.started:
+                proc.wait()
+        finally:
+            for throttle in self.throttles:
+                throttle.close()
 
 
 def _schedstat(pid: int) -> tuple[float, float]:
@@ -183,6 +190,27 @@ def _wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: 
         time.sleep(0.1)
 
 
+def _slow_down(processes: _Processes, pids: Mapping[str, int], factors: Mapping[str, float],
+               broker: subprocess.Popen[bytes], log: Path, signal_file: Path) -> None:
+    """Once the load generator's warm-up is over (its ``WARM`` line), put each slow server's JVM in a CPU-limit cgroup
+    of its own, then let the measured run start (``signal_file``). Slowed only now, the server was warmed like the
+    others: a JVM throttled from its start answers its first queries (class loading, interpreted code) at a quarter
+    of a core, hundreds of ms each, and adaptive selection's latency average would shun it for that alone."""
+    deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S
+    while not any(line == "WARM" for line in (log.read_text(errors="replace").splitlines() if log.is_file() else [])):
+        if broker.poll() is not None:
+            return  # it failed: _run_to_end reports it with its log
+        if time.monotonic() > deadline:
+            raise GroundTruthError(f"the load generator did not finish its warm-up; last lines of {log}:\n{_tail(log)}")
+        time.sleep(0.05)
+    for server, pid in pids.items():
+        host, port = server.split(":")
+        throttle = CpuThrottle(f"workbench-{os.getpid()}-{host}-{port}", cpu_limit(factors[server]))
+        processes.throttles.append(throttle)
+        throttle.add(pid)
+    signal_file.touch()
+
+
 def _run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
     """Wait for a JVM that ends by itself; its last line, or a :class:`GroundTruthError` with the end of its log."""
     try:
@@ -205,7 +233,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
                 scheduler_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
                 server_heap: str = "256m", broker_heap: str = "256m", logs_dir: str | Path | None = None,
                 gc_logs: bool = False, cpus: Mapping[str, Sequence[int]] | None = None,
-                work_dir: str | Path | None = None) -> ClusterRun:
+                slow: Mapping[str, float] | None = None, work_dir: str | Path | None = None) -> ClusterRun:
     """Run ``queries`` against Pinot server processes at the open-loop rate of ``load``.
 
     Parameters
@@ -234,6 +262,11 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
     cpus
         CPU numbers per process, keyed ``"broker"`` or a server's ``host:port`` (others unpinned): each JVM starts
         pinned to them (``taskset``).
+    slow
+        Slow factor per server ``host:port``: from the end of the warm-up (before the first measured query), that
+        server's JVM runs in a cgroup of its own limited to ``1/factor`` of one core
+        (:mod:`workbench.groundtruth.throttle`; needs root and the cgroup v1 cpu controller, checked before anything
+        starts), removed when the call ends.
     """
     if num_servers < 1 or not segments or not queries:
         raise ValueError("need at least one server, one segment and one query")
@@ -246,6 +279,13 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
     if set(ideal) != set(segments):
         raise ValueError(f"the ideal state names {sorted(ideal)}, the table has segments {sorted(segments)}")
     servers = sorted({_host_port(i) for states in ideal.values() for i in states})
+    unknown = sorted(set(slow or {}) - set(servers))
+    if unknown:
+        raise ValueError(f"slow servers {unknown} are not among the servers {servers}")
+    if slow:
+        cpu_cgroup_root()
+        for factor in slow.values():
+            cpu_limit(factor)
     processes = _Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
         work = Path(tmp)
@@ -254,7 +294,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         try:
             return _run(jars, work, logs, processes, table_config, schema, segments, queries, load, servers, ideal,
                         _Options(dict(scheduler_config or {}), dict(broker_config or {}), server_heap, broker_heap,
-                                 gc_logs, dict(cpus or {})))
+                                 gc_logs, dict(cpus or {}), dict(slow or {})))
         finally:
             processes.stop_all()
 
@@ -275,6 +315,7 @@ class _Options:
     broker_heap: str
     gc_logs: bool
     cpus: dict[str, Sequence[int]]
+    slow: dict[str, float] = field(default_factory=dict)
 
 
 def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
@@ -323,12 +364,17 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
                             "warmupQueries": load.warmup_queries}
     if load.duration_s is not None:
         spec["durationS"] = load.duration_s
+    if options.slow:
+        spec["startSignal"] = str(work / "start")
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
     log = logs / "broker.log"
     proc = processes.start([*_java(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
                                    options.gc_logs), str(work / "load.json"), str(out)], log,
                            options.cpus.get("broker"))
+    if options.slow:
+        _slow_down(processes, {server: p.pid for server, p, _ in started if server in options.slow}, options.slow,
+                   proc, log, work / "start")
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
     summary = _run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)

@@ -35,13 +35,15 @@ from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
+from workbench.groundtruth.throttle import cpu_cgroup_root, cpu_limit
 from workbench.io import atomic_dir, check_output, write_json_atomic
+from workbench.pinot.routing.adaptive import CONFIG_PREFIX as ADAPTIVE_PREFIX
 from workbench.scenario import Scenario
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
 __all__ = ["CALIBRATE_TABLE_CONFIG", "DEFAULT_QUERIES", "DEFAULT_WARMUP", "MAX_SHARED_SERVERS", "PERCENTILES",
-           "MeasuredFiles", "Placement", "measure", "measured_files", "placement", "rate_dir_name"]
+           "MeasuredFiles", "Placement", "broker_config", "measure", "measured_files", "placement", "rate_dir_name"]
 
 #: The table config ``calibrate --measured`` reads (the scenario's own, of the type its segments' names say).
 CALIBRATE_TABLE_CONFIG = "scenario_table_config.json"
@@ -138,8 +140,18 @@ def _gc(path: Path) -> dict[str, Any]:
             "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0}
 
 
+def _routed(records: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per server instance: the measured queries the broker sent a request to it, and their share of all."""
+    counts: dict[str, int] = {}
+    lists: list[list[dict[str, Any]]] = list(records["servers"]) if "servers" in records else []
+    for servers in lists:
+        for name in {s["instance"] for s in servers}:
+            counts[name] = counts.get(name, 0) + 1
+    return {k: {"queries": v, "share": round(v / max(len(records), 1), 4)} for k, v in sorted(counts.items())}
+
+
 def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, directory: Path, where: Placement,
-             cpus: Mapping[str, Sequence[int]]) -> dict[str, Any]:
+             cpus: Mapping[str, Sequence[int]], slow: Mapping[str, tuple[str, float]]) -> dict[str, Any]:
     records = run.records
     failed = records["exceptions"].map(len) > 0
     timed_out = records.get("timedOut", pd.Series(False, index=records.index)).map(lambda v: v is True)
@@ -148,8 +160,9 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
               "examples": sorted({e for es in records.loc[failed, "exceptions"] for e in es})[:5]}
     log = read_query_log(directory / "broker-querylog.log").frame
     measured = set(int(r) for r in records["requestId"])
-    server_logs = pd.concat([_server_log(p, measured) for p in sorted(directory.glob("server-*-querylog.log"))],
-                            ignore_index=True)
+    per_server = {p.name.removeprefix("server-").removesuffix("-querylog.log"): _server_log(p, measured)
+                  for p in sorted(directory.glob("server-*-querylog.log"))}
+    server_logs = pd.concat(list(per_server.values()), ignore_index=True)
     arrivals = records["arrivalS"].to_numpy(dtype=float)
     doc: dict[str, Any] = {}
     if failed.any() or timed_out.any():
@@ -169,7 +182,13 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
             "scheduler_wait_ms": _percentiles(server_logs["schedulerWaitMs"]),
             "total_exec_ms": _percentiles(server_logs["totalExecMs"]),
             "total_time_ms": _percentiles(server_logs["totalTimeMs"]),
+            "per_server": {name: {"lines": len(f), "scheduler_wait_ms": _percentiles(f["schedulerWaitMs"]),
+                                  "total_exec_ms": _percentiles(f["totalExecMs"])} for name, f in per_server.items()},
         },
+        "routed": _routed(records),
+        # The scenario's slow servers as run here: the instance, its factor and the CPU limit of its cgroup.
+        "slow": {instance_name(hp): {"scenario_server": name, **cpu_limit(factor).to_json()}
+                 for hp, (name, factor) in slow.items()},
         "gc": {p.name: _gc(p) for p in sorted(directory.glob("gc-*.log"))},
         # From READY to the end of the load (warm-up included): what each server's JVM ran on a CPU per query, and
         # how long its threads were ready but waiting for one (another process on its core, or its own threads).
@@ -188,9 +207,27 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
     return doc
 
 
+def broker_config(config: Mapping[str, Any]) -> dict[str, str]:
+    """The scenario's broker properties (``broker.config``) the measured broker takes: Adaptive Server Selection's
+    (``pinot.broker.adaptive.server.selector.*``, the keys of Pinot 1.5.1's ``CommonConstants.Broker.
+    AdaptiveServerSelector``; the broker builds its stats manager and selector from them as ``BaseBrokerStarter``
+    does).
+
+    >>> broker_config({"pinot.broker.timeoutMs": 500, "pinot.broker.adaptive.server.selector.type": "HYBRID",
+    ...                "pinot.broker.adaptive.server.selector.enable.stats.collection": True})
+    {'pinot.broker.adaptive.server.selector.type': 'HYBRID', \
+'pinot.broker.adaptive.server.selector.enable.stats.collection': 'true'}
+    """
+    return {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in config.items()
+            if str(k).startswith(ADAPTIVE_PREFIX + ".")}
+
+
 def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
-              timeout_ms: int, directory: Path, pinot_version: str) -> dict[str, Any]:
+              timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
+              broker: Mapping[str, str]) -> dict[str, Any]:
     servers = allocate_servers(where.servers)
+    # The scenario's Server_i is the i-th server started (the ideal state is assigned over them in that order).
+    slowed = {servers[int(name.removeprefix("Server_"))]: (name, factor) for name, factor in slow.items()}
     names = tuple(instance_name(s) for s in servers)
     ideal = st.ideal_state(names)
     cpus: dict[str, Sequence[int]] = {s: c for s, c in zip(servers, where.server_cpus, strict=True) if c}
@@ -200,10 +237,11 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
     run = run_cluster(st.config, st.schema, st.segments, st.sql,
                       LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms,
                                warmup_queries=warmup),
-                      ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus)
+                      ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus,
+                      slow={hp: factor for hp, (_, factor) in slowed.items()}, broker_config=broker)
     flat = _flat(run.records)
     flat.to_parquet(directory / "records.parquet", index=False)
-    summary = _summary(run, rate, queries, warmup, directory, where, cpus)
+    summary = _summary(run, rate, queries, warmup, directory, where, cpus, slowed)
     zk = json.loads((directory / "zk_metadata.json").read_text())
     agreed = measured_agreement(st.config, st.schema, st.segments, ideal, zk, flat, pinot_version)
     write_json_atomic(directory / "agreement.json", {**agreed.to_json(), "compared": MEASURED_RULE,
@@ -215,9 +253,16 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
 
 def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float], queries: int = DEFAULT_QUERIES,
             warmup: int = DEFAULT_WARMUP, seed: int = 0, timeout_ms: int | None = None, overwrite: bool = False,
-            progress: Callable[[float, Mapping[str, Any]], None] | None = None) -> dict[str, Any]:
+            progress: Callable[[float, Mapping[str, Any]], None] | None = None,
+            slow: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
+
+    ``slow`` makes scenario servers (``Server_1``: the second started) that many times slower, as the model's
+    ``cluster.failures.slow`` does: from the end of the warm-up, each one's JVM runs limited to ``1/factor`` of one core
+    (:mod:`workbench.groundtruth.throttle`: root and the cgroup v1 cpu controller, refused before anything runs
+    where missing); ``measure.json`` records the factors and each rate's ``summary.json`` the instance slowed and its
+    CPU limit, beside the share of queries routed to each server (``routed``).
 
     ``out`` gets ``measure.json`` (the placement, Pinot's version, the scenario's table type, one summary per rate),
     ``table_config.json`` (what Pinot served), ``scenario_table_config.json`` (the scenario's own, which
@@ -251,6 +296,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         raise InputError("table.segmentsConfig.replication",
                          f"{st.table.replication} replicas need as many servers, and at most {where.servers} can be "
                          f"started here ({where.shares})")
+    slow = _check_slow(slow or {}, where)
     jars = ensure_built()
     timeout = int(timeout_ms if timeout_ms is not None else st.table.query_timeout_ms or 10_000)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
@@ -258,7 +304,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         zk: dict[str, Any] = {}
         for rate in rates:
             directory = tmp / rate_dir_name(rate)
-            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory, jars.version)
+            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory, jars.version,
+                                slow, broker_config(sc.cluster.broker.config))
             summaries[rate_dir_name(rate)] = summary
             zk = json.loads((directory / "zk_metadata.json").read_text())
             if progress is not None:
@@ -268,7 +315,9 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "segments": len(st.segments), "queries_in_rotation": len(st.sql),
                     "servers_requested": where.requested, "servers_started": where.servers,
                     "placement": where.shares, "latency_is_validation": where.dedicated,
-                    "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout, "rates": summaries}
+                    "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout,
+                    "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
+                    "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}
         write_json_atomic(tmp / "measure.json", document)
         write_json_atomic(tmp / "table_config.json", st.config)
         # The scenario's own config: a REALTIME table's segments keep their LLC names, which the segment importer
@@ -277,6 +326,20 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         write_json_atomic(tmp / "schema.json", st.schema)
         write_json_atomic(tmp / "segments.json", zk)
     return document
+
+
+def _check_slow(slow: Mapping[str, float], where: Placement) -> dict[str, float]:
+    """``slow`` as ``{Server_i: factor}`` after checking each name is a started server and each factor a CPU limit
+    can make, and that this machine can limit CPU (:func:`~workbench.groundtruth.throttle.cpu_cgroup_root`)."""
+    names = [f"Server_{i}" for i in range(where.servers)]
+    for name, factor in slow.items():
+        if name not in names:
+            raise InputError("--slow", f"{name!r} is not a server measured here: {', '.join(names)} are "
+                                       f"({where.shares})")
+        cpu_limit(factor)
+    if slow:
+        cpu_cgroup_root()
+    return {k: float(v) for k, v in slow.items()}
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ import org.apache.pinot.core.transport.ServerInstance;
 import org.apache.pinot.core.transport.ServerResponse;
 import org.apache.pinot.core.transport.ServerRoutingInstance;
 import org.apache.pinot.core.transport.server.routing.stats.ServerRoutingStatsManager;
+import org.apache.pinot.broker.routing.adaptiveserverselector.AdaptiveServerSelector;
+import org.apache.pinot.broker.routing.adaptiveserverselector.AdaptiveServerSelectorFactory;
 import org.apache.pinot.common.utils.config.QueryOptionsUtils;
 import org.apache.pinot.spi.accounting.ThreadAccountant;
 import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
@@ -177,31 +179,61 @@ public final class LoadGenerator {
     List<String> serverNames = new ArrayList<>();
     spec.get("servers").forEach(s -> serverNames.add(s.asText()));
     PinotConfiguration brokerConfig = new PinotConfiguration(PinotParts.configMap(spec.get("brokerConfig")));
+    // The broker's routing stats (in-flight requests and latency EMAs per server, fed by the QueryRouter) and the
+    // adaptive server selector made from the broker config, as BaseBrokerStarter builds them: with the default
+    // config, stats collection is off and there is no adaptive selector.
+    ServerRoutingStatsManager stats = new ServerRoutingStatsManager(brokerConfig, BrokerMetrics.get());
+    stats.init();
+    AdaptiveServerSelector adaptive = AdaptiveServerSelectorFactory.getAdaptiveServerSelector(stats, brokerConfig);
     BrokerRouting routing = new BrokerRouting(tableConfig, schema, metadata, sizes, spec.get("idealState"),
-        serverNames, brokerConfig, new File(spec.get("zkDir").asText()), spec.get("zkPort").asInt());
+        serverNames, brokerConfig, new File(spec.get("zkDir").asText()), spec.get("zkPort").asInt(), adaptive);
     if (spec.hasNonNull("zkMetadataOut")) {
       Files.writeString(new File(spec.get("zkMetadataOut").asText()).toPath(),
           JsonUtils.objectToPrettyString(routing.zkMetadata()), StandardCharsets.UTF_8);
     }
     System.out.println("ROUTING pruners=" + names(routing) + " selector="
-        + routing.selector().getClass().getSimpleName());
+        + routing.selector().getClass().getSimpleName() + " adaptive="
+        + (adaptive == null ? "none" : adaptive.getClass().getSimpleName()));
     System.out.flush();
 
-    ServerRoutingStatsManager stats = new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get());
-    stats.init();
     QueryRouter router =
         new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
     Broker broker = new Broker(tableNameWithType, schema, routing, new QueryLogger(brokerConfig), router, reduce,
         timeoutMs, resultRows);
+    // With adaptive selection the warm-up goes through a router that feeds no stats, so the selector finds none
+    // and picks at random (HybridSelector and the others do without stats): every replica is warmed. Through the
+    // measured router, the first cold server's first answer (hundreds of ms) would make the selector shun it.
+    QueryRouter warmRouter = adaptive == null ? router : new QueryRouter(BROKER_ID, null, null,
+        new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get()),
+        ThreadAccountantUtils.getNoOpAccountant());
+    Broker warmBroker = adaptive == null ? broker : new Broker(tableNameWithType, schema, routing,
+        new QueryLogger(brokerConfig), warmRouter, reduce, timeoutMs, resultRows);
     for (ServerInstance server : routing.servers().values()) {
-      if (!router.connect(server)) {
+      if (!router.connect(server) || (warmRouter != router && !warmRouter.connect(server))) {
         throw new IllegalStateException("cannot connect to " + server.getInstanceId());
       }
     }
     AtomicLong requestIds = new AtomicLong(1);
     for (int i = 0; i < warmup; i++) {
-      runQuery(broker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
+      runQuery(warmBroker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
+    }
+    if (warmRouter != router) {
+      warmRouter.shutDown();
+    }
+    if (spec.hasNonNull("startSignal")) {
+      // Someone acts between the warm-up and the measured run (a slow server's CPU limit is applied now, so the
+      // warm-up reached a warm server as adaptive selection would): say so, then wait for its signal file.
+      File signal = new File(spec.get("startSignal").asText());
+      System.out.println("WARM");
+      System.out.flush();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!signal.exists()) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("no start signal at " + signal + " within 60 s of the warm-up's end");
+        }
+        Thread.sleep(5);
+      }
     }
 
     ExecutorService workers = Executors.newFixedThreadPool(threads);

@@ -18,8 +18,10 @@ import org.apache.helix.model.InstanceConfig;
 import org.apache.helix.store.zk.ZkHelixPropertyStore;
 import org.apache.helix.zookeeper.datamodel.ZNRecord;
 import org.apache.helix.zookeeper.datamodel.serializer.ZNRecordSerializer;
+import javax.annotation.Nullable;
 import org.apache.pinot.broker.querylog.QueryLogger;
 import org.apache.pinot.broker.requesthandler.BaseSingleStageBrokerRequestHandler;
+import org.apache.pinot.broker.routing.adaptiveserverselector.AdaptiveServerSelector;
 import org.apache.pinot.broker.routing.instanceselector.InstanceSelector;
 import org.apache.pinot.broker.routing.instanceselector.InstanceSelectorFactory;
 import org.apache.pinot.broker.routing.segmentpruner.SegmentPruner;
@@ -89,6 +91,18 @@ public final class BrokerRouting implements AutoCloseable {
       Map<String, Long> sizeBytes, JsonNode idealState, List<String> serverNames, PinotConfiguration brokerConfig,
       File zkDir, int zkPort)
       throws Exception {
+    this(tableConfig, schema, segments, sizeBytes, idealState, serverNames, brokerConfig, zkDir, zkPort, null);
+  }
+
+  /**
+   * As above, the instance selector ranking replicas with {@code adaptiveServerSelector} (what
+   * {@code AdaptiveServerSelectorFactory} makes of the broker config's
+   * {@code pinot.broker.adaptive.server.selector.*} keys; {@code null}: none, Pinot's default).
+   */
+  public BrokerRouting(TableConfig tableConfig, Schema schema, Map<String, SegmentMetadata> segments,
+      Map<String, Long> sizeBytes, JsonNode idealState, List<String> serverNames, PinotConfiguration brokerConfig,
+      File zkDir, int zkPort, @Nullable AdaptiveServerSelector adaptiveServerSelector)
+      throws Exception {
     _tableConfig = tableConfig;
     String tableNameWithType = tableConfig.getTableName();
     _zk = ZkStarter.startLocalZkServer(zkPort, zkDir.getPath());
@@ -130,7 +144,8 @@ public final class BrokerRouting implements AutoCloseable {
         config.addTag(TagNameUtils.getOfflineTagForTenant(null));
         _servers.put(server, new ServerInstance(config));
       }
-      _selector = InstanceSelectorFactory.getInstanceSelector(tableConfig, store, BrokerMetrics.get(), null,
+      _selector = InstanceSelectorFactory.getInstanceSelector(tableConfig, store, BrokerMetrics.get(),
+          adaptiveServerSelector,
           Clock.systemUTC(), brokerConfig, _servers.keySet(), _servers, _idealState, externalView, onlineSegments);
       _propertyStore = store;
     } catch (Exception | Error e) {
