@@ -13,7 +13,7 @@ import tables
 from procs import proc_stats
 
 from workbench.groundtruth import GroundTruthError, PinotTable, run_pinot
-from workbench.groundtruth.harness import _run_jvm
+from workbench.groundtruth.harness import run_jvm
 
 DRIVER = "workbench.groundtruth.PinotParts"
 
@@ -70,7 +70,7 @@ def test_ctrl_c_kills_the_whole_process_group(tmp_path: Path) -> None:
     signal.alarm(1)
     try:
         with pytest.raises(KeyboardInterrupt):
-            _run_jvm(["bash", "-c", f"echo $$ > {pid_file}; sleep 60 & sleep 60"], tmp_path / "log")
+            run_jvm(["bash", "-c", f"echo $$ > {pid_file}; sleep 60 & sleep 60"], tmp_path / "log")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import InputError
-from workbench.groundtruth.cluster import _Processes
+from workbench.groundtruth.cluster import Processes
 from workbench.groundtruth.throttle import CPU_CGROUP, CpuThrottle, cpu_cgroup_root, cpu_limit
 
 
@@ -85,7 +85,7 @@ def test_a_busy_process_gets_a_quarter_of_a_core_and_the_cgroup_is_removed_after
 
 @needs_cgroup
 def test_a_run_that_ends_kills_its_processes_then_removes_their_cgroups(tmp_path: Path) -> None:
-    processes = _Processes()
+    processes = Processes()
     try:
         proc = processes.start(["sleep", "30"], tmp_path / "sleep.log")
         throttle = CpuThrottle(f"workbench-test-run-{os.getpid()}", cpu_limit(2.0))

@@ -20,7 +20,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -32,10 +31,11 @@ from typing import Any
 import pandas as pd
 
 from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
-from workbench.groundtruth.harness import JVM_FLAGS
+from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
-__all__ = ["ClusterRun", "LoadSpec", "allocate_servers", "instance_name", "round_robin_assignment", "run_cluster"]
+__all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "instance_name", "java_command", "log_tail",
+           "round_robin_assignment", "run_cluster", "run_to_end", "wait_ready"]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
 READY_TIMEOUT_S = 90.0
@@ -104,17 +104,10 @@ def allocate_servers(count: int) -> tuple[str, ...]:
     """``count`` servers' ``host:port``: each its own loopback address (127.0.0.2, ...), each a free port."""
     if not 1 <= count <= 253:
         raise ValueError(f"between 1 and 253 servers fit the loopback addresses 127.0.0.2-254, got {count}")
-    return tuple(f"127.0.0.{2 + i}:{_free_port()}" for i in range(count))
+    return tuple(f"127.0.0.{2 + i}:{free_port()}" for i in range(count))
 
 
-def _free_port() -> int:
-    """A port free on every address: Pinot's ``QueryServer`` binds its port on all of them, not on one host."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("", 0))
-        return int(sock.getsockname()[1])
-
-
-def _java(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_log: bool = False) -> list[str]:
+def java_command(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_log: bool = False) -> list[str]:
     """A JVM command: its query log is ``logs/<log_name>-querylog.log``; with ``gc_log``, Pinot's recommended
     ``-Xlog:gc*`` into ``logs/gc-<log_name>.log`` (wall time and uptime decorations, as the Helm chart's servers)."""
     gc = [f"-Xlog:gc*:file={logs / ('gc-' + log_name + '.log')}:time,uptime,level,tags"] if gc_log else []
@@ -123,7 +116,7 @@ def _java(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_l
             f"-Dworkbench.querylog={logs / (log_name + '-querylog.log')}", "-cp", jars.classpath, main]
 
 
-class _Processes:
+class Processes:
     """The JVMs of one run, each in its own process group, all killed by :meth:`stop_all`, and the CPU-limit
     cgroups some of them run in, all removed after."""
 
@@ -165,12 +158,12 @@ def _schedstat(pid: int) -> tuple[float, float]:
     return cpu / 1e6, wait / 1e6
 
 
-def _tail(log: Path, n: int = 15) -> str:
+def log_tail(log: Path, n: int = 15) -> str:
     lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
     return "\n".join(lines[-n:]) if lines else "(empty log)"
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: float) -> str:
+def wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: float) -> str:
     """The server's ``READY`` line, or a :class:`GroundTruthError` naming it with the end of its log."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -180,17 +173,17 @@ def _wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: 
                 return line
             if line.startswith("FAILED "):
                 raise GroundTruthError(f"Pinot server {name} failed to start: {line.removeprefix('FAILED ')}; "
-                                       f"last lines of {log}:\n{_tail(log)}")
+                                       f"last lines of {log}:\n{log_tail(log)}")
         if proc.poll() is not None:
             raise GroundTruthError(f"Pinot server {name} exited with status {proc.returncode} before serving; "
-                                   f"last lines of {log}:\n{_tail(log)}")
+                                   f"last lines of {log}:\n{log_tail(log)}")
         if time.monotonic() > deadline:
             raise GroundTruthError(f"Pinot server {name} not ready after {timeout_s:.0f} s; "
-                                   f"last lines of {log}:\n{_tail(log)}")
+                                   f"last lines of {log}:\n{log_tail(log)}")
         time.sleep(0.1)
 
 
-def _slow_down(processes: _Processes, pids: Mapping[str, int], factors: Mapping[str, float],
+def _slow_down(processes: Processes, pids: Mapping[str, int], factors: Mapping[str, float],
                broker: subprocess.Popen[bytes], log: Path, signal_file: Path) -> None:
     """Once the load generator's warm-up is over (its ``WARM`` line), put each slow server's JVM in a CPU-limit cgroup
     of its own, then let the measured run start (``signal_file``). Slowed only now, the server was warmed like the
@@ -199,9 +192,10 @@ def _slow_down(processes: _Processes, pids: Mapping[str, int], factors: Mapping[
     deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S
     while not any(line == "WARM" for line in (log.read_text(errors="replace").splitlines() if log.is_file() else [])):
         if broker.poll() is not None:
-            return  # it failed: _run_to_end reports it with its log
+            return  # it failed: run_to_end reports it with its log
         if time.monotonic() > deadline:
-            raise GroundTruthError(f"the load generator did not finish its warm-up; last lines of {log}:\n{_tail(log)}")
+            raise GroundTruthError("the load generator did not finish its warm-up; last lines of "
+                                   f"{log}:\n{log_tail(log)}")
         time.sleep(0.05)
     for server, pid in pids.items():
         host, port = server.split(":")
@@ -211,18 +205,18 @@ def _slow_down(processes: _Processes, pids: Mapping[str, int], factors: Mapping[
     signal_file.touch()
 
 
-def _run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
+def run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
     """Wait for a JVM that ends by itself; its last line, or a :class:`GroundTruthError` with the end of its log."""
     try:
         status = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         raise GroundTruthError(f"{what} still running after {timeout_s:.0f} s; last lines of {log}:\n"
-                               f"{_tail(log)}") from exc
+                               f"{log_tail(log)}") from exc
     lines = log.read_text(errors="replace").splitlines()
     if status != 0:
         failed = next((line for line in lines if line.startswith(("FAILED ", "BuildSegments failed: "))),
                       f"exit status {status}")
-        raise GroundTruthError(f"{what} failed: {failed}; last lines of {log}:\n{_tail(log)}")
+        raise GroundTruthError(f"{what} failed: {failed}; last lines of {log}:\n{log_tail(log)}")
     return lines[-1] if lines else ""
 
 
@@ -286,7 +280,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         cpu_cgroup_root()
         for factor in slow.values():
             cpu_limit(factor)
-    processes = _Processes()
+    processes = Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
         work = Path(tmp)
         logs = Path(logs_dir) if logs_dir is not None else work
@@ -318,7 +312,7 @@ class _Options:
     slow: dict[str, float] = field(default_factory=dict)
 
 
-def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
+def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
          schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], queries: Sequence[str], load: LoadSpec,
          servers: list[str], ideal: dict[str, dict[str, str]], options: _Options) -> ClusterRun:
     (work / "table.json").write_text(json.dumps(table_config))
@@ -330,9 +324,9 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
         rows_args.append(f"{name}={path}")
     built = work / "built"
     log = logs / "build.log"
-    proc = processes.start([*_java(jars, options.server_heap, "workbench.cluster.BuildSegments", "build", work),
+    proc = processes.start([*java_command(jars, options.server_heap, "workbench.cluster.BuildSegments", "build", work),
                             str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], log)
-    _run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
+    run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
 
     started: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     for server in servers:
@@ -344,11 +338,12 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
                 shutil.copytree(built / name, own / name)
         extra = [f"{k}={v}" for k, v in options.scheduler_config.items()]
         log = logs / f"server-{host}-{port}.log"
-        command = [*_java(jars, options.server_heap, "workbench.cluster.PinotServer", f"server-{host}-{port}", logs,
-                          options.gc_logs),
+        label = f"server-{host}-{port}"
+        command = [*java_command(jars, options.server_heap, "workbench.cluster.PinotServer", label, logs,
+                                 options.gc_logs),
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
         started.append((server, processes.start(command, log, options.cpus.get(server)), log))
-    ready = tuple(_wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
+    ready = tuple(wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
     at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
 
     (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
@@ -356,7 +351,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
     spec: dict[str, Any] = {"tableName": table_config["tableName"], "schema": str(work / "schema.json"),
                             "tableConfig": str(work / "table.json"), "segmentsDir": str(built),
                             "segments": list(segments), "servers": [instance_name(s) for s in servers],
-                            "idealState": ideal, "zkDir": str(work / "zk"), "zkPort": _free_port(),
+                            "idealState": ideal, "zkDir": str(work / "zk"), "zkPort": free_port(),
                             "zkMetadataOut": str(logs / "zk_metadata.json"), "brokerConfig": options.broker_config,
                             "queries": str(work / "queries.sql"),
                             "ratePerSecond": load.rate_per_s, "seed": load.seed, "numQueries": load.num_queries,
@@ -369,14 +364,14 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: _Processes, table_c
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
     log = logs / "broker.log"
-    proc = processes.start([*_java(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
+    proc = processes.start([*java_command(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
                                    options.gc_logs), str(work / "load.json"), str(out)], log,
                            options.cpus.get("broker"))
     if options.slow:
         _slow_down(processes, {server: p.pid for server, p, _ in started if server in options.slow}, options.slow,
                    proc, log, work / "start")
     expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
-    summary = _run_to_end(proc, log, "the load generator",
+    summary = run_to_end(proc, log, "the load generator",
                           expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
     schedstat = {server: tuple(b - a for a, b in zip(at_ready[server], _schedstat(p.pid), strict=True))
                  for server, p, _ in started}

@@ -22,7 +22,7 @@ from typing import Any
 
 from workbench.frozen import thaw_json
 from workbench.groundtruth.build import ensure_built
-from workbench.groundtruth.harness import JVM_FLAGS, _free_port, _run_jvm
+from workbench.groundtruth.harness import JVM_FLAGS, free_port, run_jvm
 from workbench.pinot.assignment import Instance, InstancePartitions, partition_column
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
@@ -132,8 +132,8 @@ def _request(tables: Sequence[ControllerTable], servers: Sequence[Instance],
             entry["newInstances"] = _instances(t.new_servers)
         entry["schema"] = thaw_json(t.schema) if t.schema is not None else _default_schema(config)
         entries.append(entry)
-    return {"instances": _instances(servers), "tables": entries, "zkPort": _free_port(), "workDir": str(work),
-            "controllerPort": _free_port(),
+    return {"instances": _instances(servers), "tables": entries, "zkPort": free_port(), "workDir": str(work),
+            "controllerPort": free_port(),
             **({"newInstances": _instances(new_servers)} if new_servers is not None else {})}
 
 
@@ -177,7 +177,7 @@ def pinot_assignment(tables: Sequence[ControllerTable], servers: Sequence[Instan
                    f"-Dlog4j2.configurationFile={jars.classes / 'workbench-log4j2.xml'}",
                    f"-Dworkbench.querylog={work / 'querylog.log'}", "-cp", jars.classpath,  # the config's appender
                    f"workbench.groundtruth.{driver}", str(work / "request.json"), str(response)]
-        _run_jvm(command, work / "driver.log", driver=driver)
+        run_jvm(command, work / "driver.log", driver=driver)
         return _parse(json.loads(response.read_text()))
 
 

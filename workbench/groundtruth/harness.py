@@ -25,7 +25,7 @@ import pandas as pd
 
 from workbench.groundtruth.build import GroundTruthError, ensure_built
 
-__all__ = ["JVM_FLAGS", "PinotAnswer", "PinotRun", "PinotTable", "run_pinot"]
+__all__ = ["JVM_FLAGS", "PinotAnswer", "PinotRun", "PinotTable", "free_port", "run_jvm", "run_pinot"]
 
 #: JDK 17's module openings and Netty's reflective access, as Pinot 1.5.1's root pom starts the JVMs of its own
 #: cluster tests (surefire ``argLine``): without ``tryReflectionSetAccessible`` Netty cannot reach direct buffers'
@@ -83,9 +83,10 @@ class PinotRun:
     query_log: str = ""
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port free on every address: Pinot's ``QueryServer`` binds its port on all of them, not on one host."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("", 0))
         return int(sock.getsockname()[1])
 
 
@@ -96,7 +97,7 @@ def _request(table: PinotTable, queries: Sequence[tuple[str, int]], work: Path) 
         rows.to_json(path, orient="records", lines=True)
         segments.append({"name": name, "rows": str(path)})
     return {"tableConfig": table.table_config, "schema": table.schema, "segments": segments,
-            "workDir": str(work / "pinot"), "zkPort": _free_port(), "servers": list(table.servers),
+            "workDir": str(work / "pinot"), "zkPort": free_port(), "servers": list(table.servers),
             "idealState": table.ideal_state, "brokerConfig": dict(table.broker_config),
             "queries": [{"sql": sql, "requestId": rid} for sql, rid in queries]}
 
@@ -126,12 +127,12 @@ def run_pinot(table: PinotTable, queries: Sequence[tuple[str, int]], *, heap: st
                    f"-Dlog4j2.configurationFile={jars.classes / 'workbench-log4j2.xml'}",
                    f"-Dworkbench.querylog={query_log}", "-cp", jars.classpath,
                    "workbench.groundtruth.PinotParts", str(work / "request.json"), str(response)]
-        _run_jvm(command, work / "driver.log")
+        run_jvm(command, work / "driver.log")
         log = query_log.read_text() if query_log.is_file() else ""
         return _parse(json.loads(response.read_text()), log)
 
 
-def _run_jvm(command: list[str], log: Path, driver: str = "PinotParts") -> None:
+def run_jvm(command: list[str], log: Path, driver: str = "PinotParts") -> None:
     """Run the driver (its class's simple name: ``driver``) in its own process group; kill the group on timeout,
     error or Ctrl-C; a failure raises with the driver's one-line reason."""
     with log.open("w") as out:

@@ -40,15 +40,15 @@ import pandas as pd
 
 from workbench.groundtruth.build import GroundTruthError, ensure_built
 from workbench.groundtruth.cluster import (
-                                          SLACK_S,
-                                          _free_port,
-                                          _java,
-                                          _Processes,
-                                          _run_to_end,
-                                          _tail,
-                                          _wait_ready,
-                                          allocate_servers,
+    SLACK_S,
+    Processes,
+    allocate_servers,
+    java_command,
+    log_tail,
+    run_to_end,
+    wait_ready,
 )
+from workbench.groundtruth.harness import free_port
 
 __all__ = ["HelixCluster", "helix_cluster"]
 
@@ -144,7 +144,7 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
     if num_servers < 1 or not segments:
         raise ValueError("need at least one server and one segment")
     jars = ensure_built()
-    processes = _Processes()
+    processes = Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-helix-", dir=work_dir) as tmp:
         work = Path(tmp)
         logs = Path(logs_dir) if logs_dir is not None else work
@@ -156,7 +156,7 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
             processes.stop_all()
 
 
-def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_config: Mapping[str, Any],
+def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
            schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], num_servers: int, heap: str,
            ready_timeout_s: float) -> HelixCluster:
     (work / "table.json").write_text(json.dumps(table_config))
@@ -167,31 +167,31 @@ def _start(jars: Any, work: Path, logs: Path, processes: _Processes, table_confi
         rows.to_json(path, orient="records", lines=True)
         rows_args.append(f"{name}={path}")
     built = work / "built"
-    zk_port, controller_port, broker_port = _free_port(), _free_port(), _free_port()
+    zk_port, controller_port, broker_port = free_port(), free_port(), free_port()
     controller_log = logs / "controller.log"
-    controller = processes.start([*_short(_java(jars, "384m", "workbench.cluster.HelixControllerMain", "controller",
-                                                logs)), str(work), str(zk_port), str(controller_port), CLUSTER],
-                                 controller_log)
+    main = "workbench.cluster.HelixControllerMain"
+    controller = processes.start([*_short(java_command(jars, "384m", main, "controller", logs)), str(work),
+                                  str(zk_port), str(controller_port), CLUSTER], controller_log)
     build_log = logs / "build.log"
-    build = processes.start([*_short(_java(jars, heap, "workbench.cluster.BuildSegments", "build", work)),
+    build = processes.start([*_short(java_command(jars, heap, "workbench.cluster.BuildSegments", "build", work)),
                              str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], build_log)
-    _run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
-    _wait_ready(controller, controller_log, "controller", ready_timeout_s)
+    run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
+    wait_ready(controller, controller_log, "controller", ready_timeout_s)
     zk = f"127.0.0.1:{zk_port}"
     started = []
     for server in allocate_servers(num_servers):
         host, port = server.split(":")
         log = logs / f"server-{host}-{port}.log"
         name = f"server-{host}-{port}"
-        command = [*_java(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
+        command = [*java_command(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
                    CLUSTER, host, port, str(work / name)]
         started.append((server, processes.start(command, log), log))
     broker_log = logs / "broker.log"
-    broker = processes.start([*_java(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk, CLUSTER,
-                              "127.0.0.1", str(broker_port)], broker_log)
-    servers = tuple(_wait_ready(proc, log, server, ready_timeout_s).split("instance=")[1].strip()
+    broker = processes.start([*java_command(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk,
+                              CLUSTER, "127.0.0.1", str(broker_port)], broker_log)
+    servers = tuple(wait_ready(proc, log, server, ready_timeout_s).split("instance=")[1].strip()
                     for server, proc, log in started)
-    _wait_ready(broker, broker_log, "broker", ready_timeout_s)
+    wait_ready(broker, broker_log, "broker", ready_timeout_s)
     cluster = HelixCluster(f"http://127.0.0.1:{controller_port}", f"http://127.0.0.1:{broker_port}", servers,
                            tuple(p.pid for p in processes.started), logs)
     _call("POST", f"{cluster.controller_url}/schemas", schema)
@@ -213,7 +213,7 @@ def _wait_online(cluster: HelixCluster, raw: str, segments: Sequence[str], serve
         errors = sorted(s for s, states in view.items() if "ERROR" in states.values())
         if errors:
             raise GroundTruthError(f"segments {errors} went to ERROR on their servers; last lines of their logs:\n"
-                                   + "\n".join(_tail(log) for log in server_logs))
+                                   + "\n".join(log_tail(log) for log in server_logs))
         if set(segments) <= set(ideal) and view == ideal:
             return
         if time.monotonic() > deadline:
