@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pinot_files
 import pytest
 import synthetic_cluster as cluster
 import yaml
@@ -42,7 +43,7 @@ def _line(rid: int, kind: str, arrival_ms: int, response_ms: int, cpu_ns: int) -
     time_ms = response_ms + 1  # the broker's own share: 1 ms
     docs = 200_000 * SEGMENTS[kind]
     s = SEGMENTS[kind]
-    stamp = cluster._stamp(arrival_ms + time_ms)
+    stamp = pinot_files.stamp(arrival_ms + time_ms)
     return (f"{stamp} INFO [QueryLogger] [jersey-server-managed-async-executor-1] requestId={rid},table=events_OFFLINE,"
             f"queryHash=,timeMs={time_ms},docs={docs}/{docs},entries=0/{docs},segments(queried/processed/matched/"
             f"consumingQueried/consumingProcessed/consumingMatched/unavailable):{s}/{s}/{s}/0/0/0/0,"

@@ -18,8 +18,8 @@ __all__ = ["describe_calibration"]
 def _parameters(result: CalibrationResult) -> list[str]:
     lines = ["service cost (value ± one standard error):"]
     for p in result.fit.parameters:
-        spread = f"± {p.se:<10.3g}" if p.se is not None else " " * 12
-        where = "fitted" if p.fitted else p.source.split(":")[0]
+        spread = f"± {p.se:<10.3g}" if p.se is not None and not p.at_bound else " " * 12
+        where = "fitted" if p.source == "fitted" else p.source.split(":")[0]
         lines.append(f"  {p.key:<38} {p.value:>11.5g} {spread} {p.unit:<26} {where}")
     v = result.fit.variability
     spread = f"± {v.se:<10.3g}" if v.se is not None else " " * 12

@@ -162,8 +162,6 @@ def _gc(frames: Mapping[str, pd.DataFrame]) -> tuple[dict[str, Any] | None, dict
     return pooled, calibrations
 
 
-def _fmt(p: Any) -> str:
-    return p.source if not p.fitted else f"fitted: ± {p.se:.3g} (1 s.e.)" if p.se is not None else "fitted"
 
 
 def _network(options: CalibrateOptions, delay: Delay | None) -> list[Entry]:
@@ -219,7 +217,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
     ]
     entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
     for p in fit.parameters:
-        entries.append(Entry(p.key, round(p.value, 6), f"{_fmt(p)}; {p.unit}"))
+        entries.append(Entry(p.key, round(p.value, 6), f"{p.statement()}; {p.unit}"))
     entries.append(Entry("service.variability", round(var.sigma, 4), var_note))
     entries.append(Entry("cluster.gc", gc if gc is not None else {"collector": "none"},
                          "from the GC logs (pauses pooled over the logs given)" if gc is not None else

@@ -23,9 +23,9 @@ Everything else of ``timeMs`` (less the broker's own share and the server's crit
 own measured work) is **delay**: it takes no server capacity. The model's term for it is the per-request delay
 (``cluster.network.request_delay_ms``: drawn once per server request, after the server's work, on no core), so
 the calibrated scenario carries the measured delays as its empirical distribution, and no separate network
-latency (the delay includes the transport). The broker's own work is the lower decile of its share
-(``timeMs`` minus the slowest server's ``ResponseDelayMs``): what a query that met no wait took; the rest of the
-share is waiting, and joins the delay.
+latency (the delay includes the transport). The broker's own work (overhead and reduce) is fitted to its share
+(``timeMs`` minus the slowest server's ``ResponseDelayMs``) of the queries whose share the two millisecond clocks
+alone explain: what a query that met no wait took; the rest of the share is waiting, and joins the delay.
 
 ``service.variability`` is fitted to the spread of the measured work around the fitted mean (no millisecond
 clock: the CPU times are nanoseconds), each query's work being the sum of its segments' runs, so only the
@@ -44,30 +44,34 @@ from scipy.optimize import lsq_linear
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
+    AT_BOUND,
     FIT_KEYS,
     FIT_PARAMETERS,
     VARIABILITY_KEY,
     FitOptions,
     Parameter,
     ServiceFit,
+    at_bound_source,
     block_bootstrap,
     bootstrap_blocks,
     fit_quality,
+    held_note,
     identifiable,
     predict,
     segment_mean,
 )
-from workbench.calibrate.variability import fit_variability
+from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
 
-__all__ = ["BROKER_QUANTILE", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
+__all__ = ["CLOCK_SPAN_MS", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
            "measured_share", "server_work_ms", "with_model_docs"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
 #: The share of fitted queries that must carry a measured CPU time for the fit to use it.
 MIN_MEASURED_SHARE = 0.5
-#: The broker's own work per query: this quantile of its share of ``timeMs`` (a query that met no wait).
-BROKER_QUANTILE = 0.10
+#: The most two millisecond clock readings' error moves the broker's share of ``timeMs``, ms: a query whose
+#: share is within this of the median share met no wait the clocks cannot explain.
+CLOCK_SPAN_MS = 2.0
 #: Server keys fitted to the measured work, and the broker keys that are not.
 _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_per_doc",
                 "service.merge_ms_per_segment")
@@ -157,36 +161,43 @@ def _solve(x: np.ndarray, target: np.ndarray) -> np.ndarray:
     return beta
 
 
-def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], sources: dict[str, str]) -> None:
-    """The broker's costs from its share of each query (``timeMs`` minus the slowest server's round trip): the
-    reduce costs by least squares (none below zero), then the overhead as the lower decile of the share less the
-    reduce, what a query that met no wait took. Defaults when ``serverStats`` gives no round trips."""
+def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], sources: dict[str, str],
+            se_of: dict[str, float], options: FitOptions) -> None:
+    """The broker's costs from its share of each query (``timeMs`` minus the slowest server's round trip).
+
+    The share is the broker's work plus any wait on the broker plus the error of two millisecond clocks (each
+    reading errs by up to 1 ms, so the share by up to 2 ms either way, and is a whole number of ms). The
+    queries whose share is within :data:`CLOCK_SPAN_MS` of its median are those the clocks alone can explain;
+    on them the overhead (the intercept) and the reduce costs are a least-squares fit, none below zero, with
+    block-bootstrap standard errors. A plain quantile would read the clocks' error as work (or as its
+    absence: a 0.4 ms overhead has a lower decile of 0), the plain mean would read waits as work.
+    Defaults when ``serverStats`` gives no round trips.
+    """
     use = (f.servers > 0) & np.isfinite(slowest_ms)
     keys = ("cluster.broker.overhead_ms", "cluster.broker.reduce_ms_per_server", "cluster.broker.reduce_ms_per_row")
     if use.sum() < 10:
         for k in keys:
             sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
         return
-    share = (f.time_ms - slowest_ms)[use]
-    x = np.zeros((int(use.sum()), len(FIT_KEYS)))
-    x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[use], f.rows[use]
+    share = f.time_ms - slowest_ms
+    calm = use & (share <= np.median(share[use]) + CLOCK_SPAN_MS)
+    share = share[calm]
+    x = np.zeros((int(calm.sum()), len(FIT_KEYS)))
+    x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[calm], f.rows[calm]
     free, held = identifiable(x, list(keys))
     for k in held:
         sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
     target = share - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(share)))
     cols = [FIT_KEYS.index(k) for k in free]
     beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
-    for k, b in zip(free, beta.tolist(), strict=True):
-        if k != "cluster.broker.overhead_ms":
-            values[k], sources[k] = b, "fitted to the broker's share of timeMs (timeMs minus the slowest server's " \
-                                       "ResponseDelayMs)"
-    reduce = (values["cluster.broker.reduce_ms_per_server"] * f.responded
-              + values["cluster.broker.reduce_ms_per_row"] * f.rows)
-    values["cluster.broker.overhead_ms"] = max(0.0, float(np.quantile(share - reduce[use], BROKER_QUANTILE)))
-    sources["cluster.broker.overhead_ms"] = (
-        f"estimated from the log's serverStats: the {BROKER_QUANTILE:.0%} quantile of timeMs minus the slowest "
-        f"server's ResponseDelayMs less the reduce ({int(use.sum()):,} queries; the rest of that share is waiting, "
-        "in the delay)")
+    cov = block_bootstrap(x[:, cols], target, np.ones(len(target)), bootstrap_blocks(len(target)), options.bootstrap,
+                          np.random.default_rng([options.seed, 4]))
+    where = (f"fitted to the broker's share of timeMs (timeMs minus the slowest server's ResponseDelayMs) on the "
+             f"{len(target):,} queries whose share the millisecond clocks alone explain (within {CLOCK_SPAN_MS:g} ms "
+             "of its median; the rest waited)")
+    for i, (k, b) in enumerate(zip(free, beta.tolist(), strict=True)):
+        values[k], sources[k] = b, where
+        se_of[k] = float(np.sqrt(max(cov[i, i], 0.0)))
 
 
 def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
@@ -240,13 +251,16 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
             extra = 0.0
             extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
                           f"({float(w.mean()):.3g} ms per query): not used")
-    _broker(f, slowest_ms, values, sources)
+    broker_se: dict[str, float] = {}
+    _broker(f, slowest_ms, values, sources, broker_se, opts)
 
     blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
     residuals = w - base[use]
     var = fit_variability(residuals, segment_mean(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
+    if var.se is not None and not shown(var.sigma, var.se):
+        var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, not_shown(var.sigma, var.se))
     cov = block_bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
                      np.random.default_rng([opts.seed, 2]))
     keys = list(free)
@@ -256,7 +270,10 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         grown[:-1, :-1] = cov
         grown[-1, -1] = var.se**2
         cov = grown
-    se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
+    se_of = {**broker_se, **dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))}
+    for k in FIT_KEYS:
+        if sources[k].startswith("fitted") and values[k] == 0.0:
+            sources[k] = at_bound_source(se_of.get(k))
     params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
 
     # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
@@ -274,8 +291,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
              f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
              f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.request_delay_ms"]
-    notes += [f"{k}: {sources[k]}" for k in held]
-    notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative)" for k in free if values[k] == 0.0]
+    notes += [held_note(k, values[k], sources[k], x, free) for k in held]
+    notes += [f"{k}: {sources[k]}" for k in FIT_KEYS if k not in held and sources[k].startswith(AT_BOUND)]
     if var.note:
         notes.append(f"service.variability: {var.note}")
     if extra_note:
