@@ -73,6 +73,26 @@ def replicas(segment: int) -> tuple[int, ...]:
     return _REPLICAS[segment]
 
 
+def _java_hash(text: str) -> int:
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def hash_set_order(segments: range) -> list[int]:
+    """The segments in the iteration order of a ``java.util.HashSet`` filled with their names by ``add``."""
+    capacity = 16
+    while len(segments) > 0.75 * capacity:
+        capacity *= 2
+
+    def bucket(i: int) -> int:
+        h = _java_hash(pinot.segment_name(i))
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(segments, key=lambda i: (bucket(i), i))
+
+
 def _work(segments: list[int], kind: str) -> float:
     p = TRUE
     return p["service.per_request_ms"] + sum(p["service.per_segment_ms"] + p["service.merge_ms_per_segment"]
@@ -98,7 +118,7 @@ def queries(count: int, qps: float, seed: int) -> list[LoggedQuery]:
     for rid, arrival in enumerate(arrivals.tolist()):
         kind, first, width = _pick(rng)
         chosen: dict[int, list[int]] = {}
-        for j, i in enumerate(range(first, first + width)):
+        for j, i in enumerate(hash_set_order(range(first, first + width))):
             candidates = replicas(i)
             chosen.setdefault(candidates[(rid + j) % len(candidates)], []).append(i)
         submit = arrival + p["cluster.broker.overhead_ms"] / 2

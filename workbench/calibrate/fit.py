@@ -37,9 +37,9 @@ from workbench.calibrate.features import KINDS, LogFeatures
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown, spread_gap
 
 #: The fit's building blocks are public because ``work.py`` (the fit to the servers' measured work) reuses them.
-__all__ = ["AT_BOUND", "FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter", "ServiceFit",
-           "at_bound_source", "block_bootstrap", "bootstrap_blocks", "design", "fit_quality", "fit_service",
-           "held_note", "identifiable", "partners", "predict", "refit_overhead", "segment_mean"]
+__all__ = ["AT_BOUND", "CLOCK_VARIANCE", "FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter",
+           "ServiceFit", "at_bound_source", "block_bootstrap", "bootstrap_blocks", "design", "fit_quality",
+           "fit_service", "held_note", "identifiable", "partners", "predict", "refit_overhead", "segment_mean"]
 
 #: The fitted parameters: scenario key, unit, and what it multiplies; in the order of the design columns.
 FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
@@ -98,8 +98,8 @@ class Parameter:
 
         >>> Parameter("k", 2.0, "ms", "fitted", 0.1).statement()
         'fitted: ± 0.1 (1 s.e.)'
-        >>> Parameter("k", 0.0, "ms", at_bound_source(0.5), 0.5).statement()[-46:]
-        'cannot tell it from 0 and puts it below 1 (two standard errors)'
+        >>> Parameter("k", 0.0, "ms", at_bound_source(0.5), 0.5).statement()[-41:]
+        'and puts it below 1 (two standard errors)'
         """
         if self.at_bound or self.se is None:
             return self.source
@@ -525,5 +525,5 @@ def refit_overhead(fit: ServiceFit, value: float, se: float | None, where: str) 
             spread = None if p.se is None else float(np.hypot(p.se, se or 0.0))
             p = replace(p, value=max(0.0, p.value - shift), se=spread)
         params.append(p)
-    notes = tuple(n for n in fit.notes if not n.startswith(f"{key}:")) + (f"{key}: {source}",)
+    notes = (*(n for n in fit.notes if not n.startswith(f"{key}:")), f"{key}: {source}")
     return replace(fit, parameters=tuple(params), notes=notes)

@@ -31,6 +31,7 @@ from workbench.calibrate.backtest import Backtester
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
+from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated, leave_out_overlapped
 from workbench.calibrate.profile import DayProfile, day_profile
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
@@ -108,6 +109,21 @@ class CalibrationResult:
     @property
     def scenario_path(self) -> Path:
         return self.out / "scenario.yaml"
+
+
+def _calm(f: Any) -> tuple[np.ndarray, str | None]:
+    """The queries the cost is fitted to when it is fitted to ``timeMs``: those that met no other query in flight
+    (:mod:`~workbench.calibrate.isolation`) when enough met one to matter and enough did not to fit on, else all;
+    and what the calibration says of it."""
+    alone = isolated(f.arrival_s, f.time_ms)
+    if (~alone).mean() < MIN_OVERLAPPED:
+        return np.ones(len(alone), dtype=bool), None
+    if leave_out_overlapped(alone):
+        return alone, (f"fitted to the {int(alone.sum()):,} of {len(alone):,} queries that met no other query in "
+                       "flight: the others may have waited for threads, which the model simulates itself")
+    return np.ones(len(alone), dtype=bool), (
+        f"fitted to all {len(alone):,} queries: only {int(alone.sum()):,} met no other query in flight (at least "
+        f"{MIN_ISOLATED} needed to leave out the waits), so the costs and the variability include some waiting")
 
 
 def _fit_mask(queries: pd.DataFrame, parsed: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
@@ -307,7 +323,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     slowest = fit_rows["slowest_response_ms"].to_numpy(dtype=float)
     work = server_work_ms(fit_rows)
     delay: Delay | None = None
-    work_note = None
+    work_note = calm_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
         charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
@@ -319,17 +335,18 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         if opts.server_work and np.isfinite(work).any():
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
                          f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
-        fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
-                                               network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
-                                               else opts.network_ms))
-        refined = _overhead(fit, features, slowest)
+        calm, calm_note = _calm(features)
+        fit = fit_service(features.take(calm), FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
+                                                          network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
+                                                          else opts.network_ms))
+        refined = _overhead(fit, features.take(calm), slowest[calm])
         if refined is not None:
             fit = refit_overhead(fit, *refined)
     shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (*fit.notes, seg_note, work_note) if n)
+    notes = tuple(n for n in (*fit.notes, seg_note, work_note, calm_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
     entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)

@@ -45,6 +45,7 @@ from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
     AT_BOUND,
+    CLOCK_VARIANCE,
     FIT_KEYS,
     FIT_PARAMETERS,
     VARIABILITY_KEY,
@@ -60,10 +61,11 @@ from workbench.calibrate.fit import (
     predict,
     segment_mean,
 )
+from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
 
 __all__ = ["CLOCK_SPAN_MS", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
-           "measured_share", "server_work_ms", "with_model_docs"]
+           "measured_share", "server_work_ms", "with_model_docs", "without_clock"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
@@ -77,6 +79,11 @@ _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_
                 "service.merge_ms_per_segment")
 #: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
 _CONSTRAINT_WEIGHT = 1e6
+#: The delay per server request is read from the queries that reached one server when at least this many
+#: (and a tenth of those that reached servers) did: a query on several servers waits for the slowest, so its
+#: delay is the largest of several requests' (and any unevenness of its segments over them), and drawing
+#: such delays again once per request would count the slowest twice.
+MIN_SINGLE = 30
 #: At most this many delay values are written to the scenario (a longer log's delays by evenly spaced quantiles).
 DELAY_POINTS = 1000
 
@@ -131,6 +138,52 @@ class Delay:
                 "broker_overhead_ms": self.broker_ms, "broker_overhead_source": self.broker_source,
                 "in_scenario": "cluster.network.request_delay_ms: empirical, the measured delays (drawn once per "
                                "server request); cluster.network.latency_ms 0 (the delays include the transport)"}
+
+
+def without_clock(raw: np.ndarray) -> np.ndarray:
+    """Each query's delay with the broker clock's error taken out of its spread (ms, at least 0).
+
+    ``timeMs`` is a difference of two millisecond readings, so each raw delay carries an error of variance
+    :data:`~workbench.calibrate.fit.CLOCK_VARIANCE` (1/6 ms^2) with mean 0; the back-test and every
+    simulated answer read the model's latencies on that clock again. So the deviations from the mean are
+    shrunk to the variance the clock does not explain (a moment deconvolution: the mean is kept, the spread
+    is the delays' own), and only then held at 0. Clipping the raw values at 0 instead added the clock's
+    negative half to the mean, and drawing the clock's spread twice widened the tail.
+
+    >>> without_clock(np.array([-0.8, 0.2, 1.2, 0.2])).round(3).tolist()   # 0.2 ms, spread mostly by the clock
+    [0.0, 0.2, 1.016, 0.2]
+    >>> without_clock(np.array([0.0, 0.4, 0.2])).round(3).tolist()   # no more spread than the clock makes: all the mean
+    [0.2, 0.2, 0.2]
+    """
+    if len(raw) < 2:
+        clipped: np.ndarray = np.clip(raw, 0.0, None)
+        return clipped
+    mean, var = float(raw.mean()), float(raw.var())
+    keep = np.sqrt(max(0.0, 1.0 - CLOCK_VARIANCE / var)) if var > 0 else 0.0
+    out: np.ndarray = np.clip(mean + (raw - mean) * keep, 0.0, None)
+    return out
+
+
+def _delay_queries(f: LogFeatures, reached: np.ndarray) -> tuple[np.ndarray, str]:
+    """The queries whose delays are a request's own, and how to say which.
+
+    Those that reached one server (a query on several waits for the slowest, so its delay is the largest of
+    several requests', and drawing it again once per request would count the slowest twice) and met no other
+    query in flight (:mod:`~workbench.calibrate.isolation`: the model simulates the waits for threads itself),
+    while there are enough (:data:`~workbench.calibrate.isolation.MIN_ISOLATED`, or as many as below); else the
+    one-server queries while there are enough (:data:`MIN_SINGLE`, and a tenth of those that reached servers);
+    else all.
+    """
+    enough = max(MIN_SINGLE, 0.1 * reached.sum())
+    single = reached & (f.servers == 1)
+    alone = single & isolated(f.arrival_s, f.time_ms)
+    if alone.sum() >= min(enough, MIN_ISOLATED) and (~alone[single]).mean() >= MIN_OVERLAPPED:
+        return alone, (f"its {int(alone.sum()):,} queries that reached one server with no other query in flight: "
+                       "a request's own delay, without waits for threads, which the model simulates")
+    if single.sum() >= enough:
+        return single, (f"its {int(single.sum()):,} queries that reached one server (a request's own delay; too few "
+                        "met no other query in flight to leave out the waits for threads)")
+    return reached, f"{int(reached.sum()):,} queries that reached servers"
 
 
 def _work_design(f: LogFeatures) -> np.ndarray:
@@ -286,11 +339,12 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     reached = f.servers > 0
     outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
                                      - extra}, g, 0.0)
-    delay = np.clip(f.time_ms - broker - (critical - outside) * ratio - outside, 0.0, None)[reached]
-
+    one, which = _delay_queries(f, reached)
+    delay = without_clock((f.time_ms - broker - (critical - outside) * ratio - outside)[one])
     notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
              f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
-             f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.request_delay_ms"]
+             f"(mean {delay.mean():.3g} ms over {which}) is delay that takes no server capacity: "
+             "cluster.network.request_delay_ms"]
     notes += [held_note(k, values[k], sources[k], x, free) for k in held]
     notes += [f"{k}: {sources[k]}" for k in FIT_KEYS if k not in held and sources[k].startswith(AT_BOUND)]
     if var.note:
