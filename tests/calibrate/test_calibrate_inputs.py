@@ -121,3 +121,14 @@ def test_an_existing_output_is_kept_unless_overwrite(files: dict[str, Path], tmp
         _run(files, out)
     _run(files, out, overwrite=True)
     assert (out / "scenario.yaml").is_file()
+
+
+def test_a_holdout_outside_0_to_1_is_refused_and_a_short_log_is_used_whole(files: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    args = (files["table_config"], files["schema"], files["segments"], files["query_log"])
+    with pytest.raises(InputError, match="--holdout"):
+        CalibrateOptions(holdout=1.0)
+    # 400 queries: 30% held out leaves fewer than 200 in the held-out part, so the whole log is fitted, and said
+    result = calibrate(*args, tmp_path / "short", options=CalibrateOptions(backtest_queries=0, bootstrap=10))
+    assert result.fit.queries == 400
+    assert any(n.startswith("the log is too short to hold 30% of it out") for n in result.notes)

@@ -149,3 +149,23 @@ def contradictions(out: Path) -> list[str]:
 def test_no_output_contradicts_itself(measured: CalibrationResult, timed: CalibrationResult) -> None:
     for result in (measured, timed):
         assert contradictions(result.out) == []
+
+
+def test_the_fit_sees_only_the_first_part_and_the_back_test_reports_both(measured: CalibrationResult,
+                                                                         logged: list[cluster.LoggedQuery]) -> None:
+    assert measured.backtest is not None
+    b = measured.backtest
+    held, fitted = b["holdout"], b["fitted_part"]
+    span = logged[-1].arrival_ms - logged[0].arrival_ms
+    split_ms = logged[0].arrival_ms + 0.7 * span   # the default holdout: the last 30% of the log's span
+    before = sum(q.arrival_ms < split_ms for q in logged)
+    assert held["share"] == 0.3 and held["fitted_queries"] == before and held["held_out_queries"] == QUERIES - before
+    assert measured.fit.queries == before
+    assert b["window"]["queries"] == QUERIES - before and fitted["window"]["queries"] == before
+    for part in (b, fitted):   # within the tolerance on the queries the fit never saw, and on those it did
+        for label in ("p50", "p99"):
+            assert abs(part["overall"][label]["difference_pct"]) <= 10.0, (label, part["overall"][label])
+    assert "held-out last 30%" in b["verdict"] and b["verdict"].startswith("trust the model")
+    doc = json.loads((measured.out / "calibration.json").read_text(encoding="utf-8"))
+    assert doc["holdout"]["fitted_queries"] == before
+    assert json.loads((measured.out / "backtest.json").read_text(encoding="utf-8"))["holdout"] == held

@@ -45,7 +45,9 @@ def _row(label: str, cmp: Mapping[str, Any]) -> str:
 def _backtest(b: Mapping[str, Any]) -> list[str]:
     w = b["window"]
     head = "  ".join(f"{name + ' obs':>8} {'pred':>8} {'diff':>7}" for name, _ in BACKTEST_PERCENTILES)
-    lines = [f"back-test: {w['queries']:,} logged queries replayed over {w['span_s']:.0f} s "
+    held = b.get("holdout")
+    part = f" of the held-out last {held['share']:.0%} of the log" if held else ""
+    lines = [f"back-test{part}: {w['queries']:,} logged queries replayed over {w['span_s']:.0f} s "
              f"({w['replications']} replications; ms, as the broker logs them):",
              f"  {'kind':<12} {'queries':>7}  {head}", _row("all", b["overall"])]
     lines += [_row(kind, cmp) for kind, cmp in b["by_kind"].items()]
@@ -53,6 +55,8 @@ def _backtest(b: Mapping[str, Any]) -> list[str]:
     lines.append(f"  segments per query: log {fan['segments_per_query']['log']:.1f}, model "
                  f"{fan['segments_per_query']['model']:.1f}; servers per query: log "
                  f"{fan['servers_per_query']['log']:.2f}, model {fan['servers_per_query']['model']:.2f}")
+    if held:
+        lines.append(_row("fitted part", b["fitted_part"]["overall"]))
     lines.append(f"verdict: {b['verdict']}")
     return lines
 

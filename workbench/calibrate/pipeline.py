@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from workbench import defaults as D
-from workbench.calibrate.backtest import Backtester
+from workbench.calibrate.backtest import Backtester, holdout_backtest
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
@@ -72,6 +72,10 @@ class CalibrateOptions:
     of ``timeMs`` as delay; ``False`` fits ``timeMs`` alone, as for a log without it. ``server_cpu_ms`` is the
     servers' process CPU per query when measured (summed over servers): the log's CPU time covers only the
     query's own threads, and the rest of the process's CPU (Netty, deserialisation, GC) loads the same cores.
+    ``holdout`` is the share of the log, by arrival time, left out of the fit: the costs are fitted to the first
+    ``1 - holdout`` and the back-test replays both parts apart, so it shows how the model does on queries it
+    never saw (0: fit and back-test the whole log; a log with fewer than
+    ``CALIBRATION_HOLDOUT_MIN_QUERIES`` in either part is used whole, and the calibration says so).
     """
 
     servers: int | None = None
@@ -79,11 +83,17 @@ class CalibrateOptions:
     network_ms: float | None = None
     server_work: bool = True
     server_cpu_ms: float | None = None
+    holdout: float = D.CALIBRATION_HOLDOUT
     lenient: bool = False
     backtest_queries: int = 20_000
     replications: int = D.REPLICATIONS
     bootstrap: int = 500
     seed: int = D.SEED
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.holdout < 1.0:
+            raise InputError("--holdout", f"must be at least 0 and below 1 (the share of the log held out of the "
+                                          f"fit), got {self.holdout:g}")
 
     @property
     def cores(self) -> int:
@@ -124,6 +134,34 @@ def _calm(f: Any) -> tuple[np.ndarray, str | None]:
     return np.ones(len(alone), dtype=bool), (
         f"fitted to all {len(alone):,} queries: only {int(alone.sum()):,} met no other query in flight (at least "
         f"{MIN_ISOLATED} needed to leave out the waits), so the costs and the variability include some waiting")
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Where the log is split for the held-out back-test (``None`` for ``split_s``: not split) and why not."""
+
+    split_s: float | None
+    before: np.ndarray
+    note: str | None = None
+
+
+def _holdout(replay: pd.DataFrame, mask: np.ndarray, share: float) -> _Split:
+    """The first ``1 - share`` of the log's span is fitted; the rest is held out, when both parts are long enough."""
+    arrival = replay["arrival_s"].to_numpy(dtype=float)
+    everything = np.ones(len(replay), dtype=bool)
+    if share == 0.0:
+        return _Split(None, everything)
+    split = float(arrival[0] + (1.0 - share) * (arrival[-1] - arrival[0]))
+    before = arrival < split
+    fitted, held = int((mask & before).sum()), int((~before).sum())
+    least = D.CALIBRATION_HOLDOUT_MIN_QUERIES
+    if min(fitted, held) < least:
+        return _Split(None, everything, f"the log is too short to hold {share:.0%} of it out ({fitted:,} queries to "
+                                        f"fit and {held:,} to hold out; at least {least} each): fitted and "
+                                        "back-tested on the whole log, which shows less than a held-out part would")
+    return _Split(split, before, f"fitted to the first {1 - share:.0%} of the log ({fitted:,} queries, arrivals "
+                                 f"before {split:.4g} s); the last {share:.0%} ({held:,} queries) is held out and "
+                                 "back-tested apart (backtest.json)")
 
 
 def _fit_mask(queries: pd.DataFrame, parsed: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
@@ -294,6 +332,26 @@ def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlS
     return replay, shapes, mask, {k: v for k, v in fit_dropped.items() if v}
 
 
+def _backtest(run: Backtester, scenario: Mapping[str, Any], tmp: Path, replay: pd.DataFrame, kinds: list[str],
+              segs: pd.DataFrame, split: _Split, opts: CalibrateOptions) -> dict[str, Any]:
+    """The back-test: of the whole log, or of its fitted part and its held-out rest apart (each replayed from an
+    empty cluster, its first ``backtest_queries`` queries)."""
+    scratch = tmp / ".backtest"
+    kw = {"max_queries": opts.backtest_queries, "replications": opts.replications, "seed": opts.seed}
+    try:
+        if split.split_s is None:
+            return run(scenario, tmp, replay, kinds, segs, scratch, **kw)
+        before = split.before
+        fitted = run(scenario, tmp, replay[before].reset_index(drop=True), [k for k, b in zip(kinds, before,
+                     strict=True) if b], segs, scratch / "fitted", **kw)
+        held = run(scenario, tmp, replay[~before].reset_index(drop=True), [k for k, b in zip(kinds, before,
+                   strict=True) if not b], segs, scratch / "held-out", **kw)
+        return holdout_backtest(fitted, held, share=opts.holdout, split_s=split.split_s,
+                                fitted_queries=int(before.sum()), held_out_queries=int((~before).sum()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
               out: str | Path, *, gc_logs: Sequence[str | Path] = (), options: CalibrateOptions | None = None,
               overwrite: bool = False, backtest: Backtester | None = None) -> CalibrationResult:
@@ -316,7 +374,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
     replay, shapes, mask, dropped = _replayable(inputs)
     kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
-    fit_rows = replay[mask].reset_index(drop=True)
+    split = _holdout(replay, mask, opts.holdout)
+    fit_rows = replay[mask & split.before].reset_index(drop=True)
     config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
     segs, seg_note = _consuming_docs(inputs.segments)
@@ -346,7 +405,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (*fit.notes, seg_note, work_note, calm_note) if n)
+    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
     entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)
@@ -363,15 +422,14 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                        "fitted_to": "servers' measured work" if delay is not None else "timeMs",
                        "delay": delay.to_dict() if delay is not None else None,
                        "shape": vars(shape), "profile": profile.to_json(),
+                       "holdout": {"share": opts.holdout if split.split_s is not None else 0.0,
+                                   "split_at_s": split.split_s, "fitted_queries": len(fit_rows)},
                        "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / CALIBRATION_FILE, calibration)
         report = None
         if backtest is not None and opts.backtest_queries > 0:
-            scratch = tmp / ".backtest"
-            report = backtest(yaml.safe_load(text), tmp, replay, kinds, segs, scratch,
-                              max_queries=opts.backtest_queries, replications=opts.replications, seed=opts.seed)
-            shutil.rmtree(scratch, ignore_errors=True)
+            report = _backtest(backtest, yaml.safe_load(text), tmp, replay, kinds, segs, split, opts)
             write_json_atomic(tmp / "backtest.json", report)
     return CalibrationResult(Path(out), inputs.table.table_name_with_type, fit, shape,
                              json.loads(json.dumps(report, default=str)) if report else None,
