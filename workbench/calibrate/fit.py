@@ -117,6 +117,9 @@ class FitOptions:
     network_ms: float = D.NETWORK_LATENCY_MS
     #: The broker's per-query work when the log cannot separate it (value, standard error, where from).
     overhead: tuple[float, float | None, str] = (D.BROKER_OVERHEAD_MS, None, "default (workbench/defaults.py)")
+    #: Costs already known (key -> value, standard error, source): the broker's, from its share of each query in
+    #: ``serverStats`` (:mod:`~workbench.calibrate.broker`); they are not fitted to ``timeMs`` again.
+    known: Mapping[str, tuple[float, float | None, str]] = field(default_factory=dict)
     bootstrap: int = 500
     seed: int = 0
     samples: int = DEFAULT_SAMPLES
@@ -362,9 +365,11 @@ def segment_mean(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
 def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
     rounds = mean_factors(f.shapes, 0.0)[f.shape_id] if f.shapes else np.zeros(len(f))
     x, _ = design(f, rounds, options.network_ms)
-    free, held = identifiable(x, list(FIT_KEYS))
+    free, held = identifiable(x, [k for k in FIT_KEYS if k not in options.known])
     values = {k: default for k, _, default in FIT_PARAMETERS}
     sources = dict.fromkeys(FIT_KEYS, "fitted")
+    for k, (value, _, source) in options.known.items():
+        values[k], sources[k] = value, source
     notes = []
     for k in held:
         if k == "cluster.broker.overhead_ms":
@@ -408,6 +413,7 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
         se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
     if "cluster.broker.overhead_ms" not in state.free and opts.overhead[1] is not None:
         se_of["cluster.broker.overhead_ms"] = opts.overhead[1]
+    se_of.update({k: se for k, (_, se, _) in opts.known.items() if se is not None})
     for k in state.free:
         if state.values[k] == 0.0:
             state.sources[k] = at_bound_source(se_of.get(k))

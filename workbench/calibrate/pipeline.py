@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import yaml
 
 from workbench import defaults as D
 from workbench.calibrate.backtest import Backtester, holdout_backtest
+from workbench.calibrate.broker import MIN_SHARES, broker_costs
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
@@ -395,12 +396,16 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
                          f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
         calm, calm_note = _calm(features)
-        fit = fit_service(features.take(calm), FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
-                                                          network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
-                                                          else opts.network_ms))
-        refined = _overhead(fit, features.take(calm), slowest[calm])
-        if refined is not None:
-            fit = refit_overhead(fit, *refined)
+        fit_options = FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
+                                 network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None else opts.network_ms)
+        if np.isfinite(slowest).sum() >= MIN_SHARES:   # serverStats split the broker's work from the servers'
+            known = broker_costs(features.take(calm), slowest[calm], fit_options)
+            fit = fit_service(features.take(calm), replace(fit_options, known=known))
+        else:
+            fit = fit_service(features.take(calm), fit_options)
+            refined = _overhead(fit, features.take(calm), slowest[calm])
+            if refined is not None:
+                fit = refit_overhead(fit, *refined)
     shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import lsq_linear
 
+from workbench.calibrate.broker import broker_costs
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
@@ -64,16 +65,13 @@ from workbench.calibrate.fit import (
 from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
 
-__all__ = ["CLOCK_SPAN_MS", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
+__all__ = ["CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
            "measured_share", "server_work_ms", "with_model_docs", "without_clock"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
 #: The share of fitted queries that must carry a measured CPU time for the fit to use it.
 MIN_MEASURED_SHARE = 0.5
-#: The most two millisecond clock readings' error moves the broker's share of ``timeMs``, ms: a query whose
-#: share is within this of the median share met no wait the clocks cannot explain.
-CLOCK_SPAN_MS = 2.0
 #: Server keys fitted to the measured work, and the broker keys that are not.
 _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_per_doc",
                 "service.merge_ms_per_segment")
@@ -214,45 +212,6 @@ def _solve(x: np.ndarray, target: np.ndarray) -> np.ndarray:
     return beta
 
 
-def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], sources: dict[str, str],
-            se_of: dict[str, float], options: FitOptions) -> None:
-    """The broker's costs from its share of each query (``timeMs`` minus the slowest server's round trip).
-
-    The share is the broker's work plus any wait on the broker plus the error of two millisecond clocks (each
-    reading errs by up to 1 ms, so the share by up to 2 ms either way, and is a whole number of ms). The
-    queries whose share is within :data:`CLOCK_SPAN_MS` of its median are those the clocks alone can explain;
-    on them the overhead (the intercept) and the reduce costs are a least-squares fit, none below zero, with
-    block-bootstrap standard errors. A plain quantile would read the clocks' error as work (or as its
-    absence: a 0.4 ms overhead has a lower decile of 0), the plain mean would read waits as work.
-    Defaults when ``serverStats`` gives no round trips.
-    """
-    use = (f.servers > 0) & np.isfinite(slowest_ms)
-    keys = ("cluster.broker.overhead_ms", "cluster.broker.reduce_ms_per_server", "cluster.broker.reduce_ms_per_row")
-    if use.sum() < 10:
-        for k in keys:
-            sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
-        return
-    share = f.time_ms - slowest_ms
-    calm = use & (share <= np.median(share[use]) + CLOCK_SPAN_MS)
-    share = share[calm]
-    x = np.zeros((int(calm.sum()), len(FIT_KEYS)))
-    x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[calm], f.rows[calm]
-    free, held = identifiable(x, list(keys))
-    for k in held:
-        sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
-    target = share - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(share)))
-    cols = [FIT_KEYS.index(k) for k in free]
-    beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
-    cov = block_bootstrap(x[:, cols], target, np.ones(len(target)), bootstrap_blocks(len(target)), options.bootstrap,
-                          np.random.default_rng([options.seed, 4]))
-    where = (f"fitted to the broker's share of timeMs (timeMs minus the slowest server's ResponseDelayMs) on the "
-             f"{len(target):,} queries whose share the millisecond clocks alone explain (within {CLOCK_SPAN_MS:g} ms "
-             "of its median; the rest waited)")
-    for i, (k, b) in enumerate(zip(free, beta.tolist(), strict=True)):
-        values[k], sources[k] = b, where
-        se_of[k] = float(np.sqrt(max(cov[i, i], 0.0)))
-
-
 def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
              options: FitOptions | None = None, process_ms: float | None = None) -> tuple[ServiceFit, Delay]:
     """The server costs fitted to the measured work, the broker's share, and each query's non-capacity delay.
@@ -305,7 +264,10 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
             extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
                           f"({float(w.mean()):.3g} ms per query): not used")
     broker_se: dict[str, float] = {}
-    _broker(f, slowest_ms, values, sources, broker_se, opts)
+    for k, (value, se, source) in broker_costs(f, slowest_ms, opts).items():
+        values[k], sources[k] = value, source
+        if se is not None:
+            broker_se[k] = se
 
     blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
