@@ -94,16 +94,11 @@ def test_no_spread_is_reported_where_there_is_none(measured: CalibrationResult, 
 
 def test_the_back_test_matches_the_log_within_ten_percent(measured: CalibrationResult,
                                                           timed: CalibrationResult) -> None:
-    assert measured.backtest is not None and timed.backtest is not None
-    overall = measured.backtest["overall"]
-    for label in ("p50", "p99"):
-        assert abs(overall[label]["difference_pct"]) <= 10.0, (label, overall[label])
-    # From timeMs alone only p50 is held to it: the fit spreads a query's segments evenly over the servers it
-    # reached, while Pinot's balanced selector, walking them in hash order, does not; the per-segment cost
-    # absorbs the unevenness, which the replay's own routing adds again (p99 +18%, docs/calibrate.md, Limits).
-    assert abs(timed.backtest["overall"]["p50"]["difference_pct"]) <= 10.0
     for result in (measured, timed):
         assert result.backtest is not None
+        overall = result.backtest["overall"]
+        for label in ("p50", "p99"):
+            assert abs(overall[label]["difference_pct"]) <= 10.0, (label, overall[label])
         fan = result.backtest["fan_out"]["servers_per_query"]
         assert fan["model"] == pytest.approx(fan["log"], rel=1e-9)   # the model routes as the broker did
 
@@ -118,6 +113,8 @@ def test_from_timems_alone_the_costs_the_log_separates_are_recovered(timed: Cali
         _within(timed, key, cluster.TRUE[key])
         assert "ResponseDelayMs" in timed.fit.parameter(key).source
     assert any(n.startswith("fitted to the") and "no other query in flight" in n for n in timed.notes)
+    # with two replicas each query's segments per server are the model's route, not an even spread
+    assert any(n.startswith("each query's segments per server taken from the model's routing") for n in timed.notes)
 
 
 def contradictions(out: Path) -> list[str]:

@@ -34,6 +34,7 @@ from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_o
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated, leave_out_overlapped
 from workbench.calibrate.profile import DayProfile, day_profile
+from workbench.calibrate.routed import routed_counts, with_routed_shapes
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
 from workbench.calibrate.uncertainty import CALIBRATION_FILE
@@ -299,12 +300,32 @@ def _header(inputs: CalibrationInputs) -> list[str]:
             "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
 
 
+def _planner(segments: pd.DataFrame, inputs: CalibrationInputs) -> Planner:
+    """The model's planner over the imported segments, as the calibrated scenario's replay builds it."""
+    return Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
+                   inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
+                   segment_metadata(segments))
+
+
+def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Mapping[str, SqlShape],
+            segments: pd.DataFrame, inputs: CalibrationInputs, servers: int,
+            config: ServerQueryConfig) -> tuple[Any, str | None]:
+    """The features with each query's segments per server as the model routes it (:mod:`.routed`), and a note."""
+    if inputs.table.replication <= 1:
+        return features, None   # one replica: the even spread over the servers reached is the route
+    sql = rows["sql"].astype(str).tolist()
+    counts = routed_counts(sql, positions, _planner(segments, inputs), inputs.table, servers, segments)
+    out, used = with_routed_shapes(features, counts, np.array([shapes[q].group_by for q in sql], dtype=bool),
+                                   [shapes[q].threads for q in sql], config)
+    return out, (f"each query's segments per server taken from the model's routing ({used:,} of {len(sql):,} "
+                 "queries; the rest, whose route reaches other servers or segments than the log says, spread "
+                 "evenly over the servers they reached)")
+
+
 def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs) -> np.ndarray:
     """The documents the model's planner charges each logged query (its time-range share of each segment it
     keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
-    planner = Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
-                      inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
-                      segment_metadata(segments))
+    planner = _planner(segments, inputs)
     logged = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
@@ -383,7 +404,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     slowest = fit_rows["slowest_response_ms"].to_numpy(dtype=float)
     work = server_work_ms(fit_rows)
     delay: Delay | None = None
-    work_note = calm_note = None
+    work_note = calm_note = route_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
         charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
@@ -395,6 +416,9 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         if opts.server_work and np.isfinite(work).any():
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
                          f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
+        shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
+        features, route_note = _routed(features, fit_rows, np.flatnonzero(mask & split.before), shapes, segs,
+                                       inputs, shape.servers, config)
         calm, calm_note = _calm(features)
         fit_options = FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
                                  network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None else opts.network_ms)
@@ -410,7 +434,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note) if n)
+    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note, route_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
     entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)
