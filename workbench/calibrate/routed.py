@@ -64,6 +64,7 @@ def with_routed_shapes(f: LogFeatures, counts: list[tuple[int, ...] | None], gro
     """``f`` with each query's per-server shape from its route, where the route reaches as many servers and
     segments as the log says; and how many queries took their route."""
     index: dict[Shape, int] = {}
+    made: dict[tuple[tuple[int, ...], bool, int | None], Shape] = {}   # a long log repeats few routes
     ids = np.zeros(len(f), dtype=np.int64)
     largest = np.zeros(len(f), dtype=np.int64)
     used = 0
@@ -71,7 +72,8 @@ def with_routed_shapes(f: LogFeatures, counts: list[tuple[int, ...] | None], gro
         routed = counts[i]
         if routed is not None and len(routed) == int(f.servers[i]) and sum(routed) == int(f.segments[i]) \
                 and len(routed) > 0:
-            shape = split_shape(routed, bool(group_by[i]), threads[i], config)
+            key = (routed, bool(group_by[i]), threads[i])
+            shape = made.get(key) or made.setdefault(key, split_shape(*key, config))
             used += 1
         else:
             shape = f.shapes[int(f.shape_id[i])]
