@@ -302,6 +302,11 @@ BACKTEST_WARNING: Final = 0.10
 CALIBRATION_HOLDOUT: Final = 0.3
 #: The fewest queries either part of a held-out log must have; a shorter log is fitted and back-tested whole.
 CALIBRATION_HOLDOUT_MIN_QUERIES: Final = 200
+#: At most this many logged queries (evenly spaced over the fitted part) are routed by the model's router for
+#: the fit to ``timeMs`` (``workbench/calibrate/routed.py``): planning each distinct SQL costs about a third of a
+#: millisecond, which on a million-line log of distinct time windows would add minutes; the rest keep the even
+#: spread, and the calibration says how many were routed.
+CALIBRATION_ROUTED_QUERIES: Final = 20_000
 #: The scenario's assumptions the sizing report varies to see whether they drive its answer, each as the
 #: plausible range around the scenario's value, as multipliers (lower, upper). Lower is kinder: less
 #: long-lived heap, cheaper documents, less allocation. The long-lived heap is rarely measured before a

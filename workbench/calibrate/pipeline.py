@@ -77,7 +77,8 @@ class CalibrateOptions:
     ``holdout`` is the share of the log, by arrival time, left out of the fit: the costs are fitted to the first
     ``1 - holdout`` and the back-test replays both parts apart, so it shows how the model does on queries it
     never saw (0: fit and back-test the whole log; a log with fewer than
-    ``CALIBRATION_HOLDOUT_MIN_QUERIES`` in either part is used whole, and the calibration says so).
+    ``CALIBRATION_HOLDOUT_MIN_QUERIES`` in either part is used whole, and the calibration says so). Without a
+    back-test (``backtest_queries`` 0) nothing is held out: the whole log is fitted.
     """
 
     servers: int | None = None
@@ -314,15 +315,21 @@ def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Ma
     if inputs.table.replication <= 1:
         return features, None   # one replica: the even spread over the servers reached is the route
     sql = rows["sql"].astype(str).tolist()
-    counts = routed_counts(sql, positions, _planner(segments, inputs), inputs.table, servers, segments)
+    chosen = np.unique(np.linspace(0, len(sql) - 1, min(len(sql), D.CALIBRATION_ROUTED_QUERIES)).astype(np.int64))
+    routed = routed_counts([sql[i] for i in chosen], positions[chosen], _planner(segments, inputs), inputs.table,
+                           servers, segments, {q: s.query for q, s in shapes.items()})
+    counts: list[tuple[int, ...] | None] = [None] * len(sql)
+    for i, c in zip(chosen.tolist(), routed, strict=True):
+        counts[i] = c
     out, used = with_routed_shapes(features, counts, np.array([shapes[q].group_by for q in sql], dtype=bool),
                                    [shapes[q].threads for q in sql], config)
     return out, (f"each query's segments per server taken from the model's routing ({used:,} of {len(sql):,} "
-                 "queries; the rest, whose route reaches other servers or segments than the log says, spread "
-                 "evenly over the servers they reached)")
+                 f"queries; the rest, whose route reaches other servers or segments than the log says, or beyond the "
+                 f"{D.CALIBRATION_ROUTED_QUERIES:,} routed, spread evenly over the servers they reached)")
 
 
-def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs) -> np.ndarray:
+def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs,
+                shapes: Mapping[str, SqlShape]) -> np.ndarray:
     """The documents the model's planner charges each logged query (its time-range share of each segment it
     keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
     planner = _planner(segments, inputs)
@@ -330,7 +337,7 @@ def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationI
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:
-            out[i] = float(sum(planner.plan(sql).docs_scanned or ()))
+            out[i] = float(sum(planner.plan(sql, shapes[sql].query).docs_scanned or ()))
         except (InputError, ValueError):
             out[i] = logged[i]
     return out
@@ -396,7 +403,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
     replay, shapes, mask, dropped = _replayable(inputs)
     kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
-    split = _holdout(replay, mask, opts.holdout)
+    split = _holdout(replay, mask, opts.holdout if opts.backtest_queries > 0 and backtest is not None else 0.0)
     fit_rows = replay[mask & split.before].reset_index(drop=True)
     config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
@@ -406,7 +413,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     delay: Delay | None = None
     work_note = calm_note = route_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
-        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs))
+        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
                               process_ms=opts.server_cpu_ms)
         if opts.network_ms is not None:

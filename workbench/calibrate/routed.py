@@ -13,6 +13,8 @@ route is used wherever it reaches the servers and segments the log says the quer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
@@ -20,6 +22,7 @@ from workbench.calibrate.critical_path import Shape
 from workbench.calibrate.features import LogFeatures, split_shape
 from workbench.errors import InputError
 from workbench.pinot.execution_config import ServerQueryConfig
+from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.layout import Layout, assign_layout, routing_instance_partitions
 from workbench.sim.planner import Planner
@@ -44,13 +47,14 @@ def _layout(table: TableConfig, servers: int, segments: pd.DataFrame) -> Layout:
 
 
 def routed_counts(sql: list[str], request_ids: np.ndarray, planner: Planner, table: TableConfig, servers: int,
-                  segments: pd.DataFrame) -> list[tuple[int, ...] | None]:
-    """Per query, the segments each server it reaches serves (``None`` where the planner refuses the SQL)."""
+                  segments: pd.DataFrame, parsed: Mapping[str, Query | None]) -> list[tuple[int, ...] | None]:
+    """Per query, the segments each server it reaches serves (``None`` where the planner refuses the SQL);
+    ``parsed`` has each SQL text parsed (:func:`~workbench.calibrate.features.sql_shapes`)."""
     router = Router(_layout(table, servers, segments), table)
     out: list[tuple[int, ...] | None] = []
     for text, rid in zip(sql, request_ids.tolist(), strict=True):
         try:
-            plan = planner.plan(text)
+            plan = planner.plan(text, parsed.get(text))
         except (InputError, ValueError):
             out.append(None)
             continue
@@ -63,22 +67,18 @@ def with_routed_shapes(f: LogFeatures, counts: list[tuple[int, ...] | None], gro
                        threads: list[int | None], config: ServerQueryConfig) -> tuple[LogFeatures, int]:
     """``f`` with each query's per-server shape from its route, where the route reaches as many servers and
     segments as the log says; and how many queries took their route."""
-    index: dict[Shape, int] = {}
+    index: dict[Shape, int] = {shape: i for i, shape in enumerate(f.shapes)}
     made: dict[tuple[tuple[int, ...], bool, int | None], Shape] = {}   # a long log repeats few routes
-    ids = np.zeros(len(f), dtype=np.int64)
-    largest = np.zeros(len(f), dtype=np.int64)
+    ids, largest = f.shape_id.copy(), f.largest.copy()
     used = 0
-    for i in range(len(f)):
-        routed = counts[i]
-        if routed is not None and len(routed) == int(f.servers[i]) and sum(routed) == int(f.segments[i]) \
-                and len(routed) > 0:
-            key = (routed, bool(group_by[i]), threads[i])
-            shape = made.get(key) or made.setdefault(key, split_shape(*key, config))
-            used += 1
-        else:
-            shape = f.shapes[int(f.shape_id[i])]
+    for i, routed in enumerate(counts):
+        if routed is None or len(routed) != int(f.servers[i]) or sum(routed) != int(f.segments[i]) or not routed:
+            continue
+        key = (routed, bool(group_by[i]), threads[i])
+        shape = made.get(key) or made.setdefault(key, split_shape(*key, config))
         ids[i] = index.setdefault(shape, len(index))
         largest[i] = max((seg for seg, _, _ in shape), default=0)
+        used += 1
     fields = {name: getattr(f, name) for name in ("time_ms", "servers", "responded", "segments", "docs",
                                                   "entries_in_filter", "entries_post_filter", "group_by", "rows",
                                                   "kind", "arrival_s")}
