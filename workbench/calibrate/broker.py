@@ -18,6 +18,7 @@ from workbench.calibrate.fit import (
     FIT_KEYS,
     FIT_PARAMETERS,
     FitOptions,
+    at_bound_source,
     block_bootstrap,
     bootstrap_blocks,
     identifiable,
@@ -78,7 +79,8 @@ def broker_costs(f: LogFeatures, slowest_ms: np.ndarray, options: FitOptions) ->
              f"{int(calm.sum()):,} queries whose share the millisecond clocks explain (within {CLOCK_SPAN_MS:g} ms "
              "above the fit; the rest waited)")
     for i, (k, b) in enumerate(zip(free, beta.tolist(), strict=True)):
-        out[k] = (float(b), float(np.sqrt(max(cov[i, i], 0.0))), where)
+        se = float(np.sqrt(max(cov[i, i], 0.0)))
+        out[k] = (float(b), se, where if b > 0 else at_bound_source(se))
     return out
 
 

@@ -418,6 +418,7 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
         if state.values[k] == 0.0:
             state.sources[k] = at_bound_source(se_of.get(k))
             notes.append(f"{k}: {state.sources[k]}")
+    notes += [f"{k}: {source}" for k, (_, _, source) in opts.known.items() if source.startswith(AT_BOUND)]
     params = tuple(Parameter(k, state.values[k], unit, state.sources[k], se_of.get(k))
                    for k, unit, _ in FIT_PARAMETERS)
     if gain > 0.9:

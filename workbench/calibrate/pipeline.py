@@ -364,12 +364,13 @@ def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlS
 def _backtest(run: Backtester, scenario: Mapping[str, Any], tmp: Path, replay: pd.DataFrame, kinds: list[str],
               segs: pd.DataFrame, split: _Split, opts: CalibrateOptions) -> dict[str, Any]:
     """The back-test: of the whole log, or of its fitted part and its held-out rest apart (each replayed from an
-    empty cluster, its first ``backtest_queries`` queries)."""
+    empty cluster, its first half of ``backtest_queries``, so that the replay costs what one back-test did)."""
     scratch = tmp / ".backtest"
     kw = {"max_queries": opts.backtest_queries, "replications": opts.replications, "seed": opts.seed}
     try:
         if split.split_s is None:
             return run(scenario, tmp, replay, kinds, segs, scratch, **kw)
+        kw["max_queries"] = max(1, opts.backtest_queries // 2)
         before = split.before
         fitted = run(scenario, tmp, replay[before].reset_index(drop=True), [k for k, b in zip(kinds, before,
                      strict=True) if b], segs, scratch / "fitted", **kw)
@@ -430,7 +431,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         fit_options = FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
                                  network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None else opts.network_ms)
         if np.isfinite(slowest).sum() >= MIN_SHARES:   # serverStats split the broker's work from the servers'
-            known = broker_costs(features.take(calm), slowest[calm], fit_options)
+            known = broker_costs(features, slowest, fit_options)   # its trimmed fit leaves out the waits itself
             fit = fit_service(features.take(calm), replace(fit_options, known=known))
         else:
             fit = fit_service(features.take(calm), fit_options)
