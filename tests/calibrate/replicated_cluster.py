@@ -4,7 +4,8 @@ The test's own model, independent of the workbench's code and of the first clust
 
 * **per-request dominated**: a server request costs ``per_request_ms`` (2 ms) however small; a segment adds
   ``per_segment_ms + ns_per_doc x docs``, a fraction of that for the short queries that are most of the log;
-* **no per-segment variability**: every segment of a size costs the same;
+* **no per-segment variability** by default (every segment of a size costs the same); ``sigma`` gives each
+  segment's scan a mean-1 lognormal factor instead;
 * **replication 2 on 4 servers**: each segment, in upload order, goes to the 2 servers holding the fewest
   segments, ties to the first by name (Pinot's balanced segment assignment), so even segments are on servers
   0 and 1, odd ones on 2 and 3; the broker
@@ -93,10 +94,13 @@ def hash_set_order(segments: range) -> list[int]:
     return sorted(segments, key=lambda i: (bucket(i), i))
 
 
-def _work(segments: list[int], kind: str) -> float:
+def _work(segments: list[int], rng: np.random.Generator, sigma: float) -> float:
+    """A request's work: per request, then each segment's (times a mean-1 lognormal factor when ``sigma``)."""
     p = TRUE
-    return p["service.per_request_ms"] + sum(p["service.per_segment_ms"] + p["service.merge_ms_per_segment"]
-                                             + p["service.ns_per_doc"] * 1e-6 * docs(i) for i in segments)
+    factors = rng.lognormal(-sigma**2 / 2, sigma, len(segments)) if sigma > 0 else np.ones(len(segments))
+    return p["service.per_request_ms"] + sum(
+        f * (p["service.per_segment_ms"] + p["service.ns_per_doc"] * 1e-6 * docs(i)) + p["service.merge_ms_per_segment"]
+        for i, f in zip(segments, factors.tolist(), strict=True))
 
 
 def _pick(rng: np.random.Generator) -> tuple[str, int, int]:
@@ -108,8 +112,9 @@ def _pick(rng: np.random.Generator) -> tuple[str, int, int]:
     return kind, int(rng.integers(0, SEGMENTS + 1 - width)), width
 
 
-def queries(count: int, qps: float, seed: int) -> list[LoggedQuery]:
-    """``count`` queries arriving as a Poisson stream of ``qps`` from 2026-01-05, through the servers' queues."""
+def queries(count: int, qps: float, seed: int, sigma: float = 0.0) -> list[LoggedQuery]:
+    """``count`` queries arriving as a Poisson stream of ``qps`` from 2026-01-05, through the servers' queues;
+    ``sigma`` > 0 gives each segment's scan a mean-1 lognormal factor of that log-sigma (the merge stays fixed)."""
     p = TRUE
     rng = np.random.default_rng(seed)
     arrivals = T0_MS + 96 * HOUR_MS + np.cumsum(rng.exponential(1000.0 / qps, count))
@@ -127,7 +132,7 @@ def queries(count: int, qps: float, seed: int) -> list[LoggedQuery]:
             segs = chosen[server]
             thread = int(np.argmin(free[server]))
             start = max(submit + NETWORK_MS, float(free[server, thread]))
-            work = _work(segs, kind)
+            work = _work(segs, rng, sigma)
             free[server, thread] = start + work
             hosts.append(server)
             response.append(start + work + NETWORK_MS - submit)
