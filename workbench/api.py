@@ -215,6 +215,7 @@ def calibrate(
     server_cores: int | None = None,
     backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
     lenient: bool = False, overwrite: bool = False, server_work: bool = True, server_cpu_ms: float | None = None,
+    holdout: float | None = None,
 ) -> CalibrationResult:
     """Calibrate a scenario from a cluster's own files into ``out`` (``docs/calibrate.md``).
 
@@ -222,7 +223,8 @@ def calibrate(
     fits the service cost to the log (with standard errors and ``service.variability``); writes one
     replayable workload directory, ``scenario.yaml`` (every value commented with where it came from),
     ``calibration.json`` and, unless ``backtest_queries`` is 0, ``backtest.json`` (the log's first
-    ``backtest_queries`` queries replayed through the calibrated model, percentiles compared).
+    ``backtest_queries`` queries replayed through the calibrated model, percentiles compared: of the held-out
+    last part of the log and, apart, of the part the costs were fitted to).
 
     Parameters
     ----------
@@ -244,10 +246,13 @@ def calibrate(
     server_cpu_ms
         The servers' process CPU per query when measured (summed over servers): the log's CPU time covers the
         query's threads only; the difference is added to ``service.per_request_ms``.
+    holdout
+        Share of the log, by time, held out of the fit and back-tested apart (default
+        ``workbench/defaults.py`` ``CALIBRATION_HOLDOUT``, 0.3; 0: fit and back-test the whole log).
     """
     from workbench.calibrate import CalibrateOptions
     from workbench.calibrate import calibrate as run
-    from workbench.defaults import REPLICATIONS, SEED
+    from workbench.defaults import CALIBRATION_HOLDOUT, REPLICATIONS, SEED
     from workbench.groundtruth.measure import measured_files
     from workbench.studies.backtest import backtest
 
@@ -273,7 +278,8 @@ def calibrate(
     options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
                                backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
                                seed=SEED if seed is None else seed, server_work=server_work,
-                               server_cpu_ms=server_cpu_ms)
+                               server_cpu_ms=server_cpu_ms,
+                               holdout=CALIBRATION_HOLDOUT if holdout is None else holdout)
     result = run(table_config, schema, segments, query_log, out, gc_logs=gc_logs or (), options=options,
                  overwrite=overwrite, backtest=backtest)
     return dataclasses.replace(result, measured_rate=chosen) if chosen is not None else result

@@ -246,7 +246,7 @@ def _calibrate(args: argparse.Namespace) -> int:
                        servers=args.servers, server_cores=args.server_cores,
                        backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
                        lenient=args.lenient, overwrite=args.overwrite, server_work=args.server_work,
-                       server_cpu_ms=args.server_cpu_ms)
+                       server_cpu_ms=args.server_cpu_ms, holdout=args.holdout)
     _say(describe_calibration(result))
     return 0
 
@@ -487,6 +487,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--server-cores", type=int, metavar="N", help="cores per server (default 8; no input carries it)")
     c.add_argument("--backtest-queries", type=int, default=20_000, metavar="N",
                    help="replay the log's first N queries in the back-test (0: none; default 20000)")
+    c.add_argument("--holdout", type=float, metavar="SHARE",
+                   help="share of the log, by time, held out of the fit and back-tested apart (default 0.3; 0: "
+                        "fit and back-test the whole log)")
     c.add_argument("--replications", type=int, metavar="N", help="back-test replications (default 3)")
     c.add_argument("--seed", type=int, metavar="N", help="seed of every random stream")
     c.add_argument("--lenient", action="store_true", help="skip malformed log lines and report counts")

@@ -296,6 +296,17 @@ SLO_SURVIVE: Final = "server"
 SEGMENT_LOAD_BYTES_PER_S: Final = 50 * 1024**2
 #: Relative back-test difference (p50 or p99, model against the log) above which the report warns.
 BACKTEST_WARNING: Final = 0.10
+#: Share of a query log, by time, that ``workbench calibrate`` holds out of the fit and back-tests on alone:
+#: a back-test on the queries the fit saw cannot show a model that only memorised them. The last 30% keeps 70%
+#: for the fit (its standard errors grow by about a fifth) and leaves a part long enough to back-test on.
+CALIBRATION_HOLDOUT: Final = 0.3
+#: The fewest queries either part of a held-out log must have; a shorter log is fitted and back-tested whole.
+CALIBRATION_HOLDOUT_MIN_QUERIES: Final = 200
+#: At most this many logged queries (evenly spaced over the fitted part) are routed by the model's router for
+#: the fit to ``timeMs`` (``workbench/calibrate/routed.py``): planning each distinct SQL costs about a third of a
+#: millisecond, which on a million-line log of distinct time windows would add minutes; the rest keep the even
+#: spread, and the calibration says how many were routed.
+CALIBRATION_ROUTED_QUERIES: Final = 20_000
 #: The scenario's assumptions the sizing report varies to see whether they drive its answer, each as the
 #: plausible range around the scenario's value, as multipliers (lower, upper). Lower is kinder: less
 #: long-lived heap, cheaper documents, less allocation. The long-lived heap is rarely measured before a

@@ -16,11 +16,14 @@ def test_calibrate_prints_the_fit_and_the_back_test_and_writes_the_directory(
     out = tmp_path / "out"
     code = main(["calibrate", "--table-config", str(paths["table_config"]), "--schema", str(paths["schema"]),
                  "--segments", str(paths["segments"]), "--query-log", str(paths["query_log"]), "--out", str(out),
-                 "--server-cores", "8", "--backtest-queries", "400", "--replications", "2", "--seed", "3"])
+                 "--server-cores", "8", "--backtest-queries", "400", "--replications", "2", "--seed", "3",
+                 "--holdout", "0.3"])
     printed = capsys.readouterr().out
     assert code == 0
     for text in ("calibrated events_OFFLINE from 400 logged queries", "service.ns_per_doc", "back-test",
-                 "verdict:", f"wrote {out}"):
+                 "verdict:", f"wrote {out}",
+                 # 400 queries: 30% held out would leave fewer than 200 in the held-out part: used whole, and said
+                 "note: the log is too short to hold 30% of it out (", "to hold out; at least 200 each)"):
         assert text in printed, text
     for name in ("scenario.yaml", "calibration.json", "backtest.json", "workload/queries.parquet",
                  "workload/segments.parquet", "table_config.json", "schema.json"):

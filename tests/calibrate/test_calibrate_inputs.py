@@ -121,3 +121,14 @@ def test_an_existing_output_is_kept_unless_overwrite(files: dict[str, Path], tmp
         _run(files, out)
     _run(files, out, overwrite=True)
     assert (out / "scenario.yaml").is_file()
+
+
+def test_a_holdout_outside_0_to_1_is_refused_and_without_a_back_test_nothing_is_held_out(files: dict[str, Path],
+                                                                           tmp_path: Path) -> None:
+    args = (files["table_config"], files["schema"], files["segments"], files["query_log"])
+    with pytest.raises(InputError, match="--holdout"):
+        CalibrateOptions(holdout=1.0)
+    # without a back-test nothing is held out
+    assert calibrate(*args, tmp_path / "none", options=CalibrateOptions(backtest_queries=0, bootstrap=10)).fit.queries \
+        == 400
+    # a log too short to hold a part out: test_calibrate_cli.py

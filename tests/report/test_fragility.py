@@ -59,3 +59,11 @@ def test_a_poor_back_test_warns_and_a_good_one_does_not() -> None:
     assert backtest_fit(_row(), Context(200.0, backtest=good)) is None
     assert "p99 -23%" in (backtest_fit(_row(), Context(200.0, backtest=poor)) or "")
     assert backtest_fit(_row(), Context(200.0)) is None  # not calibrated: nothing to warn about
+
+
+def test_a_held_out_back_test_is_judged_on_the_held_out_part_and_says_so() -> None:
+    held = {"overall": {"p50": {"difference_pct": 2.0}, "p99": {"difference_pct": 18.0}},
+            "fitted_part": {"overall": {"p50": {"difference_pct": 1.0}, "p99": {"difference_pct": 3.0}}},
+            "holdout": {"share": 0.3}}
+    text = backtest_fit(_row(), Context(200.0, backtest=held)) or ""
+    assert "p99 +18%" in text and "held-out last 30%" in text

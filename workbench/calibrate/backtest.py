@@ -29,7 +29,7 @@ from workbench.analysis.stats import percentile_ci
 from workbench.calibrate.features import KINDS
 
 __all__ = ["BACKTEST_PERCENTILES", "TOLERANCE", "Backtester", "Window", "backtest_scenario", "backtest_window",
-           "compare_backtest", "compare_percentiles"]
+           "compare_backtest", "compare_percentiles", "holdout_backtest"]
 
 #: Percentiles compared, as (label, quantile).
 BACKTEST_PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0),
@@ -91,15 +91,47 @@ def _fan_out(window: pd.DataFrame, records: pd.DataFrame) -> dict[str, Any]:
                                   "model": mean(records, "servers_queried")}}
 
 
-def _verdict(overall: Mapping[str, Any]) -> str:
+def _within(overall: Mapping[str, Any]) -> tuple[bool, list[str]]:
     parts, ok = [], True
     for label in ("p50", "p99"):
         diff = overall[label]["difference_pct"]
         within = abs(diff) <= 100 * TOLERANCE
         ok &= within
         parts.append(f"{label} {'within' if within else 'off by'} {diff:+.1f}%")
+    return ok, parts
+
+
+def _verdict(overall: Mapping[str, Any]) -> str:
+    ok, parts = _within(overall)
     head = "trust the model at this load" if ok else "do not trust the model here without reading why"
     return f"{head}: predicted {', '.join(parts)} of the log (tolerance {100 * TOLERANCE:g}%)"
+
+
+def holdout_backtest(fitted: Mapping[str, Any], held_out: Mapping[str, Any], *, share: float, split_s: float,
+                     fitted_queries: int, held_out_queries: int) -> dict[str, Any]:
+    """One back-test document from the back-tests of the log's fitted part and of its held-out rest.
+
+    The held-out part's comparison takes the top-level keys (``overall``, ``by_kind``, ``fan_out``, ...: what
+    readers of ``backtest.json`` judge the model by, now on queries the fit never saw); ``fitted_part`` is the
+    fitted part's document; ``holdout`` says where the log was split. The verdict trusts the model only when
+    both parts match.
+
+    >>> part = lambda d: {"overall": {"p50": {"difference_pct": d}, "p99": {"difference_pct": d}}, "verdict": ""}
+    >>> holdout_backtest(part(2.0), part(-12.0), share=0.3, split_s=70.0, fitted_queries=700,
+    ...                  held_out_queries=300)["verdict"][:48]
+    'do not trust the model here without reading why:'
+    """
+    fit_ok, fit_parts = _within(fitted["overall"])
+    held_ok, held_parts = _within(held_out["overall"])
+    head = "trust the model at this load" if fit_ok and held_ok else "do not trust the model here without reading why"
+    verdict = (f"{head}: predicted {', '.join(held_parts)} of the held-out last {share:.0%} of the log, which the "
+               f"fit never saw; {', '.join(fit_parts)} of the fitted first {1 - share:.0%} "
+               f"(tolerance {100 * TOLERANCE:g}%)")
+    return {**held_out, "verdict": verdict, "fitted_part": dict(fitted),
+            "holdout": {"share": share, "split_at_s": split_s, "fitted_queries": fitted_queries,
+                        "held_out_queries": held_out_queries,
+                        "what": "overall, by_kind, fan_out, raw_predicted and window are the held-out part's; "
+                                "fitted_part is the same for the part the costs were fitted to"}}
 
 
 class Backtester(Protocol):

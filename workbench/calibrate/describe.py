@@ -18,8 +18,8 @@ __all__ = ["describe_calibration"]
 def _parameters(result: CalibrationResult) -> list[str]:
     lines = ["service cost (value ± one standard error):"]
     for p in result.fit.parameters:
-        spread = f"± {p.se:<10.3g}" if p.se is not None else " " * 12
-        where = "fitted" if p.fitted else p.source.split(":")[0]
+        spread = f"± {p.se:<10.3g}" if p.se is not None and not p.at_bound else " " * 12
+        where = "fitted" if p.source == "fitted" else p.source.split(":")[0]
         lines.append(f"  {p.key:<38} {p.value:>11.5g} {spread} {p.unit:<26} {where}")
     v = result.fit.variability
     spread = f"± {v.se:<10.3g}" if v.se is not None else " " * 12
@@ -45,7 +45,9 @@ def _row(label: str, cmp: Mapping[str, Any]) -> str:
 def _backtest(b: Mapping[str, Any]) -> list[str]:
     w = b["window"]
     head = "  ".join(f"{name + ' obs':>8} {'pred':>8} {'diff':>7}" for name, _ in BACKTEST_PERCENTILES)
-    lines = [f"back-test: {w['queries']:,} logged queries replayed over {w['span_s']:.0f} s "
+    held = b.get("holdout")
+    part = f" of the held-out last {held['share']:.0%} of the log" if held else ""
+    lines = [f"back-test{part}: {w['queries']:,} logged queries replayed over {w['span_s']:.0f} s "
              f"({w['replications']} replications; ms, as the broker logs them):",
              f"  {'kind':<12} {'queries':>7}  {head}", _row("all", b["overall"])]
     lines += [_row(kind, cmp) for kind, cmp in b["by_kind"].items()]
@@ -53,6 +55,8 @@ def _backtest(b: Mapping[str, Any]) -> list[str]:
     lines.append(f"  segments per query: log {fan['segments_per_query']['log']:.1f}, model "
                  f"{fan['segments_per_query']['model']:.1f}; servers per query: log "
                  f"{fan['servers_per_query']['log']:.2f}, model {fan['servers_per_query']['model']:.2f}")
+    if held:
+        lines.append(_row("fitted part", b["fitted_part"]["overall"]))
     lines.append(f"verdict: {b['verdict']}")
     return lines
 

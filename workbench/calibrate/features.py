@@ -32,7 +32,7 @@ from workbench.pinot.table_config import TableConfig
 from workbench.sim.planner import SERVER_GROUP_TRIM_MIN
 
 __all__ = ["KINDS", "LogFeatures", "SqlShape", "classify", "log_features", "lookup_columns", "server_stats",
-           "sql_shapes"]
+           "split_shape", "sql_shapes"]
 
 #: Query kinds the back-test reports separately, in display order.
 KINDS = ("lookup", "group-by", "aggregation", "selection")
@@ -163,6 +163,24 @@ def _server_shapes(servers: np.ndarray, segments: np.ndarray, group_by: np.ndarr
         ids[i] = index.setdefault(shape, len(index))
         largest[i] = max((seg for seg, _, _ in shape), default=0)
     return ids, tuple(index), largest
+
+
+def split_shape(counts: tuple[int, ...], group_by: bool, option: int | None, config: ServerQueryConfig) -> Shape:
+    """The shape of a query whose servers serve ``counts`` segments each (each with its task count, as
+    :func:`_split` gives them), servers with the same count grouped.
+
+    >>> split_shape((3, 1, 3), False, None, ServerQueryConfig.from_properties({}, cores=2))
+    ((3, 1, 2), (1, 1, 1))
+    """
+    grouped: dict[int, int] = {}
+    for seg in sorted(counts, reverse=True):
+        if seg > 0:
+            grouped[seg] = grouped.get(seg, 0) + 1
+    out = []
+    for seg, count in grouped.items():
+        tasks = config.tasks(seg, group_by, option)
+        out.append((seg, min(tasks, config.cores) if group_by else tasks, count))
+    return tuple(out)
 
 
 def _split(servers: int, segments: int, group_by: bool, option: int | None, config: ServerQueryConfig) -> Shape:

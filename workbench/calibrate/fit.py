@@ -34,12 +34,12 @@ from scipy.optimize import nnls
 from workbench import defaults as D
 from workbench.calibrate.critical_path import DEFAULT_SAMPLES, factor_moments, mean_factors
 from workbench.calibrate.features import KINDS, LogFeatures
-from workbench.calibrate.variability import VariabilityFit, fit_variability, spread_gap
+from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown, spread_gap
 
 #: The fit's building blocks are public because ``work.py`` (the fit to the servers' measured work) reuses them.
-__all__ = ["FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter", "ServiceFit",
-           "block_bootstrap", "bootstrap_blocks", "design", "fit_quality", "fit_service", "identifiable", "predict",
-           "refit_overhead", "segment_mean"]
+__all__ = ["AT_BOUND", "CLOCK_VARIANCE", "FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter",
+           "ServiceFit", "at_bound_source", "block_bootstrap", "bootstrap_blocks", "design", "fit_quality",
+           "fit_service", "held_note", "identifiable", "partners", "predict", "refit_overhead", "segment_mean"]
 
 #: The fitted parameters: scenario key, unit, and what it multiplies; in the order of the design columns.
 FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
@@ -58,6 +58,8 @@ VARIABILITY_KEY = "service.variability"
 _HOLD_FIRST = ("service.merge_ms_per_segment", "cluster.broker.reduce_ms_per_row",
                "cluster.broker.reduce_ms_per_server", "cluster.broker.overhead_ms", "service.per_segment_ms",
                "service.per_request_ms", "service.ns_per_doc")
+#: How the source of a cost fitted at 0 begins (:func:`at_bound_source`).
+AT_BOUND = "fitted at its lower bound 0"
 #: Variance of ``timeMs`` from the broker's millisecond clock alone: a difference of two readings
 #: errs by uniform minus uniform on (-1, 1) ms, whose variance is 1/6 ms^2.
 CLOCK_VARIANCE = 1.0 / 6.0
@@ -70,8 +72,10 @@ _INFLATION_LIMIT = 1e4
 class Parameter:
     """One parameter of the calibrated scenario.
 
-    ``source`` is ``fitted`` (with ``se``, one standard error), or says why it was held and at what:
-    the workbench default (``workbench/defaults.py``), zero, or an estimate from the log's serverStats.
+    ``source`` is ``fitted`` (with ``se``, one standard error), starts with ``fitted`` and says how (to the
+    broker's share of ``timeMs``; at the lower bound 0, where ``se`` is the unconstrained fit's and bounds
+    it above), or says why it was held and at what: the workbench default (``workbench/defaults.py``), zero,
+    or an estimate from the log's serverStats. :meth:`statement` is the one text every output shows.
     """
 
     key: str
@@ -82,7 +86,24 @@ class Parameter:
 
     @property
     def fitted(self) -> bool:
-        return self.source == "fitted"
+        return self.source.startswith("fitted")
+
+    @property
+    def at_bound(self) -> bool:
+        """Fitted at the lower bound 0: the log cannot tell it from 0."""
+        return self.source.startswith(AT_BOUND)
+
+    def statement(self) -> str:
+        """Where the value came from, said once: never a spread beside a bound, nor fitted beside held.
+
+        >>> Parameter("k", 2.0, "ms", "fitted", 0.1).statement()
+        'fitted: ± 0.1 (1 s.e.)'
+        >>> Parameter("k", 0.0, "ms", at_bound_source(0.5), 0.5).statement()[-41:]
+        'and puts it below 1 (two standard errors)'
+        """
+        if self.at_bound or self.se is None:
+            return self.source
+        return f"{self.source}: ± {self.se:.3g} (1 s.e.)"
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "se": self.se, "unit": self.unit, "source": self.source}
@@ -96,6 +117,9 @@ class FitOptions:
     network_ms: float = D.NETWORK_LATENCY_MS
     #: The broker's per-query work when the log cannot separate it (value, standard error, where from).
     overhead: tuple[float, float | None, str] = (D.BROKER_OVERHEAD_MS, None, "default (workbench/defaults.py)")
+    #: Costs already known (key -> value, standard error, source): the broker's, from its share of each query in
+    #: ``serverStats`` (:mod:`~workbench.calibrate.broker`); they are not fitted to ``timeMs`` again.
+    known: Mapping[str, tuple[float, float | None, str]] = field(default_factory=dict)
     bootstrap: int = 500
     seed: int = 0
     samples: int = DEFAULT_SAMPLES
@@ -144,6 +168,12 @@ class ServiceFit:
         }
 
 
+def at_bound_source(se: float | None) -> str:
+    """The source of a cost the non-negative fit put at 0: its unconstrained standard error bounds it above."""
+    bound = f" and puts it below {2 * se:.3g} (two standard errors)" if se else ""
+    return f"{AT_BOUND} (a cost cannot be negative): the log cannot tell it from 0{bound}"
+
+
 def design(features: LogFeatures, g: np.ndarray, network_ms: float) -> tuple[np.ndarray, np.ndarray]:
     """The design matrix (one column per :data:`FIT_PARAMETERS` entry) and the fixed offset (network), ms.
 
@@ -190,6 +220,29 @@ def identifiable(x: np.ndarray, free: list[str]) -> tuple[list[str], list[str]]:
         free.remove(drop)
         held.append(drop)
     return free, held
+
+
+def partners(x: np.ndarray, free: Sequence[str], key: str) -> list[str]:
+    """The free parameters whose columns make up most of held ``key``'s column: the ones that absorb its work."""
+    held = x[:, FIT_KEYS.index(key)]
+    cols = x[:, [FIT_KEYS.index(k) for k in free]]
+    norms = np.sqrt((cols * cols).sum(axis=0))
+    size = float(np.sqrt(held @ held))
+    if not len(free) or size == 0:
+        return []
+    ok = norms > 0
+    beta = np.linalg.lstsq(cols[:, ok] / norms[ok], held / size, rcond=None)[0]
+    named = [k for k, n in zip(free, ok, strict=True) if n]
+    return [k for k, b in zip(named, beta.tolist(), strict=True) if abs(b) > 0.1]
+
+
+def held_note(key: str, value: float, source: str, x: np.ndarray, free: Sequence[str]) -> str:
+    """What a held parameter's note says: at what, why, and which fitted parameters carry its work instead
+    (their values are then the held one's share plus theirs, less the held value)."""
+    carried = partners(x, free, key)
+    with_ = (f"; {', '.join(carried)} {'carries' if len(carried) == 1 else 'carry'} its work beyond "
+             f"{value:.3g} (the log determines {' and '.join([key, *carried])} together, not apart)") if carried else ""
+    return f"{key}: {source} (held at {value:.3g}){with_}"
 
 
 @dataclass
@@ -312,9 +365,11 @@ def segment_mean(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
 def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
     rounds = mean_factors(f.shapes, 0.0)[f.shape_id] if f.shapes else np.zeros(len(f))
     x, _ = design(f, rounds, options.network_ms)
-    free, held = identifiable(x, list(FIT_KEYS))
+    free, held = identifiable(x, [k for k in FIT_KEYS if k not in options.known])
     values = {k: default for k, _, default in FIT_PARAMETERS}
     sources = dict.fromkeys(FIT_KEYS, "fitted")
+    for k, (value, _, source) in options.known.items():
+        values[k], sources[k] = value, source
     notes = []
     for k in held:
         if k == "cluster.broker.overhead_ms":
@@ -323,7 +378,7 @@ def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
                          "cannot be told from the servers' per-request work"
         else:
             sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the other costs"
-        notes.append(f"{k}: {sources[k]}")
+        notes.append(held_note(k, values[k], sources[k], x, free))
     return _State(values, sources, free), notes
 
 
@@ -348,12 +403,24 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200))
     keys, cov, gain = _covariance(f, state, r, var, opts, blocks)
     se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
+    if var.se is not None and not shown(var.sigma, se_of[VARIABILITY_KEY]):
+        # the residuals do not show a per-segment spread: refit the costs without one
+        note = not_shown(var.sigma, se_of[VARIABILITY_KEY])
+        r = _round(f, state, 0.0, opts)
+        predicted = predict(f, state.values, r.g, opts.network_ms)
+        var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, note)
+        keys, cov, gain = _covariance(f, state, r, var, opts, blocks)
+        se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
     if "cluster.broker.overhead_ms" not in state.free and opts.overhead[1] is not None:
         se_of["cluster.broker.overhead_ms"] = opts.overhead[1]
+    se_of.update({k: se for k, (_, se, _) in opts.known.items() if se is not None})
+    for k in state.free:
+        if state.values[k] == 0.0:
+            state.sources[k] = at_bound_source(se_of.get(k))
+            notes.append(f"{k}: {state.sources[k]}")
+    notes += [f"{k}: {source}" for k, (_, _, source) in opts.known.items() if source.startswith(AT_BOUND)]
     params = tuple(Parameter(k, state.values[k], unit, state.sources[k], se_of.get(k))
                    for k, unit, _ in FIT_PARAMETERS)
-    notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative); the log barely sees it"
-              for k in state.free if state.values[k] == 0.0]
     if gain > 0.9:
         notes.append("service.variability: the log barely tells the spread from the mean costs (they trade for "
                      "each other); their standard errors are lower bounds")
@@ -454,12 +521,16 @@ def predict(f: LogFeatures, values: Mapping[str, float], g: np.ndarray, network_
 def refit_overhead(fit: ServiceFit, value: float, se: float | None, where: str) -> ServiceFit:
     """``fit`` with a held broker overhead replaced (the per-request cost absorbs the difference)."""
     params = []
-    shift = value - fit.value("cluster.broker.overhead_ms")
+    key = "cluster.broker.overhead_ms"
+    shift = value - fit.value(key)
+    source = (f"estimated from {where}: every logged query reached servers, so the fit to timeMs could not tell "
+              "it from service.per_request_ms, which carries the rest")
     for p in fit.parameters:
-        if p.key == "cluster.broker.overhead_ms":
-            p = replace(p, value=value, se=se, source=f"estimated from {where}")
+        if p.key == key:
+            p = replace(p, value=value, se=se, source=source)
         elif p.key == "service.per_request_ms" and p.fitted:
             spread = None if p.se is None else float(np.hypot(p.se, se or 0.0))
             p = replace(p, value=max(0.0, p.value - shift), se=spread)
         params.append(p)
-    return replace(fit, parameters=tuple(params))
+    notes = (*(n for n in fit.notes if not n.startswith(f"{key}:")), f"{key}: {source}")
+    return replace(fit, parameters=tuple(params), notes=notes)

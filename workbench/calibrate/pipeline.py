@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,14 @@ import pandas as pd
 import yaml
 
 from workbench import defaults as D
-from workbench.calibrate.backtest import Backtester
+from workbench.calibrate.backtest import Backtester, holdout_backtest
+from workbench.calibrate.broker import MIN_SHARES, broker_costs
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
+from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated, leave_out_overlapped
 from workbench.calibrate.profile import DayProfile, day_profile
+from workbench.calibrate.routed import routed_counts, with_routed_shapes
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import ClusterShape, infer_shape
 from workbench.calibrate.uncertainty import CALIBRATION_FILE
@@ -71,6 +74,11 @@ class CalibrateOptions:
     of ``timeMs`` as delay; ``False`` fits ``timeMs`` alone, as for a log without it. ``server_cpu_ms`` is the
     servers' process CPU per query when measured (summed over servers): the log's CPU time covers only the
     query's own threads, and the rest of the process's CPU (Netty, deserialisation, GC) loads the same cores.
+    ``holdout`` is the share of the log, by arrival time, left out of the fit: the costs are fitted to the first
+    ``1 - holdout`` and the back-test replays both parts apart, so it shows how the model does on queries it
+    never saw (0: fit and back-test the whole log; a log with fewer than
+    ``CALIBRATION_HOLDOUT_MIN_QUERIES`` in either part is used whole, and the calibration says so). Without a
+    back-test (``backtest_queries`` 0) nothing is held out: the whole log is fitted.
     """
 
     servers: int | None = None
@@ -78,11 +86,17 @@ class CalibrateOptions:
     network_ms: float | None = None
     server_work: bool = True
     server_cpu_ms: float | None = None
+    holdout: float = D.CALIBRATION_HOLDOUT
     lenient: bool = False
     backtest_queries: int = 20_000
     replications: int = D.REPLICATIONS
     bootstrap: int = 500
     seed: int = D.SEED
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.holdout < 1.0:
+            raise InputError("--holdout", f"must be at least 0 and below 1 (the share of the log held out of the "
+                                          f"fit), got {self.holdout:g}")
 
     @property
     def cores(self) -> int:
@@ -108,6 +122,49 @@ class CalibrationResult:
     @property
     def scenario_path(self) -> Path:
         return self.out / "scenario.yaml"
+
+
+def _calm(f: Any) -> tuple[np.ndarray, str | None]:
+    """The queries the cost is fitted to when it is fitted to ``timeMs``: those that met no other query in flight
+    (:mod:`~workbench.calibrate.isolation`) when enough met one to matter and enough did not to fit on, else all;
+    and what the calibration says of it."""
+    alone = isolated(f.arrival_s, f.time_ms)
+    if (~alone).mean() < MIN_OVERLAPPED:
+        return np.ones(len(alone), dtype=bool), None
+    if leave_out_overlapped(alone):
+        return alone, (f"fitted to the {int(alone.sum()):,} of {len(alone):,} queries that met no other query in "
+                       "flight: the others may have waited for threads, which the model simulates itself")
+    return np.ones(len(alone), dtype=bool), (
+        f"fitted to all {len(alone):,} queries: only {int(alone.sum()):,} met no other query in flight (at least "
+        f"{MIN_ISOLATED} needed to leave out the waits), so the costs and the variability include some waiting")
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Where the log is split for the held-out back-test (``None`` for ``split_s``: not split) and why not."""
+
+    split_s: float | None
+    before: np.ndarray
+    note: str | None = None
+
+
+def _holdout(replay: pd.DataFrame, mask: np.ndarray, share: float) -> _Split:
+    """The first ``1 - share`` of the log's span is fitted; the rest is held out, when both parts are long enough."""
+    arrival = replay["arrival_s"].to_numpy(dtype=float)
+    everything = np.ones(len(replay), dtype=bool)
+    if share == 0.0:
+        return _Split(None, everything)
+    split = float(arrival[0] + (1.0 - share) * (arrival[-1] - arrival[0]))
+    before = arrival < split
+    fitted, held = int((mask & before).sum()), int((~before).sum())
+    least = D.CALIBRATION_HOLDOUT_MIN_QUERIES
+    if min(fitted, held) < least:
+        return _Split(None, everything, f"the log is too short to hold {share:.0%} of it out ({fitted:,} queries to "
+                                        f"fit and {held:,} to hold out; at least {least} each): fitted and "
+                                        "back-tested on the whole log, which shows less than a held-out part would")
+    return _Split(split, before, f"fitted to the first {1 - share:.0%} of the log ({fitted:,} queries, arrivals "
+                                 f"before {split:.4g} s); the last {share:.0%} ({held:,} queries) is held out and "
+                                 "back-tested apart (backtest.json)")
 
 
 def _fit_mask(queries: pd.DataFrame, parsed: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
@@ -170,8 +227,6 @@ def _gc(frames: Mapping[str, pd.DataFrame]) -> tuple[dict[str, Any] | None, dict
     return pooled, calibrations
 
 
-def _fmt(p: Any) -> str:
-    return p.source if not p.fitted else f"fitted: ± {p.se:.3g} (1 s.e.)" if p.se is not None else "fitted"
 
 
 def _network(options: CalibrateOptions, delay: Delay | None) -> list[Entry]:
@@ -227,7 +282,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
     ]
     entries.append(Entry("service.model", "cost", "the cost model the parameters below belong to"))
     for p in fit.parameters:
-        entries.append(Entry(p.key, round(p.value, 6), f"{_fmt(p)}; {p.unit}"))
+        entries.append(Entry(p.key, round(p.value, 6), f"{p.statement()}; {p.unit}"))
     entries.append(Entry("service.variability", round(var.sigma, 4), var_note))
     entries.append(Entry("cluster.gc", gc if gc is not None else {"collector": "none"},
                          "from the GC logs (pauses pooled over the logs given)" if gc is not None else
@@ -254,17 +309,43 @@ def _header(inputs: CalibrationInputs) -> list[str]:
             "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
 
 
-def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs) -> np.ndarray:
+def _planner(segments: pd.DataFrame, inputs: CalibrationInputs) -> Planner:
+    """The model's planner over the imported segments, as the calibrated scenario's replay builds it."""
+    return Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
+                   inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
+                   segment_metadata(segments))
+
+
+def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Mapping[str, SqlShape],
+            segments: pd.DataFrame, inputs: CalibrationInputs, servers: int,
+            config: ServerQueryConfig) -> tuple[Any, str | None]:
+    """The features with each query's segments per server as the model routes it (:mod:`.routed`), and a note."""
+    if inputs.table.replication <= 1:
+        return features, None   # one replica: the even spread over the servers reached is the route
+    sql = rows["sql"].astype(str).tolist()
+    chosen = np.unique(np.linspace(0, len(sql) - 1, min(len(sql), D.CALIBRATION_ROUTED_QUERIES)).astype(np.int64))
+    routed = routed_counts([sql[i] for i in chosen], positions[chosen], _planner(segments, inputs), inputs.table,
+                           servers, segments, {q: s.query for q, s in shapes.items()})
+    counts: list[tuple[int, ...] | None] = [None] * len(sql)
+    for i, c in zip(chosen.tolist(), routed, strict=True):
+        counts[i] = c
+    out, used = with_routed_shapes(features, counts, np.array([shapes[q].group_by for q in sql], dtype=bool),
+                                   [shapes[q].threads for q in sql], config)
+    return out, (f"each query's segments per server taken from the model's routing ({used:,} of {len(sql):,} "
+                 f"queries; the rest, whose route reaches other servers or segments than the log says, or beyond the "
+                 f"{D.CALIBRATION_ROUTED_QUERIES:,} routed, spread evenly over the servers they reached)")
+
+
+def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs,
+                shapes: Mapping[str, SqlShape]) -> np.ndarray:
     """The documents the model's planner charges each logged query (its time-range share of each segment it
     keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
-    planner = Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
-                      inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
-                      segment_metadata(segments))
+    planner = _planner(segments, inputs)
     logged = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:
-            out[i] = float(sum(planner.plan(sql).docs_scanned or ()))
+            out[i] = float(sum(planner.plan(sql, shapes[sql].query).docs_scanned or ()))
         except (InputError, ValueError):
             out[i] = logged[i]
     return out
@@ -286,6 +367,27 @@ def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlS
                                                          f"fitted ({', '.join(dropped)})")
     fit_dropped = {"SQL the model cannot parse (not replayed)": int((~ok).sum()), **dropped}
     return replay, shapes, mask, {k: v for k, v in fit_dropped.items() if v}
+
+
+def _backtest(run: Backtester, scenario: Mapping[str, Any], tmp: Path, replay: pd.DataFrame, kinds: list[str],
+              segs: pd.DataFrame, split: _Split, opts: CalibrateOptions) -> dict[str, Any]:
+    """The back-test: of the whole log, or of its fitted part and its held-out rest apart (each replayed from an
+    empty cluster, its first half of ``backtest_queries``, so that the replay costs what one back-test did)."""
+    scratch = tmp / ".backtest"
+    kw = {"max_queries": opts.backtest_queries, "replications": opts.replications, "seed": opts.seed}
+    try:
+        if split.split_s is None:
+            return run(scenario, tmp, replay, kinds, segs, scratch, **kw)
+        kw["max_queries"] = max(1, opts.backtest_queries // 2)
+        before = split.before
+        fitted = run(scenario, tmp, replay[before].reset_index(drop=True), [k for k, b in zip(kinds, before,
+                     strict=True) if b], segs, scratch / "fitted", **kw)
+        held = run(scenario, tmp, replay[~before].reset_index(drop=True), [k for k, b in zip(kinds, before,
+                   strict=True) if not b], segs, scratch / "held-out", **kw)
+        return holdout_backtest(fitted, held, share=opts.holdout, split_s=split.split_s,
+                                fitted_queries=int(before.sum()), held_out_queries=int((~before).sum()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
@@ -310,16 +412,17 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
     replay, shapes, mask, dropped = _replayable(inputs)
     kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
-    fit_rows = replay[mask].reset_index(drop=True)
+    split = _holdout(replay, mask, opts.holdout if opts.backtest_queries > 0 and backtest is not None else 0.0)
+    fit_rows = replay[mask & split.before].reset_index(drop=True)
     config = ServerQueryConfig.from_properties({}, cores=opts.cores)
     features = log_features(fit_rows, shapes, config)
     segs, seg_note = _consuming_docs(inputs.segments)
     slowest = fit_rows["slowest_response_ms"].to_numpy(dtype=float)
     work = server_work_ms(fit_rows)
     delay: Delay | None = None
-    work_note = None
+    work_note = calm_note = route_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
-        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs))
+        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
                               process_ms=opts.server_cpu_ms)
         if opts.network_ms is not None:
@@ -329,17 +432,25 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         if opts.server_work and np.isfinite(work).any():
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
                          f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
-        fit = fit_service(features, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
-                                               network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None
-                                               else opts.network_ms))
-        refined = _overhead(fit, features, slowest)
-        if refined is not None:
-            fit = refit_overhead(fit, *refined)
+        shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
+        features, route_note = _routed(features, fit_rows, np.flatnonzero(mask & split.before), shapes, segs,
+                                       inputs, shape.servers, config)
+        calm, calm_note = _calm(features)
+        fit_options = FitOptions(bootstrap=opts.bootstrap, seed=opts.seed,
+                                 network_ms=D.NETWORK_LATENCY_MS if opts.network_ms is None else opts.network_ms)
+        if np.isfinite(slowest).sum() >= MIN_SHARES:   # serverStats split the broker's work from the servers'
+            known = broker_costs(features, slowest, fit_options)   # its trimmed fit leaves out the waits itself
+            fit = fit_service(features.take(calm), replace(fit_options, known=known))
+        else:
+            fit = fit_service(features.take(calm), fit_options)
+            refined = _overhead(fit, features.take(calm), slowest[calm])
+            if refined is not None:
+                fit = refit_overhead(fit, *refined)
     shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     gc, gc_docs = _gc(inputs.gc)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (*fit.notes, seg_note, work_note) if n)
+    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note, route_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
     entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)
@@ -356,15 +467,14 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                        "fitted_to": "servers' measured work" if delay is not None else "timeMs",
                        "delay": delay.to_dict() if delay is not None else None,
                        "shape": vars(shape), "profile": profile.to_json(),
+                       "holdout": {"share": opts.holdout if split.split_s is not None else 0.0,
+                                   "split_at_s": split.split_s, "fitted_queries": len(fit_rows)},
                        "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
                        "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / CALIBRATION_FILE, calibration)
         report = None
         if backtest is not None and opts.backtest_queries > 0:
-            scratch = tmp / ".backtest"
-            report = backtest(yaml.safe_load(text), tmp, replay, kinds, segs, scratch,
-                              max_queries=opts.backtest_queries, replications=opts.replications, seed=opts.seed)
-            shutil.rmtree(scratch, ignore_errors=True)
+            report = _backtest(backtest, yaml.safe_load(text), tmp, replay, kinds, segs, split, opts)
             write_json_atomic(tmp / "backtest.json", report)
     return CalibrationResult(Path(out), inputs.table.table_name_with_type, fit, shape,
                              json.loads(json.dumps(report, default=str)) if report else None,

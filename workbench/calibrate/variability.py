@@ -24,7 +24,8 @@ from scipy.optimize import brentq
 
 from workbench.calibrate.critical_path import Shape, draws
 
-__all__ = ["MAX_VARIABILITY", "VariabilityFit", "fit_variability", "iqr", "spread_gap", "widest"]
+__all__ = ["MAX_VARIABILITY", "SHOWN", "VariabilityFit", "fit_variability", "iqr", "not_shown", "shown", "spread_gap",
+           "widest"]
 
 #: The scenario's upper bound on ``service.variability`` (``workbench/scenario/schema.py``).
 MAX_VARIABILITY = 3.0
@@ -34,6 +35,26 @@ _SAMPLES = 1024
 #: simulated spread is far less noisy than the observed one; a long log is subsampled instead.
 _SIMULATED = 400_000
 _MAX_REPEATS = 8
+#: A fitted spread is reported only when it is at least this many standard errors above 0: a log's
+#: ``timeMs`` includes queueing, GC and the clock, which also widen the residuals, and a spread the
+#: residuals do not clearly show would only inflate the model's tail.
+SHOWN = 2.0
+
+
+def shown(sigma: float, se: float) -> bool:
+    """Whether a fitted ``sigma`` with standard error ``se`` is told from 0 (:data:`SHOWN` standard errors).
+
+    >>> shown(0.3, 0.02), shown(0.36, 2.24)
+    (True, False)
+    """
+    return sigma >= SHOWN * se
+
+
+def not_shown(sigma: float, se: float) -> str:
+    """What a :class:`VariabilityFit` held at 0 says when the residuals did not show the spread."""
+    return (f"held at 0: the residuals do not show a per-segment spread (the fit gives {sigma:.3g} with a "
+            f"standard error of {se:.3g}, not told from 0 at {SHOWN:g} standard errors; queueing, GC and the "
+            "clock widen them too, and the model has its own terms for those)")
 
 
 def iqr(values: np.ndarray) -> float:

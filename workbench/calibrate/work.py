@@ -23,9 +23,9 @@ Everything else of ``timeMs`` (less the broker's own share and the server's crit
 own measured work) is **delay**: it takes no server capacity. The model's term for it is the per-request delay
 (``cluster.network.request_delay_ms``: drawn once per server request, after the server's work, on no core), so
 the calibrated scenario carries the measured delays as its empirical distribution, and no separate network
-latency (the delay includes the transport). The broker's own work is the lower decile of its share
-(``timeMs`` minus the slowest server's ``ResponseDelayMs``): what a query that met no wait took; the rest of the
-share is waiting, and joins the delay.
+latency (the delay includes the transport). The broker's own work (overhead and reduce) is fitted to its share
+(``timeMs`` minus the slowest server's ``ResponseDelayMs``) of the queries whose share the two millisecond clocks
+alone explain: what a query that met no wait took; the rest of the share is waiting, and joins the delay.
 
 ``service.variability`` is fitted to the spread of the measured work around the fitted mean (no millisecond
 clock: the CPU times are nanoseconds), each query's work being the sum of its segments' runs, so only the
@@ -41,38 +41,47 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import lsq_linear
 
+from workbench.calibrate.broker import broker_costs
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
 from workbench.calibrate.fit import (
+    AT_BOUND,
+    CLOCK_VARIANCE,
     FIT_KEYS,
     FIT_PARAMETERS,
     VARIABILITY_KEY,
     FitOptions,
     Parameter,
     ServiceFit,
+    at_bound_source,
     block_bootstrap,
     bootstrap_blocks,
     fit_quality,
+    held_note,
     identifiable,
     predict,
     segment_mean,
 )
-from workbench.calibrate.variability import fit_variability
+from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
+from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
 
-__all__ = ["BROKER_QUANTILE", "CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
-           "measured_share", "server_work_ms", "with_model_docs"]
+__all__ = ["CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
+           "measured_share", "server_work_ms", "with_model_docs", "without_clock"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
 #: The share of fitted queries that must carry a measured CPU time for the fit to use it.
 MIN_MEASURED_SHARE = 0.5
-#: The broker's own work per query: this quantile of its share of ``timeMs`` (a query that met no wait).
-BROKER_QUANTILE = 0.10
 #: Server keys fitted to the measured work, and the broker keys that are not.
 _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_per_doc",
                 "service.merge_ms_per_segment")
 #: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
 _CONSTRAINT_WEIGHT = 1e6
+#: The delay per server request is read from the queries that reached one server when at least this many
+#: (and a tenth of those that reached servers) did: a query on several servers waits for the slowest, so its
+#: delay is the largest of several requests' (and any unevenness of its segments over them), and drawing
+#: such delays again once per request would count the slowest twice.
+MIN_SINGLE = 30
 #: At most this many delay values are written to the scenario (a longer log's delays by evenly spaced quantiles).
 DELAY_POINTS = 1000
 
@@ -129,6 +138,52 @@ class Delay:
                                "server request); cluster.network.latency_ms 0 (the delays include the transport)"}
 
 
+def without_clock(raw: np.ndarray) -> np.ndarray:
+    """Each query's delay with the broker clock's error taken out of its spread (ms, at least 0).
+
+    ``timeMs`` is a difference of two millisecond readings, so each raw delay carries an error of variance
+    :data:`~workbench.calibrate.fit.CLOCK_VARIANCE` (1/6 ms^2) with mean 0; the back-test and every
+    simulated answer read the model's latencies on that clock again. So the deviations from the mean are
+    shrunk to the variance the clock does not explain (a moment deconvolution: the mean is kept, the spread
+    is the delays' own), and only then held at 0. Clipping the raw values at 0 instead added the clock's
+    negative half to the mean, and drawing the clock's spread twice widened the tail.
+
+    >>> without_clock(np.array([-0.8, 0.2, 1.2, 0.2])).round(3).tolist()   # 0.2 ms, spread mostly by the clock
+    [0.0, 0.2, 1.016, 0.2]
+    >>> without_clock(np.array([0.0, 0.4, 0.2])).round(3).tolist()   # no more spread than the clock makes: all the mean
+    [0.2, 0.2, 0.2]
+    """
+    if len(raw) < 2:
+        clipped: np.ndarray = np.clip(raw, 0.0, None)
+        return clipped
+    mean, var = float(raw.mean()), float(raw.var())
+    keep = np.sqrt(max(0.0, 1.0 - CLOCK_VARIANCE / var)) if var > 0 else 0.0
+    out: np.ndarray = np.clip(mean + (raw - mean) * keep, 0.0, None)
+    return out
+
+
+def _delay_queries(f: LogFeatures, reached: np.ndarray) -> tuple[np.ndarray, str]:
+    """The queries whose delays are a request's own, and how to say which.
+
+    Those that reached one server (a query on several waits for the slowest, so its delay is the largest of
+    several requests', and drawing it again once per request would count the slowest twice) and met no other
+    query in flight (:mod:`~workbench.calibrate.isolation`: the model simulates the waits for threads itself),
+    while there are enough (:data:`~workbench.calibrate.isolation.MIN_ISOLATED`, or as many as below); else the
+    one-server queries while there are enough (:data:`MIN_SINGLE`, and a tenth of those that reached servers);
+    else all.
+    """
+    enough = max(MIN_SINGLE, 0.1 * reached.sum())
+    single = reached & (f.servers == 1)
+    alone = single & isolated(f.arrival_s, f.time_ms)
+    if alone.sum() >= min(enough, MIN_ISOLATED) and (~alone[single]).mean() >= MIN_OVERLAPPED:
+        return alone, (f"its {int(alone.sum()):,} queries that reached one server with no other query in flight: "
+                       "a request's own delay, without waits for threads, which the model simulates")
+    if single.sum() >= enough:
+        return single, (f"its {int(single.sum()):,} queries that reached one server (a request's own delay; too few "
+                        "met no other query in flight to leave out the waits for threads)")
+    return reached, f"{int(reached.sum()):,} queries that reached servers"
+
+
 def _work_design(f: LogFeatures) -> np.ndarray:
     """Columns of a query's total server work in :data:`FIT_PARAMETERS` order (broker columns zero): per server
     request, per segment, per document (x 1e-6, ns to ms), per segment merged."""
@@ -155,38 +210,6 @@ def _solve(x: np.ndarray, target: np.ndarray) -> np.ndarray:
     scale = np.where((x * x).sum(axis=0) > 0, np.sqrt((x * x).sum(axis=0)), 1.0)
     beta: np.ndarray = lsq_linear(a / scale, b, bounds=(0.0, np.inf), method="bvls").x / scale
     return beta
-
-
-def _broker(f: LogFeatures, slowest_ms: np.ndarray, values: dict[str, float], sources: dict[str, str]) -> None:
-    """The broker's costs from its share of each query (``timeMs`` minus the slowest server's round trip): the
-    reduce costs by least squares (none below zero), then the overhead as the lower decile of the share less the
-    reduce, what a query that met no wait took. Defaults when ``serverStats`` gives no round trips."""
-    use = (f.servers > 0) & np.isfinite(slowest_ms)
-    keys = ("cluster.broker.overhead_ms", "cluster.broker.reduce_ms_per_server", "cluster.broker.reduce_ms_per_row")
-    if use.sum() < 10:
-        for k in keys:
-            sources[k] = "held at default (workbench/defaults.py): the log's serverStats give no server round trips"
-        return
-    share = (f.time_ms - slowest_ms)[use]
-    x = np.zeros((int(use.sum()), len(FIT_KEYS)))
-    x[:, 0], x[:, 5], x[:, 6] = 1.0, f.responded[use], f.rows[use]
-    free, held = identifiable(x, list(keys))
-    for k in held:
-        sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the broker's other costs"
-    target = share - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(share)))
-    cols = [FIT_KEYS.index(k) for k in free]
-    beta = lsq_linear(x[:, cols], target, bounds=(0.0, np.inf), method="bvls").x if cols else np.zeros(0)
-    for k, b in zip(free, beta.tolist(), strict=True):
-        if k != "cluster.broker.overhead_ms":
-            values[k], sources[k] = b, "fitted to the broker's share of timeMs (timeMs minus the slowest server's " \
-                                       "ResponseDelayMs)"
-    reduce = (values["cluster.broker.reduce_ms_per_server"] * f.responded
-              + values["cluster.broker.reduce_ms_per_row"] * f.rows)
-    values["cluster.broker.overhead_ms"] = max(0.0, float(np.quantile(share - reduce[use], BROKER_QUANTILE)))
-    sources["cluster.broker.overhead_ms"] = (
-        f"estimated from the log's serverStats: the {BROKER_QUANTILE:.0%} quantile of timeMs minus the slowest "
-        f"server's ResponseDelayMs less the reduce ({int(use.sum()):,} queries; the rest of that share is waiting, "
-        "in the delay)")
 
 
 def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
@@ -240,13 +263,19 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
             extra = 0.0
             extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
                           f"({float(w.mean()):.3g} ms per query): not used")
-    _broker(f, slowest_ms, values, sources)
+    broker_se: dict[str, float] = {}
+    for k, (value, se, source) in broker_costs(f, slowest_ms, opts).items():
+        values[k], sources[k] = value, source
+        if se is not None:
+            broker_se[k] = se
 
     blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
     residuals = w - base[use]
     var = fit_variability(residuals, segment_mean(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
+    if var.se is not None and not shown(var.sigma, var.se):
+        var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, not_shown(var.sigma, var.se))
     cov = block_bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
                      np.random.default_rng([opts.seed, 2]))
     keys = list(free)
@@ -256,7 +285,10 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         grown[:-1, :-1] = cov
         grown[-1, -1] = var.se**2
         cov = grown
-    se_of = dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))
+    se_of = {**broker_se, **dict(zip(keys, np.sqrt(np.clip(np.diag(cov), 0, None)).tolist(), strict=True))}
+    for k in FIT_KEYS:
+        if sources[k].startswith("fitted") and values[k] == 0.0:
+            sources[k] = at_bound_source(se_of.get(k))
     params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
 
     # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
@@ -269,13 +301,14 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     reached = f.servers > 0
     outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
                                      - extra}, g, 0.0)
-    delay = np.clip(f.time_ms - broker - (critical - outside) * ratio - outside, 0.0, None)[reached]
-
+    one, which = _delay_queries(f, reached)
+    delay = without_clock((f.time_ms - broker - (critical - outside) * ratio - outside)[one])
     notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
              f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
-             f"(mean {delay.mean():.3g} ms) is delay that takes no server capacity: cluster.network.request_delay_ms"]
-    notes += [f"{k}: {sources[k]}" for k in held]
-    notes += [f"{k}: fitted at its lower bound 0 (a cost cannot be negative)" for k in free if values[k] == 0.0]
+             f"(mean {delay.mean():.3g} ms over {which}) is delay that takes no server capacity: "
+             "cluster.network.request_delay_ms"]
+    notes += [held_note(k, values[k], sources[k], x, free) for k in held]
+    notes += [f"{k}: {sources[k]}" for k in FIT_KEYS if k not in held and sources[k].startswith(AT_BOUND)]
     if var.note:
         notes.append(f"service.variability: {var.note}")
     if extra_note:

@@ -127,7 +127,9 @@ def backtest_fit(row: pd.Series, ctx: Context) -> str | None:
             misses.append(f"{label} {diff:+.0f}%")
     if not misses:
         return None
-    return (f"The calibrated model misses the logged latencies ({', '.join(misses)}, tolerance "
+    held = (ctx.backtest or {}).get("holdout")
+    where = f" of the held-out last {held['share']:.0%} of its log" if isinstance(held, Mapping) else ""
+    return (f"The calibrated model misses the logged latencies{where} ({', '.join(misses)}, tolerance "
             f"{100 * ctx.backtest_tolerance:g}%): treat its answer as a rough guide until the back-test agrees.")
 
 

@@ -154,11 +154,12 @@ class Planner:
         self._index = {n: i for i, n in enumerate(names)}
         self._plans: dict[str, QueryPlan] = {}
 
-    def plan(self, sql: str) -> QueryPlan:
-        """The plan of one SQL text (cached)."""
+    def plan(self, sql: str, query: Query | None = None) -> QueryPlan:
+        """The plan of one SQL text (cached); ``query`` is the text already parsed, when the caller has it
+        (calibration parses a log's SQL once for its own needs, and parsing is most of planning)."""
         hit = self._plans.get(sql)
         if hit is None:
-            hit = self._plans[sql] = self._make(_parsed(sql), len(self._plans) + 1)
+            hit = self._plans[sql] = self._make(query if query is not None else _parsed(sql), len(self._plans) + 1)
         return hit
 
     def _make(self, query: Query, key: int) -> QueryPlan:
