@@ -55,7 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "fetch_controller", "generate",
            "import_input", "load_generate_spec", "measure", "profile_note", "report", "run_checked", "run_scenario",
-           "run_studies", "scale_out", "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict", "write_run"]
+           "run_studies", "scale_out", "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict",
+           "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
