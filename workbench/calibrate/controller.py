@@ -120,7 +120,8 @@ def fetch_controller(url: str, table: str, out: str | Path, *, table_type: str |
 
     Writes ``table_config.json``, ``schema.json``, ``segments.json`` (each answer unchanged) and
     ``controller.json`` (the URL, table, type and endpoints read). ``table`` is the raw name or the name with
-    its type (``events_OFFLINE``, which also picks the type).
+    its type (``events_OFFLINE``, which also picks the type). Every call is made before anything is written, so a
+    failed fetch writes nothing.
 
     Raises
     ------
