@@ -9,7 +9,8 @@
 - :func:`run_studies`: the runs a sweep's sizing report reads (what-ifs, headroom, rebalance), before it;
 - :func:`report`: the PDF of a run directory or a sweep directory, from files only (it never simulates);
 - :func:`import_input`: a real Pinot input (table config, schema, segments, query log, GC log) imported;
-- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files;
+- :func:`calibrate`: a calibrated scenario, fitted service cost and back-test from a cluster's own files (or
+  its live controller's, :func:`fetch_controller`);
 - :func:`table_added`: what one table of a ``tables:`` scenario does to the others' p99 (``workbench table-added``).
 
 Each validates its input once, checks that its output can be written before any work starts, and
@@ -44,16 +45,18 @@ from workbench.scenario.schema import ClusterSpec, GenerateSpec, LimitsSpec, Sim
 if TYPE_CHECKING:
     import pandas as pd
 
-    from workbench.calibrate import CalibrationResult
+    from workbench.calibrate import CalibrateOptions, CalibrationResult
+    from workbench.calibrate.controller import ControllerFiles
     from workbench.groundtruth import Agreement
     from workbench.report.day_record import Day
     from workbench.studies.scale_out import ScaleOut
     from workbench.studies.upsert_question import UpsertAnswer, UpsertQuestion
     from workbench.studies.verdict import Verdict
 
-__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "generate", "import_input",
-           "load_generate_spec", "measure", "profile_note", "report", "run_checked", "run_scenario", "run_studies",
-           "scale_out", "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict", "write_run"]
+__all__ = ["SUMMARY_FILE", "agree", "calibrate", "check_scenario", "day", "fetch_controller", "generate",
+           "import_input", "load_generate_spec", "measure", "profile_note", "report", "run_checked", "run_scenario",
+           "run_studies", "scale_out", "scenario_warnings", "studies_note", "table_added", "upsert_question", "verdict",
+           "write_run"]
 
 def load_generate_spec(source: str | Path | Scenario) -> tuple[GenerateSpec, str, str | None, TableConfig | None]:
     """Read a workload spec: a scenario (its ``workload.generate``) or a bare generate-spec YAML.
@@ -216,6 +219,7 @@ def calibrate(
     backtest_queries: int = 20_000, replications: int | None = None, seed: int | None = None,
     lenient: bool = False, overwrite: bool = False, server_work: bool = True, server_cpu_ms: float | None = None,
     holdout: float | None = None,
+    controller: str | None = None, table: str | None = None, table_type: str | None = None,
 ) -> CalibrationResult:
     """Calibrate a scenario from a cluster's own files into ``out`` (``docs/calibrate.md``).
 
@@ -232,6 +236,10 @@ def calibrate(
         A ``workbench measure`` directory: the table config, schema and segments come from it, the broker query
         log and server GC logs from its ``rate`` (default: the lowest measured); files given explicitly override.
         The result's ``measured_rate`` says which rate was read.
+    controller, table, table_type
+        A live controller's URL (``http://host:9000``) and the table to fetch the table config, schema and
+        segment metadata of (:func:`fetch_controller`), instead of the three files; ``table_type`` picks the type
+        of a hybrid table. The answers are kept in ``out/controller/``, which the sources name.
     servers
         Server count, when the log's ``serverStats`` should not decide it.
     server_cores
@@ -256,7 +264,15 @@ def calibrate(
     from workbench.groundtruth.measure import measured_files
     from workbench.studies.backtest import backtest
 
+    options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
+                               backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
+                               seed=SEED if seed is None else seed, server_work=server_work,
+                               server_cpu_ms=server_cpu_ms,
+                               holdout=CALIBRATION_HOLDOUT if holdout is None else holdout)
     chosen: str | None = None
+    if controller is not None or table is not None or table_type is not None:
+        return _calibrate_controller(controller, table, table_type, (table_config, schema, segments, measured),
+                                     query_log, out, gc_logs, options, overwrite)
     if measured is not None:
         files = measured_files(measured, rate)
         chosen = files.rate
@@ -274,15 +290,49 @@ def calibrate(
                                    "table config, schema, segments, query log and GC logs)")
     assert table_config is not None and schema is not None and segments is not None and query_log is not None
     assert out is not None
-
-    options = CalibrateOptions(servers=servers, server_cores=server_cores, lenient=lenient,
-                               backtest_queries=backtest_queries, replications=replications or REPLICATIONS,
-                               seed=SEED if seed is None else seed, server_work=server_work,
-                               server_cpu_ms=server_cpu_ms,
-                               holdout=CALIBRATION_HOLDOUT if holdout is None else holdout)
     result = run(table_config, schema, segments, query_log, out, gc_logs=gc_logs or (), options=options,
                  overwrite=overwrite, backtest=backtest)
     return dataclasses.replace(result, measured_rate=chosen) if chosen is not None else result
+
+
+def _calibrate_controller(controller: str | None, table: str | None, table_type: str | None,
+                          given: tuple[Any, ...], query_log: str | Path | None, out: str | Path | None,
+                          gc_logs: Sequence[str | Path] | None, options: CalibrateOptions,
+                          overwrite: bool) -> CalibrationResult:
+    """:func:`calibrate` from a live controller: fetch into a staging directory, calibrate, keep the answers."""
+    import tempfile
+
+    from workbench.calibrate import calibrate as run
+    from workbench.studies.backtest import backtest
+
+    if any(v is not None for v in given):
+        raise InputError("--controller", "fetches the table config, schema and segments: give either --controller "
+                                         "with --table, or --table-config/--schema/--segments (or --measured), "
+                                         "not both")
+    if controller is None or table is None:
+        raise InputError("--controller" if controller is None else "--table",
+                         "--controller URL and --table NAME go together (--table-type with them for a hybrid table)")
+    for flag, value in (("--query-log", query_log), ("--out", out)):
+        if value is None:
+            raise InputError(flag, "is required with --controller (the broker's querylog.log; the output directory)")
+    assert query_log is not None and out is not None
+    with tempfile.TemporaryDirectory(prefix="workbench-controller-") as staging:
+        files = fetch_controller(controller, table, staging, table_type=table_type)
+        return run(files.table_config, files.schema, files.segments, query_log, out, gc_logs=gc_logs or (),
+                   options=options, overwrite=overwrite, backtest=backtest, fetched=staging)
+
+
+def fetch_controller(url: str, table: str, out: str | Path, *, table_type: str | None = None) -> ControllerFiles:
+    """Fetch ``table``'s config, schema and segment metadata from the Pinot controller at ``url`` into ``out``.
+
+    Writes ``table_config.json`` (``GET /tables/{table}``), ``schema.json`` (``GET /schemas/{schema}``),
+    ``segments.json`` (``GET /segments/{table}/metadata``, or the controller's ZooKeeper records when the servers'
+    admin API does not answer it) unchanged, and ``controller.json`` (what was read from where): the three files
+    :func:`calibrate` reads (``docs/calibrate.md``).
+    """
+    from workbench.calibrate.controller import fetch_controller as fetch
+
+    return fetch(url, table, out, table_type=table_type)
 
 
 def scale_out(

@@ -246,7 +246,8 @@ def _calibrate(args: argparse.Namespace) -> int:
                        servers=args.servers, server_cores=args.server_cores,
                        backtest_queries=args.backtest_queries, replications=args.replications, seed=args.seed,
                        lenient=args.lenient, overwrite=args.overwrite, server_work=args.server_work,
-                       server_cpu_ms=args.server_cpu_ms, holdout=args.holdout)
+                       server_cpu_ms=args.server_cpu_ms, holdout=args.holdout, controller=args.controller,
+                       table=args.table, table_type=args.table_type)
     _say(describe_calibration(result))
     return 0
 
@@ -475,11 +476,19 @@ def _parser() -> argparse.ArgumentParser:
                         "log and server GC logs (the flags below override)")
     c.add_argument("--rate", type=_rate, metavar="QPS",
                    help="with --measured: the measured rate to calibrate from (default: the lowest)")
+    c.add_argument("--controller", metavar="URL",
+                   help="a live Pinot controller (http://host:9000): fetch --table's config, schema and segment "
+                        "metadata from it instead of the three files (kept in DIR/controller/)")
+    c.add_argument("--table", metavar="NAME", help="with --controller: the table to fetch")
+    c.add_argument("--table-type", choices=("OFFLINE", "REALTIME"), type=str.upper,
+                   help="with --controller: the type of a hybrid table")
     c.add_argument("--table-config", metavar="F", help="table config JSON (GET /tables/{table}); required without "
-                                                       "--measured")
-    c.add_argument("--schema", metavar="F", help="schema JSON (GET /schemas/{schema}); required without --measured")
+                                                       "--measured or --controller")
+    c.add_argument("--schema", metavar="F", help="schema JSON (GET /schemas/{schema}); required without --measured or "
+                                                  "--controller")
     c.add_argument("--segments", metavar="F",
-                   help="segment metadata JSON (GET /segments/{table}/metadata); required without --measured")
+                   help="segment metadata JSON (GET /segments/{table}/metadata); required without --measured or "
+                        "--controller")
     c.add_argument("--query-log", metavar="F", help="the broker's querylog.log; required without --measured")
     c.add_argument("--gc-log", action="append", metavar="F", help="a server's GC log (-Xlog:gc*); repeat per server")
     c.add_argument("--out", required=True, metavar="DIR", help="output directory (written atomically)")

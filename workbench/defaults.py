@@ -218,6 +218,10 @@ ZGC_RETAINED_SHARE: Final = 0.15
 ZGC_THREADS_SHARE: Final = 0.5
 
 # -- limits -------------------------------------------------------------------------------------------
+#: One REST call to a Pinot controller by ``workbench calibrate --controller``, s: the segment metadata
+#: call asks every server, so it is slower than the others (ControllerConf's
+#: server.request.timeoutSeconds, 30 s by default, bounds that).
+CONTROLLER_TIMEOUT_S: Final = 60.0
 # Every number a user gives is finite, and the work it asks for is bounded: these limits are checked
 # before any work starts, so a typo (`qps: 1e9`, `duration_s: 1y`) fails in a second instead of hanging
 # or exhausting memory. A scenario's `limits:` section raises the work limits (docs/scenario.md,

@@ -1,11 +1,21 @@
-"""Ground-truth tests run Pinot's own jars (fetched by Maven on first use); mark them all ``pinot``."""
+"""Ground-truth tests run Pinot's own jars (fetched by Maven on first use); mark them all ``pinot``.
+
+``helix_run`` is the one Helix cluster of a test session (``helix_run.py``), shared by ``test_helix_cluster.py``
+and ``test_calibrate_controller.py`` rather than started twice.
+"""
 
 from __future__ import annotations
 
 import pytest
+from helix_run import HelixRun, start_run
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/groundtruth/" in str(item.fspath):
             item.add_marker(pytest.mark.pinot)
+
+
+@pytest.fixture(scope="session")
+def helix_run(tmp_path_factory: pytest.TempPathFactory) -> HelixRun:
+    return start_run(tmp_path_factory.mktemp("helix-logs"), tmp_path_factory.mktemp("helix-calibrate"))

@@ -11,10 +11,13 @@ are one table's (:mod:`~workbench.calibrate.inputs`), fits the service cost to t
     DIR/calibration.json    the fit: parameters, standard errors, covariance, quality, what was dropped
     DIR/backtest.json       observed against predicted percentiles, overall and per query kind
     DIR/gc_calibration.json per GC log, when GC logs were given
+    DIR/controller/         with ``fetched``: the controller's answers the inputs were read from
+                            (:mod:`~workbench.calibrate.controller`), named as the sources
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Mapping, Sequence
@@ -390,14 +393,30 @@ def _backtest(run: Backtester, scenario: Mapping[str, Any], tmp: Path, replay: p
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+#: Where the controller's answers go in the output directory, when the inputs were fetched.
+FETCHED_DIR = "controller"
+
+
+def _fetched_sources(inputs: CalibrationInputs, fetched: Path, copied: Path) -> CalibrationInputs:
+    """The sources named as their copies in ``out/controller`` (the fetch's staging directory is removed)."""
+    def moved(path: str) -> str:
+        p = Path(path)
+        return str(copied / p.name) if p.parent.resolve() == fetched.resolve() else path
+    sources = {k: [moved(p) for p in v] for k, v in inputs.sources.items()}
+    return dataclasses.replace(inputs, sources=sources)
+
+
 def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path, query_log: str | Path,
               out: str | Path, *, gc_logs: Sequence[str | Path] = (), options: CalibrateOptions | None = None,
-              overwrite: bool = False, backtest: Backtester | None = None) -> CalibrationResult:
+              overwrite: bool = False, backtest: Backtester | None = None,
+              fetched: str | Path | None = None) -> CalibrationResult:
     """Calibrate a scenario from a cluster's files into ``out`` (see the module text for what is written).
 
     ``backtest`` runs the back-test (:func:`workbench.studies.backtest.backtest`, which
     :func:`workbench.api.calibrate` passes): fitting never simulates, so the run is handed in. It is
-    required unless ``options.backtest_queries`` is 0.
+    required unless ``options.backtest_queries`` is 0. ``fetched`` is a directory of inputs fetched from a
+    controller (:func:`~workbench.calibrate.controller.fetch_controller`): it is copied to ``out/controller``
+    and the sources name the copies, so the calibration can be rerun from ``out`` alone.
 
     Raises
     ------
@@ -410,6 +429,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         raise ValueError("a back-test needs its runner: pass backtest=workbench.studies.backtest.backtest "
                          "(workbench.api.calibrate does), or set backtest_queries=0")
     inputs = read_inputs(table_config, schema, segments, query_log, tuple(gc_logs), lenient=opts.lenient)
+    if fetched is not None:
+        inputs = _fetched_sources(inputs, Path(fetched), Path(out) / FETCHED_DIR)
     replay, shapes, mask, dropped = _replayable(inputs)
     kinds = [shapes[s].kind for s in replay["sql"].astype(str)]
     split = _holdout(replay, mask, opts.holdout if opts.backtest_queries > 0 and backtest is not None else 0.0)
@@ -458,6 +479,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         write_workload(tmp / "workload", segs, replay, inputs.table.table_name, inputs.table.table_type,
                        inputs.sources)
         write_json_atomic(tmp / "table_config.json", inputs.table.to_json())
+        if fetched is not None:
+            shutil.copytree(fetched, tmp / FETCHED_DIR)
         write_json_atomic(tmp / "schema.json", inputs.schema)
         (tmp / "scenario.yaml").write_text(text, encoding="utf-8")
         load_scenario(tmp / "scenario.yaml")  # what was written must load
