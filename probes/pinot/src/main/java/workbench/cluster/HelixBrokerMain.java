@@ -2,7 +2,6 @@ package workbench.cluster;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.apache.pinot.broker.broker.helix.HelixBrokerStarter;
 import org.apache.pinot.query.runtime.operator.factory.QueryOperatorFactoryProvider;
 import org.apache.pinot.spi.env.PinotConfiguration;
@@ -35,7 +34,7 @@ public final class HelixBrokerMain {
   }
 
   public static void main(String[] args) {
-    try {
+    JvmMain.main(() -> {
       if (args.length < 4) {
         throw new IllegalArgumentException("usage: HelixBrokerMain ZK CLUSTER HOST PORT [KEY=VALUE...]");
       }
@@ -45,29 +44,11 @@ public final class HelixBrokerMain {
       conf.put(CommonConstants.Broker.CONFIG_OF_BROKER_HOSTNAME, args[2]);
       conf.put(CommonConstants.Helix.KEY_OF_BROKER_QUERY_PORT, args[3]);
       conf.put(CommonConstants.Helix.CONFIG_OF_MULTI_STAGE_ENGINE_ENABLED, "false");
-      for (int i = 4; i < args.length; i++) {
-        int eq = args[i].indexOf('=');
-        if (eq <= 0) {
-          throw new IllegalArgumentException("config argument not KEY=VALUE: " + args[i]);
-        }
-        conf.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-      }
+      conf.putAll(JvmMain.keyValues(args, 4));
       HelixBrokerStarter broker = new SingleStageBroker();
       broker.init(new PinotConfiguration(conf));
       broker.start();
-      CountDownLatch stopped = new CountDownLatch(1);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        broker.stop();
-        stopped.countDown();
-      }, "workbench-broker-stop"));
-      System.out.println("READY instance=" + broker.getInstanceId());
-      System.out.flush();
-      stopped.await();
-    } catch (Throwable t) {
-      System.out.println("FAILED " + t);
-      System.out.flush();
-      t.printStackTrace();
-      System.exit(1);
-    }
+      JvmMain.serve("READY instance=" + broker.getInstanceId(), "workbench-broker-stop", broker::stop);
+    });
   }
 }

@@ -3,7 +3,6 @@ package workbench.cluster;
 import java.io.File;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import org.apache.pinot.common.utils.ZkStarter;
 import org.apache.pinot.controller.ControllerConf;
 import org.apache.pinot.controller.ControllerStarter;
@@ -21,7 +20,7 @@ public final class HelixControllerMain {
   }
 
   public static void main(String[] args) {
-    try {
+    JvmMain.main(() -> {
       File work = new File(args[0]);
       ZkStarter.ZookeeperInstance zk =
           ZkStarter.startLocalZkServer(Integer.parseInt(args[1]), new File(work, "zk").getPath());
@@ -34,20 +33,11 @@ public final class HelixControllerMain {
       ControllerStarter controller = new ControllerStarter();
       controller.init(new PinotConfiguration(conf));
       controller.start();
-      CountDownLatch stopped = new CountDownLatch(1);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        controller.stop();
-        ZkStarter.stopLocalZkServer(zk);
-        stopped.countDown();
-      }, "workbench-controller-stop"));
-      System.out.println("READY zk=" + zk.getZkUrl() + " controller=http://127.0.0.1:" + args[2]);
-      System.out.flush();
-      stopped.await();
-    } catch (Throwable t) {
-      System.out.println("FAILED " + t);
-      System.out.flush();
-      t.printStackTrace();
-      System.exit(1);
-    }
+      JvmMain.serve("READY zk=" + zk.getZkUrl() + " controller=http://127.0.0.1:" + args[2],
+          "workbench-controller-stop", () -> {
+            controller.stop();
+            ZkStarter.stopLocalZkServer(zk);
+          });
+    });
   }
 }

@@ -1,16 +1,11 @@
 package workbench.cluster;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.Proxy;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.LongAccumulator;
 import org.apache.helix.HelixManager;
 import org.apache.helix.HelixManagerFactory;
 import org.apache.helix.InstanceType;
@@ -21,29 +16,15 @@ import org.apache.helix.participant.statemachine.StateModel;
 import org.apache.helix.participant.statemachine.StateModelFactory;
 import org.apache.helix.participant.statemachine.StateModelInfo;
 import org.apache.helix.participant.statemachine.Transition;
-import org.apache.pinot.common.function.FunctionRegistry;
 import org.apache.pinot.common.metadata.ZKMetadataProvider;
-import org.apache.pinot.common.metrics.ServerMetrics;
 import org.apache.pinot.common.utils.config.TagNameUtils;
 import org.apache.pinot.common.utils.fetcher.SegmentFetcherFactory;
 import org.apache.pinot.common.utils.helix.HelixHelper;
 import org.apache.pinot.core.data.manager.InstanceDataManager;
 import org.apache.pinot.core.data.manager.offline.OfflineTableDataManager;
-import org.apache.pinot.core.operator.transform.function.TransformFunctionFactory;
-import org.apache.pinot.core.query.executor.QueryExecutor;
-import org.apache.pinot.core.query.executor.ServerQueryExecutorV1Impl;
-import org.apache.pinot.core.query.logger.ServerQueryLogger;
-import org.apache.pinot.core.query.scheduler.QueryScheduler;
-import org.apache.pinot.core.query.scheduler.QuerySchedulerFactory;
-import org.apache.pinot.core.transport.InstanceRequestHandler;
-import org.apache.pinot.core.transport.QueryServer;
 import org.apache.pinot.segment.local.utils.SegmentLocks;
 import org.apache.pinot.segment.local.utils.SegmentReloadSemaphore;
 import org.apache.pinot.segment.local.utils.ServerReloadJobStatusCache;
-import org.apache.pinot.server.access.AllowAllAccessFactory;
-import org.apache.pinot.spi.accounting.ThreadAccountant;
-import org.apache.pinot.spi.accounting.ThreadAccountantUtils;
-import org.apache.pinot.spi.accounting.ThreadResourceUsageProvider;
 import org.apache.pinot.spi.config.table.TableConfig;
 import org.apache.pinot.spi.config.table.TableType;
 import org.apache.pinot.spi.data.Schema;
@@ -79,63 +60,27 @@ public final class HelixServerMain {
   }
 
   public static void main(String[] args) {
-    try {
+    JvmMain.main(() -> {
       if (args.length < 5) {
         throw new IllegalArgumentException("usage: HelixServerMain ZK CLUSTER HOST PORT DATA_DIR [KEY=VALUE...]");
       }
       run(args);
-    } catch (Throwable t) {
-      System.out.println("FAILED " + t);
-      System.out.flush();
-      t.printStackTrace();
-      System.exit(1);
-    }
+    });
   }
 
   private static void run(String[] args)
       throws Exception {
     String host = args[2];
     int port = Integer.parseInt(args[3]);
-    Map<String, Object> properties = new HashMap<>();
-    for (int i = 5; i < args.length; i++) {
-      int eq = args[i].indexOf('=');
-      if (eq <= 0) {
-        throw new IllegalArgumentException("config argument not KEY=VALUE: " + args[i]);
-      }
-      properties.put(args[i].substring(0, eq), args[i].substring(eq + 1));
-    }
-    PinotConfiguration serverConf = new PinotConfiguration(properties);
+    PinotConfiguration serverConf = new PinotConfiguration(JvmMain.keyValues(args, 5));
     String instanceId = CommonConstants.Helix.PREFIX_OF_SERVER_INSTANCE + host + "_" + port;
-    ServerMetrics serverMetrics = ServerMetrics.get();
-    ThreadAccountant accountant = ThreadAccountantUtils.getNoOpAccountant();
 
     HelixManager helix = HelixManagerFactory.getZKHelixManager(args[1], instanceId, InstanceType.PARTICIPANT, args[0]);
     SegmentFetcherFactory.init(serverConf.subset(CommonConstants.Server.PREFIX_OF_CONFIG_OF_SEGMENT_FETCHER_FACTORY));
     Tables tables = new Tables(helix, new StandaloneInstanceDataManagerConfig(serverConf, instanceId, args[4]));
-    InstanceDataManager instanceDataManager = instanceDataManager(instanceId, tables);
-
-    // As BaseServerStarter: per-thread CPU time in each response's metadata only when the server config turns it on.
-    ThreadResourceUsageProvider.setThreadCpuTimeMeasurementEnabled(serverConf.getProperty(
-        CommonConstants.Server.CONFIG_OF_ENABLE_THREAD_CPU_TIME_MEASUREMENT,
-        CommonConstants.Server.DEFAULT_ENABLE_THREAD_CPU_TIME_MEASUREMENT));
-    ServerQueryLogger.init(
-        serverConf.getProperty(CommonConstants.Server.CONFIG_OF_QUERY_LOG_MAX_RATE,
-            CommonConstants.Server.DEFAULT_QUERY_LOG_MAX_RATE),
-        CommonConstants.Server.DEFAULT_QUERY_LOG_DROPPED_REPORT_MAX_RATE, serverMetrics);
-    FunctionRegistry.init();
-    TransformFunctionFactory.init(Set.of());
-    QueryExecutor queryExecutor = new ServerQueryExecutorV1Impl();
-    queryExecutor.init(serverConf.subset(CommonConstants.Server.QUERY_EXECUTOR_CONFIG_PREFIX), instanceDataManager,
-        serverMetrics);
-    QueryScheduler scheduler = QuerySchedulerFactory.create(
-        serverConf.subset(CommonConstants.PINOT_QUERY_SCHEDULER_PREFIX), instanceId, queryExecutor, accountant,
-        new LongAccumulator(Long::max, 0));
-    InstanceRequestHandler handler = new InstanceRequestHandler(instanceId, serverConf, scheduler,
-        new AllowAllAccessFactory().create(), accountant);
-    QueryServer queryServer = new QueryServer(port, null, handler);
-    queryExecutor.start();
-    scheduler.start();
-    queryServer.start();
+    InstanceDataManager instanceDataManager =
+        ServerQueryPath.instanceDataManager(instanceId, tables::get, () -> Set.copyOf(tables.names()));
+    ServerQueryPath queryPath = ServerQueryPath.start(serverConf, instanceId, port, instanceDataManager);
 
     helix.getStateMachineEngine().registerStateModelFactory("SegmentOnlineOfflineStateModel",
         new SegmentStateModelFactory(tables));
@@ -149,18 +94,11 @@ public final class HelixServerMain {
     config.getRecord().setSimpleField(CommonConstants.Helix.IS_SHUTDOWN_IN_PROGRESS, "false");
     HelixHelper.updateInstanceConfig(helix, config);
 
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+    JvmMain.serve("READY " + host + ":" + port + " instance=" + instanceId, "workbench-server-stop", () -> {
       helix.disconnect();
-      queryServer.shutDown();
-      scheduler.stop();
-      queryExecutor.shutDown();
+      queryPath.stop();
       tables.shutDown();
-      stopped.countDown();
-    }, "workbench-server-stop"));
-    System.out.println("READY " + host + ":" + port + " instance=" + instanceId);
-    System.out.flush();
-    stopped.await();
+    });
   }
 
   /** The server's table data managers, each made at its table's first transition as HelixInstanceDataManager does. */
@@ -246,29 +184,5 @@ public final class HelixServerMain {
       public void onBecomeOfflineFromError(Message message, NotificationContext context) {
       }
     }
-  }
-
-  private static InstanceDataManager instanceDataManager(String instanceId, Tables tables) {
-    InvocationHandler handler = (proxy, method, methodArgs) -> {
-      switch (method.getName()) {
-        case "getInstanceId":
-          return instanceId;
-        case "getTableDataManager":
-          return tables.get((String) methodArgs[0]);
-        case "getAllTables":
-          return Set.copyOf(tables.names());
-        case "toString":
-          return "InstanceDataManager(" + instanceId + ")";
-        case "hashCode":
-          return System.identityHashCode(proxy);
-        case "equals":
-          return proxy == methodArgs[0];
-        default:
-          throw new UnsupportedOperationException("InstanceDataManager." + method.getName()
-              + " called: only the single-stage query path is served here");
-      }
-    };
-    return (InstanceDataManager) Proxy.newProxyInstance(HelixServerMain.class.getClassLoader(),
-        new Class<?>[]{InstanceDataManager.class}, handler);
   }
 }
