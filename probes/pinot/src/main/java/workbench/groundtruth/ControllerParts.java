@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.File;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Proxy;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -82,28 +80,8 @@ public final class ControllerParts {
   private ControllerParts() {
   }
 
-  public static void main(String[] args)
-      throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: ControllerParts REQUEST.json RESPONSE.json");
-      System.exit(2);
-    }
-    int status = 0;
-    try {
-      ObjectNode response = run(JsonUtils.fileToJsonNode(new File(args[0])));
-      File out = new File(args[1]);
-      File tmp = new File(out.getPath() + ".tmp");
-      Files.writeString(tmp.toPath(), JsonUtils.objectToPrettyString(response), StandardCharsets.UTF_8);
-      if (!tmp.renameTo(out)) {
-        throw new IllegalStateException("cannot move " + tmp + " to " + out);
-      }
-    } catch (Throwable t) {
-      // One line for the caller (the workbench shows it), the trace after it for the log.
-      System.err.println("ControllerParts failed: " + t);
-      t.printStackTrace();
-      status = 1;
-    }
-    System.exit(status);  // ZooKeeper leaves non-daemon threads behind
+  public static void main(String[] args) {
+    DriverMain.main("ControllerParts", args, ControllerParts::run);
   }
 
   static ObjectNode run(JsonNode request)

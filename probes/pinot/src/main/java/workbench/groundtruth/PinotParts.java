@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -83,29 +82,8 @@ public final class PinotParts {
   private PinotParts() {
   }
 
-  public static void main(String[] args)
-      throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: PinotParts REQUEST.json RESPONSE.json");
-      System.exit(2);
-    }
-    int status = 0;
-    try {
-      JsonNode request = JsonUtils.fileToJsonNode(new File(args[0]));
-      ObjectNode response = run(request);
-      File out = new File(args[1]);
-      File tmp = new File(out.getPath() + ".tmp");
-      Files.writeString(tmp.toPath(), JsonUtils.objectToPrettyString(response), StandardCharsets.UTF_8);
-      if (!tmp.renameTo(out)) {
-        throw new IllegalStateException("cannot move " + tmp + " to " + out);
-      }
-    } catch (Throwable t) {
-      // One line for the caller (the workbench shows it), the trace after it for the log.
-      System.err.println("PinotParts failed: " + t);
-      t.printStackTrace();
-      status = 1;
-    }
-    System.exit(status);  // Helix and ZooKeeper leave non-daemon threads behind
+  public static void main(String[] args) {
+    DriverMain.main("PinotParts", args, PinotParts::run);
   }
 
   static ObjectNode run(JsonNode request)

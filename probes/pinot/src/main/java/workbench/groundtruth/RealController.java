@@ -59,27 +59,8 @@ public final class RealController {
   private RealController() {
   }
 
-  public static void main(String[] args)
-      throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: RealController REQUEST.json RESPONSE.json");
-      System.exit(2);
-    }
-    int status = 0;
-    try {
-      ObjectNode response = run(JsonUtils.fileToJsonNode(new File(args[0])));
-      File out = new File(args[1]);
-      File tmp = new File(out.getPath() + ".tmp");
-      Files.writeString(tmp.toPath(), JsonUtils.objectToPrettyString(response), StandardCharsets.UTF_8);
-      if (!tmp.renameTo(out)) {
-        throw new IllegalStateException("cannot move " + tmp + " to " + out);
-      }
-    } catch (Throwable t) {
-      System.err.println("RealController failed: " + t);
-      t.printStackTrace();
-      status = 1;
-    }
-    System.exit(status);  // Helix and ZooKeeper leave non-daemon threads behind
+  public static void main(String[] args) {
+    DriverMain.main("RealController", args, RealController::run);
   }
 
   static ObjectNode run(JsonNode request)
