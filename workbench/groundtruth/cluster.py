@@ -34,7 +34,8 @@ from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_buil
 from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
-__all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "instance_name", "java_command", "log_tail",
+__all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "build_segments_command", "instance_name",
+           "java_command", "log_tail",
            "round_robin_assignment", "run_cluster", "run_to_end", "wait_ready"]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
@@ -146,6 +147,24 @@ class Processes:
         finally:
             for throttle in self.throttles:
                 throttle.close()
+
+
+def build_segments_command(jars: PinotJars, heap: str, work: Path, table_config: Mapping[str, Any],
+                           schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame]) -> tuple[list[str], Path]:
+    """The JVM command that builds ``segments`` (rows per segment name) with Pinot's segment creator, and the directory
+    it builds them into (``work/built``); its inputs (``table.json``, ``schema.json``, one JSON-lines file of rows
+    per segment) are written under ``work`` first. Every cluster here builds its segments so."""
+    (work / "table.json").write_text(json.dumps(table_config))
+    (work / "schema.json").write_text(json.dumps(schema))
+    rows_args = []
+    for name, rows in segments.items():
+        path = work / f"{name}.jsonl"
+        rows.to_json(path, orient="records", lines=True)
+        rows_args.append(f"{name}={path}")
+    built = work / "built"
+    command = [*java_command(jars, heap, "workbench.cluster.BuildSegments", "build", work), str(work / "table.json"),
+               str(work / "schema.json"), str(built), *rows_args]
+    return command, built
 
 
 def _schedstat(pid: int) -> tuple[float, float]:
@@ -315,18 +334,9 @@ class _Options:
 def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
          schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], queries: Sequence[str], load: LoadSpec,
          servers: list[str], ideal: dict[str, dict[str, str]], options: _Options) -> ClusterRun:
-    (work / "table.json").write_text(json.dumps(table_config))
-    (work / "schema.json").write_text(json.dumps(schema))
-    rows_args = []
-    for name, rows in segments.items():
-        path = work / f"{name}.jsonl"
-        rows.to_json(path, orient="records", lines=True)
-        rows_args.append(f"{name}={path}")
-    built = work / "built"
+    command, built = build_segments_command(jars, options.server_heap, work, table_config, schema, segments)
     log = logs / "build.log"
-    proc = processes.start([*java_command(jars, options.server_heap, "workbench.cluster.BuildSegments", "build", work),
-                            str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], log)
-    run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
+    run_to_end(processes.start(command, log), log, "Pinot's segment creator", SLACK_S)
 
     started: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     for server in servers:

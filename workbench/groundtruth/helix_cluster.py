@@ -43,6 +43,7 @@ from workbench.groundtruth.cluster import (
     SLACK_S,
     Processes,
     allocate_servers,
+    build_segments_command,
     java_command,
     log_tail,
     run_to_end,
@@ -159,22 +160,14 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
 def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
            schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], num_servers: int, heap: str,
            ready_timeout_s: float) -> HelixCluster:
-    (work / "table.json").write_text(json.dumps(table_config))
-    (work / "schema.json").write_text(json.dumps(schema))
-    rows_args = []
-    for name, rows in segments.items():
-        path = work / f"{name}.jsonl"
-        rows.to_json(path, orient="records", lines=True)
-        rows_args.append(f"{name}={path}")
-    built = work / "built"
+    build_command, built = build_segments_command(jars, heap, work, table_config, schema, segments)
     zk_port, controller_port, broker_port = free_port(), free_port(), free_port()
     controller_log = logs / "controller.log"
     main = "workbench.cluster.HelixControllerMain"
     controller = processes.start([*_short(java_command(jars, "384m", main, "controller", logs)), str(work),
                                   str(zk_port), str(controller_port), CLUSTER], controller_log)
     build_log = logs / "build.log"
-    build = processes.start([*_short(java_command(jars, heap, "workbench.cluster.BuildSegments", "build", work)),
-                             str(work / "table.json"), str(work / "schema.json"), str(built), *rows_args], build_log)
+    build = processes.start(_short(build_command), build_log)
     run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
     wait_ready(controller, controller_log, "controller", ready_timeout_s)
     zk = f"127.0.0.1:{zk_port}"
