@@ -25,7 +25,7 @@ from workbench.cli import main
 from workbench.errors import InputError
 from workbench.groundtruth import PinotTable, run_pinot
 from workbench.groundtruth.scenario import scenario_table
-from workbench.groundtruth.throttle import CPU_CGROUP, cpu_cgroup_root
+from workbench.groundtruth.throttle import CPU_CGROUP, cpu_cgroup_usable
 from workbench.scenario import load_scenario
 from workbench.workload.directory import read_events
 from workbench.workload.importers.gc_log import read_gc_log
@@ -36,15 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RATE, QUERIES, WARMUP = 20.0, 80, 10
 
 
-def _cgroup_usable() -> bool:
-    try:
-        cpu_cgroup_root()
-    except InputError:
-        return False
-    return True
-
-
-CGROUP = _cgroup_usable()
+CGROUP = cpu_cgroup_usable()
 
 
 @pytest.fixture(scope="module")

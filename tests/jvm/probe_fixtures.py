@@ -12,6 +12,7 @@ import gzip
 import json
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,9 +21,13 @@ import numpy as np
 import pandas as pd
 
 from workbench.jvm import G1Fit, LiveHeap, fit_g1, observed_live_bytes
-from workbench.jvm.validate import drive_phase, system_gc
+from workbench.jvm.moments import Drive, simulate_young
+from workbench.jvm.validate import YoungSummary, drive_phase, system_gc
 from workbench.pinot.heap import upsert_bytes_per_key
 from workbench.workload.importers import read_gc_log
+
+#: The seeds every model prediction of the probe's runs draws with.
+SEEDS = tuple(range(200, 232))
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gc"
 #: ``[time][uptime][level][tags] message`` as the probe logged it.
@@ -128,3 +133,28 @@ def basic_calibrated(name: str) -> tuple[G1Fit, LiveHeap]:
     drive = drive_phase(read_lines(basic_lines(name)))
     live = live_of(r, drive)
     return fit_g1(drive, live, r.update_rate), live
+
+
+def pooled_observed(names: list[str]) -> YoungSummary:
+    """The young pauses of the runs ``names``, pooled, with their combined length."""
+    durations = np.concatenate([run(n).young_ms() for n in names])
+    return YoungSummary.of(durations, sum(run(n).seconds for n in names))
+
+
+def pooled_prediction(sources: list[str], target: str, calibrate: Callable[[str], tuple[G1Fit, LiveHeap]] = calibrated,
+                      seeds: Sequence[int] = SEEDS) -> tuple[YoungSummary, float]:
+    """Young pauses of the models ``calibrate``-d from ``sources`` (a detailed or a basic log each) driven as run
+    ``target`` is, its key count in place of theirs, pooled; and their mean full-GC length."""
+    t = run(target)
+    durations, rates, fulls = [], [], []
+    for source in sources:
+        fit, live = calibrate(source)
+        keys = LiveHeap.for_upsert(live.static_bytes, t.keys)  # change only the key count
+        young, rate = simulate_young(fit.params, Drive(t.heap_bytes, keys, t.allocation_rate, t.update_rate,
+                                                       t.seconds * 1000.0), seeds)
+        durations.append(young)
+        rates.append(rate)
+        fulls.append(fit.params.full_base_ms + keys.total / (1 << 30) * fit.params.full_ms_per_gb)
+    pooled = np.concatenate(durations)
+    median, p95 = np.quantile(pooled, [0.5, 0.95])
+    return YoungSummary(float(median), float(p95), float(np.mean(rates)), len(pooled)), float(np.mean(fulls))

@@ -21,18 +21,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from probe_fixtures import basic_calibrated, basic_lines, calibrated, read_lines, run
+from probe_fixtures import (
+    SEEDS,
+    basic_calibrated,
+    basic_lines,
+    calibrated,
+    pooled_observed,
+    pooled_prediction,
+    read_lines,
+    run,
+)
 
 from workbench.errors import InputError
 from workbench.jvm import LiveHeap, fit_g1
 from workbench.jvm.fit import DERIVED, FITTED, HELD, is_basic
 from workbench.jvm.g1_params import G1Params
-from workbench.jvm.moments import Drive, simulate_young
-from workbench.jvm.validate import YoungSummary, drive_phase, observed_young, predicted_young
+from workbench.jvm.validate import drive_phase, observed_young, predicted_young
 from workbench.workload.importers import calibrate_gc, import_file
 
 REGULAR = [f"g1-{heap}-{keys}-{rep}" for heap in ("4g", "6g") for keys in ("2m", "8m", "20m") for rep in "ab"]
-SEEDS = tuple(range(200, 232))
 MIB = 1 << 20
 
 
@@ -94,30 +101,12 @@ def test_the_record_names_each_parameter_once_and_says_what_a_basic_log_leaves_h
     assert "basic log" in fit.record["copy_rate"][1] and "phase times" in detailed.record["copy_rate"][1]
 
 
-def _pooled(sources: list[str], target: str) -> tuple[YoungSummary, float]:
-    t = run(target)
-    durations, rates, fulls = [], [], []
-    for source in sources:
-        fit, live = basic_calibrated(source)
-        keys = LiveHeap.for_upsert(live.static_bytes, t.keys)  # change only the key count
-        young, rate = simulate_young(fit.params, Drive(t.heap_bytes, keys, t.allocation_rate, t.update_rate,
-                                                       t.seconds * 1000.0), SEEDS)
-        durations.append(young)
-        rates.append(rate)
-        fulls.append(fit.params.full_base_ms + keys.total / (1 << 30) * fit.params.full_ms_per_gb)
-    pooled = np.concatenate(durations)
-    median, p95 = np.quantile(pooled, [0.5, 0.95])
-    return YoungSummary(float(median), float(p95), float(np.mean(rates)), len(pooled)), float(np.mean(fulls))
-
-
 @pytest.mark.parametrize("target", ["2m", "8m"])
 def test_held_out_key_counts_are_predicted_from_the_basic_20m_logs(target: str) -> None:
     """Measured: 2M keys -4% / +18% / -18% (median / p95 / rate), 8M keys +16% / -24% / -1% (docs/gc.md)."""
     targets = [f"g1-6g-{target}-a", f"g1-6g-{target}-b"]
-    predicted, full_ms = _pooled(["g1-6g-20m-a", "g1-6g-20m-b"], targets[0])
-    observed = YoungSummary.of(np.concatenate([run(n).young_ms() for n in targets]),
-                               sum(run(n).seconds for n in targets))
-    errors = predicted.errors(observed)
+    predicted, full_ms = pooled_prediction(["g1-6g-20m-a", "g1-6g-20m-b"], targets[0], basic_calibrated)
+    errors = predicted.errors(pooled_observed(targets))
     assert max(abs(errors["median"]), abs(errors["p95"]), abs(errors["rate"])) <= 0.30
     assert full_ms == pytest.approx(np.mean([run(n).system_gc_ms for n in targets]), rel=0.40)
 

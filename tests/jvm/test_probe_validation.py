@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from probe_fixtures import MIB, calibrated, live_of, run
+from probe_fixtures import MIB, SEEDS, calibrated, live_of, pooled_observed, pooled_prediction, run
 
 from workbench.jvm import LiveHeap, ZGCParams, zgc_cycle
-from workbench.jvm.moments import Drive, simulate_young
-from workbench.jvm.validate import YoungSummary, observed_young, predicted_young
+from workbench.jvm.validate import observed_young, predicted_young
 from workbench.pinot.heap import upsert_bytes_per_key
 
 REGULAR = [f"g1-{heap}-{keys}-{rep}" for heap in ("4g", "6g") for keys in ("2m", "8m", "20m") for rep in "ab"]
-SEEDS = tuple(range(200, 232))
 
 
 @pytest.mark.parametrize(("series", "hash_function"), [("4g-a", "NONE"), ("4g-b", "NONE"), ("6g-a", "NONE"),
@@ -49,28 +47,6 @@ def test_a_calibrated_model_reproduces_its_own_log(name: str) -> None:
     assert predicted.errors(observed) == pytest.approx({"median": 0, "p95": 0, "rate": 0}, abs=0.15)
 
 
-def _pooled_observed(names: list[str]) -> YoungSummary:
-    durations = np.concatenate([run(n).young_ms() for n in names])
-    return YoungSummary.of(durations, sum(run(n).seconds for n in names))
-
-
-def _pooled_prediction(sources: list[str], target: str) -> tuple[YoungSummary, float]:
-    """Young pauses of the models calibrated from ``sources``, pooled, and their mean full-GC length."""
-    t = run(target)
-    durations, rates, fulls = [], [], []
-    for source in sources:
-        fit, live = calibrated(source)
-        keys = LiveHeap.for_upsert(live.static_bytes, t.keys)  # change only the key count
-        drive = Drive(t.heap_bytes, keys, t.allocation_rate, t.update_rate, t.seconds * 1000.0)
-        young, rate = simulate_young(fit.params, drive, SEEDS)
-        durations.append(young)
-        rates.append(rate)
-        fulls.append(fit.params.full_base_ms + keys.total / (1 << 30) * fit.params.full_ms_per_gb)
-    pooled = np.concatenate(durations)
-    median, p95 = np.quantile(pooled, [0.5, 0.95])
-    return YoungSummary(float(median), float(p95), float(np.mean(rates)), len(pooled)), float(np.mean(fulls))
-
-
 @pytest.mark.parametrize("target", ["2m", "8m"])
 def test_held_out_key_counts_are_predicted_from_the_20m_runs(target: str) -> None:
     """Young median, p95 and rate within 30%, full GC within 40% (the issue's tolerances).
@@ -80,8 +56,8 @@ def test_held_out_key_counts_are_predicted_from_the_20m_runs(target: str) -> Non
     """
     sources = ["g1-6g-20m-a", "g1-6g-20m-b"]
     targets = [f"g1-6g-{target}-a", f"g1-6g-{target}-b"]
-    predicted, full_ms = _pooled_prediction(sources, targets[0])
-    errors = predicted.errors(_pooled_observed(targets))
+    predicted, full_ms = pooled_prediction(sources, targets[0])
+    errors = predicted.errors(pooled_observed(targets))
     assert abs(errors["median"]) <= 0.30
     assert abs(errors["rate"]) <= 0.30
     assert abs(errors["p95"]) <= 0.30
@@ -91,8 +67,8 @@ def test_held_out_key_counts_are_predicted_from_the_20m_runs(target: str) -> Non
 
 def test_the_20m_runs_predict_longer_pauses_than_the_2m_runs() -> None:
     """The point of the model: the same JVM settings, a bigger map, longer young pauses (as observed)."""
-    small, _ = _pooled_prediction(["g1-6g-20m-a"], "g1-6g-2m-a")
-    large, _ = _pooled_prediction(["g1-6g-20m-a"], "g1-6g-20m-a")
+    small, _ = pooled_prediction(["g1-6g-20m-a"], "g1-6g-2m-a")
+    large, _ = pooled_prediction(["g1-6g-20m-a"], "g1-6g-20m-a")
     assert observed_young(run("g1-6g-20m-a").drive).median_ms > observed_young(run("g1-6g-2m-a").drive).median_ms
     assert large.median_ms > 1.5 * small.median_ms
 

@@ -18,18 +18,9 @@ import pytest
 
 from workbench.errors import InputError
 from workbench.groundtruth.cluster import Processes
-from workbench.groundtruth.throttle import CPU_CGROUP, CpuThrottle, cpu_cgroup_root, cpu_limit
+from workbench.groundtruth.throttle import CPU_CGROUP, CpuThrottle, cpu_cgroup_root, cpu_cgroup_usable, cpu_limit
 
-
-def _cgroup_usable() -> bool:
-    try:
-        cpu_cgroup_root()
-    except InputError:
-        return False
-    return True
-
-
-needs_cgroup = pytest.mark.skipif(not _cgroup_usable(),
+needs_cgroup = pytest.mark.skipif(not cpu_cgroup_usable(),
                                   reason=f"needs root and the cgroup v1 cpu controller at {CPU_CGROUP}")
 
 

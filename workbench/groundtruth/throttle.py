@@ -25,7 +25,8 @@ from pathlib import Path
 
 from workbench.errors import InputError
 
-__all__ = ["CPU_CGROUP", "MIN_QUOTA_US", "PERIOD_US", "CpuLimit", "CpuThrottle", "cpu_cgroup_root", "cpu_limit"]
+__all__ = ["CPU_CGROUP", "MIN_QUOTA_US", "PERIOD_US", "CpuLimit", "CpuThrottle", "cpu_cgroup_root", "cpu_cgroup_usable",
+           "cpu_limit"]
 
 #: Where cgroup v1 mounts its cpu controller (``mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu``).
 CPU_CGROUP = Path("/sys/fs/cgroup/cpu")
@@ -79,6 +80,15 @@ def cpu_cgroup_root(root: Path = CPU_CGROUP) -> Path:
     if not os.access(root, os.W_OK):
         raise InputError("--slow", fix.format(root=root, why=f"{root} is not writable by uid {os.getuid()}"))
     return root
+
+
+def cpu_cgroup_usable(root: Path = CPU_CGROUP) -> bool:
+    """Whether :func:`cpu_cgroup_root` accepts ``root`` (a slow server can be made on this machine)."""
+    try:
+        cpu_cgroup_root(root)
+    except InputError:
+        return False
+    return True
 
 
 class CpuThrottle:
