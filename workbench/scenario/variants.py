@@ -11,7 +11,7 @@ from typing import Any
 from workbench.errors import InputError
 from workbench.scenario import Scenario
 
-__all__ = ["balanced_layout", "qps_override", "replica_group_layout"]
+__all__ = ["balanced_layout", "qps_override", "question_overrides", "replica_group_layout"]
 
 
 def qps_override(base: Scenario, qps: float | None) -> dict[str, Any]:
@@ -25,6 +25,28 @@ def qps_override(base: Scenario, qps: float | None) -> dict[str, Any]:
                                 "replay the log faster (workload.arrival.speed), or give a Poisson workload "
                                 "(workload.arrival.process: poisson)")
     return {"workload.arrival.qps": qps}
+
+
+def question_overrides(base: Scenario, *, qps: float | None = None, slo_p99_ms: float | None = None,
+                       duration_s: float | None = None, replications: int | None = None) -> dict[str, Any]:
+    """The overrides every candidate of a sizing question carries (a sizing sweep's points, the upsert question's):
+    the load (:func:`qps_override`), the p99 SLO, and the simulation effort. A shorter run keeps its warm-up at
+    most a tenth of it, so a quick look is not all warm-up. ``None`` keeps the scenario's.
+
+    >>> from workbench.scenario import load_scenario
+    >>> question_overrides(load_scenario({}), qps=50, duration_s=20)
+    {'workload.arrival.qps': 50, 'simulation.duration_s': 20, 'simulation.warmup_s': 2.0}
+    """
+    fixed: dict[str, Any] = {}
+    if slo_p99_ms is not None:
+        fixed["slo.p99_ms"] = slo_p99_ms
+    fixed.update(qps_override(base, qps))
+    if replications is not None:
+        fixed["simulation.replications"] = replications
+    if duration_s is not None:
+        fixed["simulation.duration_s"] = duration_s
+        fixed["simulation.warmup_s"] = min(base.simulation.warmup_s, duration_s / 10)
+    return fixed
 
 
 def replica_group_layout(base: Scenario, num_replica_groups: int, instances_per_group: int,

@@ -299,7 +299,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
     """
     from workbench.report.data import slo_verdicts
     from workbench.runs import run_scenario
-    from workbench.scenario.variants import qps_override
+    from workbench.scenario.variants import question_overrides
     from workbench.units import parse_size
 
     if not servers:
@@ -320,6 +320,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
     heap_list = list(heaps) or [f"{sc.cluster.server.heap / 2**30:g}G"]
     ihop = sc.cluster.gc.ihop
     static = float(sc.cluster.gc.live_heap)
+    question = question_overrides(sc, qps=qps, slo_p99_ms=slo, duration_s=duration_s)
     rows = []
     for n in servers:
         held = keys_per_server(sc, int(n), partitions, keys)
@@ -334,13 +335,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
                 # the smallest -Xmx that keeps this live heap under G1's IHOP (no back-to-back marking)
                 "heap_for_ihop_bytes": (static + upsert_bytes) / ihop}
         fixed: dict[str, Any] = {"cluster.gc.upsert_keys": 0, "cluster.gc.live_heap": int(static + upsert_bytes),
-                                 "cluster.gc.update_rate": server_rate}
-        fixed.update(qps_override(sc, qps))
-        if slo is not None:
-            fixed["slo.p99_ms"] = slo
-        if duration_s is not None:
-            fixed["simulation.duration_s"] = duration_s
-            fixed["simulation.warmup_s"] = min(sc.simulation.warmup_s, duration_s / 10)
+                                 "cluster.gc.update_rate": server_rate, **question}
         for heap in heap_list:
             heap_bytes = parse_size(heap)
             point = {"cluster.servers": int(n), "cluster.server.heap": heap, **fixed}

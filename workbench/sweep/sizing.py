@@ -20,7 +20,7 @@ from typing import Any
 
 from workbench.errors import InputError
 from workbench.scenario import Scenario, load_scenario
-from workbench.scenario.variants import balanced_layout, qps_override, replica_group_layout
+from workbench.scenario.variants import balanced_layout, question_overrides, replica_group_layout
 from workbench.sweep.spec import SweepSpec, parse_sweep
 from workbench.workload.directory import WorkloadDir
 
@@ -100,15 +100,7 @@ def sizing_sweep(scenario: str | Path | Mapping[str, Any], *, servers: Sequence[
     else:
         base = load_scenario(scenario, base_dir=base_dir)
         base_ref, root = dict(scenario), base_dir or Path.cwd()
-    fixed: dict[str, Any] = {}
-    if slo_p99_ms is not None:
-        fixed["slo.p99_ms"] = slo_p99_ms
-    fixed.update(qps_override(base, qps))
-    if replications is not None:
-        fixed["simulation.replications"] = replications
-    if duration_s is not None:
-        fixed["simulation.duration_s"] = duration_s
-        fixed["simulation.warmup_s"] = min(base.simulation.warmup_s, duration_s / 10)
+    fixed = question_overrides(base, qps=qps, slo_p99_ms=slo_p99_ms, duration_s=duration_s, replications=replications)
     points = sizing_points(base, servers=servers, replica_groups=replica_groups, heaps=heaps, cores=cores, fixed=fixed)
     if not points:
         raise InputError("servers", "no shape to simulate: every replica-group count must divide a server count")
