@@ -53,20 +53,29 @@ def _names(d: SizingData) -> list[str]:
     return list(d.table_slos) or table_names(d.combined)
 
 
+def _p99(row: pd.Series, name: str) -> str:
+    """Table ``name``'s p99 in ``row`` with its 95% interval: ``41 ms [38, 45]`` (``41 ms`` when it has none)."""
+    value = float(row[_col(name, "latency_ms", "p99", "value")])
+    low, high = (row.get(_col(name, "latency_ms", "p99", end)) for end in ("ci_low", "ci_high"))
+    if low is None or high is None or low != low or high != high:
+        return f"{value:.0f} ms"
+    return f"{value:.0f} ms [{float(low):.0f}, {float(high):.0f}]"
+
+
+def _verdict(d: SizingData, row: pd.Series, name: str) -> str | None:
+    """``meets`` or ``BREAKS`` (table ``name`` against its own SLO in ``row``), ``None`` without an SLO."""
+    if d.table_slos.get(name) is None:
+        return None
+    return "meets" if _met(row.get(_col(name, "slo", "met"))) is True else "BREAKS"
+
+
 def table_lines(d: SizingData, row: pd.Series) -> list[str]:
     """``orders: p99 41 ms [38, 45] against 120 ms, meets``, one per table of a tenant's row (empty otherwise)."""
     out = []
     for name in _names(d):
-        p99, high = float(row[_col(name, "latency_ms", "p99", "value")]), row.get(_col(name, "latency_ms", "p99",
-                                                                                            "ci_high"))
-        low = row.get(_col(name, "latency_ms", "p99", "ci_low"))
-        interval = f" [{float(low):.0f}, {float(high):.0f}]" if low == low and high == high and low is not None \
-            and high is not None else ""
-        slo = d.table_slos.get(name)
-        met = _met(row.get(_col(name, "slo", "met")))
-        verdict = "" if slo is None else (", meets" if met is True else ", BREAKS")
-        against = f" against {slo:g} ms" if slo is not None else " (no SLO)"
-        out.append(f"{name}: p99 {p99:.0f} ms{interval}{against}{verdict}")
+        slo, verdict = d.table_slos.get(name), _verdict(d, row, name)
+        against = f" against {slo:g} ms, {verdict}" if slo is not None else " (no SLO)"
+        out.append(f"{name}: p99 {_p99(row, name)}{against}")
     return out
 
 
@@ -76,16 +85,11 @@ def table_frame(d: SizingData, row: pd.Series) -> pd.DataFrame:
     rows = []
     for name in _names(d):
         slo = d.table_slos.get(name)
-        met = _met(row.get(_col(name, "slo", "met")))
-        p99 = float(row[_col(name, "latency_ms", "p99", "value")])
-        low, high = row.get(_col(name, "latency_ms", "p99", "ci_low")), row.get(_col(name, "latency_ms", "p99",
-                                                                                         "ci_high"))
         rows.append({"table": name, "tenant": str(row.get(_col(name, "tenant"), "")),
                      "queries/s": round(float(row[_col(name, "throughput_qps")]), 1),
-                     "p99 [95% interval]": f"{p99:.0f} ms [{float(low):.0f}, {float(high):.0f}]"
-                     if low is not None and high is not None and low == low and high == high else f"{p99:.0f} ms",
+                     "p99 [95% interval]": _p99(row, name),
                      "SLO p99": "none" if slo is None else f"{slo:g} ms",
-                     "verdict": "–" if slo is None else ("meets" if met is True else "BREAKS"),
+                     "verdict": _verdict(d, row, name) or "–",
                      "tenant's servers busy": f"{float(row[_col(name, 'utilisation', 'mean')]):.0%}"})
     return pd.DataFrame(rows)
 
