@@ -15,7 +15,8 @@ from workbench.report.whatif import headroom, whatif_table, whatif_variants
 from workbench.scenario import load_scenario
 from workbench.scenario.variants import replica_group_layout
 from workbench.sim.layout import build_layout
-from workbench.studies.whatif import run_whatif, scale_query_log
+from workbench.studies.whatif import run_whatif
+from workbench.workload.replay import scale_query_log
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,8 @@ from pathlib import Path
 from workbench.report.whatif import StudyMissing, WhatIf, WhatIfRun, read_whatif
 from workbench.runs import run_scenario
 from workbench.scenario import Scenario
-from workbench.workload.replay import scale_query_log
 
-__all__ = ["run_whatif", "scale_query_log"]
+__all__ = ["run_whatif"]
 
 
 def run_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfRun:
