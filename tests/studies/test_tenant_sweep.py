@@ -21,7 +21,9 @@ from workbench.report.whatif import WHATIF_DIR, load_variant
 from workbench.runs import run_checked
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout
+from workbench.sim.segment_range import segment_sizes
 from workbench.studies.scale_out import rebalance_layout
+from workbench.studies.survival import plan_after_loss
 from workbench.sweep import run_sweep
 from workbench.sweep.sizing import sizing_points
 
@@ -163,3 +165,14 @@ def test_a_tenant_shape_in_replica_groups_lays_out_every_table_so() -> None:
         for g in groups:
             a, b = sorted(int(s.split("_")[1]) for s in g)
             assert (a + b) % 2 == 1, (view.table.table_name, g)
+
+
+def test_a_replacement_server_loads_every_tables_replicas(tmp_path: Path) -> None:
+    """Two servers and two replicas of each table: Pinot cannot place either table on the one server left, so a
+    replacement loads what the lost server held, which is every table's replicas on it (here each table's whole
+    data: both servers hold a replica of every segment)."""
+    data = {**SCENARIO, "cluster": {**SCENARIO["cluster"], "servers": 2}, "tables": SCENARIO["tables"][:2]}
+    sc = load_scenario(data)
+    lost = plan_after_loss(sc, tmp_path)
+    each = [sum(segment_sizes(layout, None).values()) for layout in (build_layout(v) for v in sc.tables)]
+    assert not lost.rebalanced and lost.bytes_moved == sum(each) and all(b > 0 for b in each)

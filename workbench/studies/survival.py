@@ -28,12 +28,16 @@ __all__ = ["plan_after_loss", "run_failure_case"]
 
 
 def _lost_bytes(sc: Scenario) -> int:
-    """Bytes of the segment replicas on the server the ``server-down`` case takes down."""
+    """Bytes of the segment replicas on the server the ``server-down`` case takes down: of every table on it, for a
+    tenant of several."""
     lost = first_group(sc)[0] if layout_of(sc)[1] else "Server_0"
-    directory = workload_dir(sc, None)
-    layout = build_layout(sc, directory)
-    sizes = segment_sizes(layout, directory)
-    return sum(sizes[n] for n in layout.segments if lost in layout.ideal_state[n])
+    total = 0
+    for view in sc.table_scenarios:
+        directory = workload_dir(view, None)
+        layout = build_layout(view, directory)
+        sizes = segment_sizes(layout, directory)
+        total += sum(sizes[n] for n in layout.segments if lost in layout.ideal_state[n])
+    return total
 
 
 def _first_line(exc: Exception) -> str:
