@@ -488,15 +488,17 @@ def measure(
     scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, rates: Sequence[float] = (10.0,),
     data: str | Path | None = None, queries: int | None = None, warmup: int | None = None, seed: int | None = None,
     overwrite: bool = False, progress: Callable[[float, Mapping[str, Any]], None] | None = None,
-    slow: Mapping[str, float] | None = None,
+    slow: Mapping[str, float] | None = None, cluster: str = "helix",
 ) -> dict[str, Any]:
-    """The scenario's table served by Apache Pinot's own query path (one server JVM per scenario server, a
-    broker/load-generator JVM) at each open-loop rate (:func:`workbench.groundtruth.measure.measure`): ``out``
-    gets, per rate, the broker query log, server query and GC logs, per-query records and a summary with the
-    p50/p90/p99/p99.9 client latency and broker ``timeMs``. For a user with no cluster yet: the broker log is
-    what ``calibrate`` reads (``docs/validation.md``). ``slow`` (``{"Server_1": 4.0}``) limits those servers' JVMs
-    to ``1/factor`` of a core from the end of the warm-up, the real counterpart of ``cluster.failures.slow`` (root
-    and a cgroup v1 cpu controller needed)."""
+    """The scenario's table served by Apache Pinot at each open-loop rate
+    (:func:`workbench.groundtruth.measure.measure`). ``cluster="helix"`` (the default) starts a whole cluster:
+    ZooKeeper, Pinot's controller (which assigns the uploaded segments), Pinot's broker (queried over its HTTP API)
+    and one server JVM per scenario server; ``"processes"`` runs the servers with the broker's scatter-gather inside
+    the load generator. ``out`` gets, per rate, the broker query log, server query and GC logs, per-query records and
+    a summary with the p50/p90/p99/p99.9 client latency and broker ``timeMs``. For a user with no cluster yet: the
+    broker log is what ``calibrate`` reads (``docs/validation.md``). ``slow`` (``{"Server_1": 4.0}``) limits those
+    servers' JVMs to ``1/factor`` of a core from the end of the warm-up, the real counterpart of
+    ``cluster.failures.slow`` (root and a cgroup v1 cpu controller needed)."""
     from workbench.groundtruth.measure import DEFAULT_QUERIES, DEFAULT_WARMUP
     from workbench.groundtruth.measure import measure as run
     from workbench.sim.run import workload_dir
@@ -509,4 +511,4 @@ def measure(
                                           "(`workbench generate`) and set workload.data, or pass --data DIR")
     return run(sc, out, data=directory, rates=list(rates), queries=DEFAULT_QUERIES if queries is None else queries,
                warmup=DEFAULT_WARMUP if warmup is None else warmup, seed=0 if seed is None else seed,
-               overwrite=overwrite, progress=progress, slow=slow)
+               overwrite=overwrite, progress=progress, slow=slow, cluster=cluster)

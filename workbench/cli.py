@@ -577,12 +577,14 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("measure", help="measure the scenario's table on Apache Pinot at open-loop rates",
                        description="Serve the scenario's table config, schema, segments and queries with Apache "
-                                   "Pinot's own query path (one server JVM per scenario server, a broker and "
-                                   "load-generator JVM; the pinned release, fetched by Maven) at each open-loop "
-                                   "Poisson rate. DIR gets, per rate, the broker query log (for `workbench "
-                                   "calibrate`), the servers' query and GC logs, records.parquet and summary.json "
-                                   "(p50/p90/p99/p99.9 of the client latency and the broker's timeMs). See "
-                                   "docs/validation.md.")
+                                   "Pinot (the pinned release, fetched by Maven): ZooKeeper, Pinot's controller and "
+                                   "broker and one server JVM per scenario server, queried over the broker's HTTP "
+                                   "API at each open-loop Poisson rate. DIR gets the table config, schema and "
+                                   "segment metadata from the controller's REST API and, per rate, the broker query "
+                                   "log (for `workbench calibrate --measured`), the servers' query and GC logs, "
+                                   "records.parquet, summary.json (p50/p90/p99/p99.9 of the client latency and the "
+                                   "broker's timeMs) and agreement.json (the model against Pinot, query by query). "
+                                   "See docs/validation.md.")
     m.add_argument("scenario", help="scenario file")
     m.add_argument("--out", required=True, help="output directory")
     m.add_argument("--rate", type=_rate, action="append", metavar="QPS",
@@ -595,6 +597,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--slow", type=_slow, action="append", metavar="SERVER=FACTOR",
                    help="make a scenario server that many times slower (its JVM limited to 1/FACTOR of a core by a "
                         "cgroup; needs root), as cluster.failures.slow does in the model, e.g. Server_1=4; repeatable")
+    m.add_argument("--cluster", choices=("helix", "processes"), default="helix",
+                   help="helix (default): a whole cluster with Pinot's controller and broker; processes: the servers "
+                        "with the broker's scatter-gather in the load generator (no controller, no HTTP)")
     m.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     m.set_defaults(handler=_measure)
 
@@ -663,8 +668,9 @@ def _measure(args: argparse.Namespace) -> int:
 
     document = measure(args.scenario, args.out, rates=args.rate or (10.0,), data=args.data, queries=args.queries,
                        warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said,
-                       slow=dict(args.slow or ()))
-    _say(f"measure: Apache Pinot {document['pinot_version']}, {document['servers_started']} server(s): "
+                       slow=dict(args.slow or ()), cluster=args.cluster)
+    _say(f"measure: Apache Pinot {document['pinot_version']} ({document['cluster']}), "
+         f"{document['servers_started']} server(s): "
          f"{document['placement']} ({args.out}/measure.json)")
     return 0
 

@@ -35,8 +35,8 @@ from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
 __all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "build_segments_command", "instance_name",
-           "java_command", "log_tail",
-           "round_robin_assignment", "run_cluster", "run_to_end", "wait_ready"]
+           "java_command", "log_tail", "round_robin_assignment", "run_cluster", "run_to_end", "schedstat",
+           "slow_down_after_warmup", "wait_ready", "write_queries"]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
 READY_TIMEOUT_S = 90.0
@@ -57,6 +57,24 @@ class LoadSpec:
     duration_s: float | None = None
     warmup_queries: int = 0
     threads: int = 64
+
+    def open_loop(self, queries: Path, start_signal: Path | None = None) -> dict[str, Any]:
+        """The keys both load generators' shared scheduler (``workbench.cluster.OpenLoop``) reads: this load, the SQL
+        file (one query per line) and, when something must happen between warm-up and measured run, the file whose
+        appearance starts it."""
+        spec: dict[str, Any] = {"queries": str(queries), "ratePerSecond": self.rate_per_s, "seed": self.seed,
+                                "numQueries": self.num_queries, "timeoutMs": self.timeout_ms, "threads": self.threads,
+                                "warmupQueries": self.warmup_queries}
+        if self.duration_s is not None:
+            spec["durationS"] = self.duration_s
+        if start_signal is not None:
+            spec["startSignal"] = str(start_signal)
+        return spec
+
+    def run_timeout_s(self) -> float:
+        """How long a load generator may run, warm-up and slack included, before it is declared stuck."""
+        expected_s = min(self.duration_s or math.inf, 3.0 * self.num_queries / self.rate_per_s)
+        return expected_s + self.timeout_ms / 1000 + SLACK_S + 2 * self.warmup_queries
 
 
 @dataclass(frozen=True)
@@ -167,7 +185,7 @@ def build_segments_command(jars: PinotJars, heap: str, work: Path, table_config:
     return command, built
 
 
-def _schedstat(pid: int) -> tuple[float, float]:
+def schedstat(pid: int) -> tuple[float, float]:
     """``(cpu_ms, run_queue_wait_ms)`` summed over a process's live threads; zeros where Linux does not say."""
     cpu = wait = 0
     for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
@@ -202,7 +220,7 @@ def wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: f
         time.sleep(0.1)
 
 
-def _slow_down(processes: Processes, pids: Mapping[str, int], factors: Mapping[str, float],
+def slow_down_after_warmup(processes: Processes, pids: Mapping[str, int], factors: Mapping[str, float],
                broker: subprocess.Popen[bytes], log: Path, signal_file: Path) -> None:
     """Once the load generator's warm-up is over (its ``WARM`` line), put each slow server's JVM in a CPU-limit cgroup
     of its own, then let the measured run start (``signal_file``). Slowed only now, the server was warmed like the
@@ -354,23 +372,16 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
         started.append((server, processes.start(command, log, options.cpus.get(server)), log))
     ready = tuple(wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
-    at_ready = {server: _schedstat(proc.pid) for server, proc, _ in started}
+    at_ready = {server: schedstat(proc.pid) for server, proc, _ in started}
 
-    (work / "queries.sql").write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
+    write_queries(work / "queries.sql", queries)
     (logs / "ideal_state.json").write_text(json.dumps(ideal, indent=1, sort_keys=True))
     spec: dict[str, Any] = {"tableName": table_config["tableName"], "schema": str(work / "schema.json"),
                             "tableConfig": str(work / "table.json"), "segmentsDir": str(built),
                             "segments": list(segments), "servers": [instance_name(s) for s in servers],
                             "idealState": ideal, "zkDir": str(work / "zk"), "zkPort": free_port(),
                             "zkMetadataOut": str(logs / "zk_metadata.json"), "brokerConfig": options.broker_config,
-                            "queries": str(work / "queries.sql"),
-                            "ratePerSecond": load.rate_per_s, "seed": load.seed, "numQueries": load.num_queries,
-                            "timeoutMs": load.timeout_ms, "threads": load.threads,
-                            "warmupQueries": load.warmup_queries}
-    if load.duration_s is not None:
-        spec["durationS"] = load.duration_s
-    if options.slow:
-        spec["startSignal"] = str(work / "start")
+                            **load.open_loop(work / "queries.sql", work / "start" if options.slow else None)}
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
     log = logs / "broker.log"
@@ -378,13 +389,11 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
                                    options.gc_logs), str(work / "load.json"), str(out)], log,
                            options.cpus.get("broker"))
     if options.slow:
-        _slow_down(processes, {server: p.pid for server, p, _ in started if server in options.slow}, options.slow,
-                   proc, log, work / "start")
-    expected_s = min(load.duration_s or math.inf, 3.0 * load.num_queries / load.rate_per_s)
-    summary = run_to_end(proc, log, "the load generator",
-                          expected_s + load.timeout_ms / 1000 + SLACK_S + 2 * load.warmup_queries)
-    schedstat = {server: tuple(b - a for a, b in zip(at_ready[server], _schedstat(p.pid), strict=True))
-                 for server, p, _ in started}
+        slow_down_after_warmup(processes, {server: p.pid for server, p, _ in started if server in options.slow},
+                               options.slow, proc, log, work / "start")
+    summary = run_to_end(proc, log, "the load generator", load.run_timeout_s())
+    used = {server: tuple(b - a for a, b in zip(at_ready[server], schedstat(p.pid), strict=True))
+            for server, p, _ in started}
     lines = log.read_text(errors="replace").splitlines()
     # Netty's "channel inactive" lines may follow DONE as the router shuts down: the summary is the DONE line.
     summary = next((line for line in lines if line.startswith("DONE ")), summary)
@@ -392,7 +401,13 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
     zk_path = logs / "zk_metadata.json"
     zk_metadata = json.loads(zk_path.read_text()) if zk_path.is_file() else {}
     return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
-                      ideal, routing, zk_metadata, {k: (v[0], v[1]) for k, v in schedstat.items()})
+                      ideal, routing, zk_metadata, {k: (v[0], v[1]) for k, v in used.items()})
+
+
+def write_queries(path: Path, queries: Sequence[str]) -> Path:
+    """The load generators' SQL file: one query per line (a query's own line breaks become spaces)."""
+    path.write_text("".join(q.replace("\n", " ").strip() + "\n" for q in queries))
+    return path
 
 
 def _records(path: Path) -> pd.DataFrame:

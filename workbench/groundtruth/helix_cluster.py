@@ -32,7 +32,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +71,17 @@ class HelixCluster:
     servers: tuple[str, ...]
     pids: tuple[int, ...]
     logs: Path
+    #: Each server's pid by its Helix instance id (``Server_<host>_<port>``), for its CPU accounting and throttling.
+    server_pids: Mapping[str, int] = field(default_factory=dict)
 
     def query(self, sql: str) -> dict[str, Any]:
         """The broker's JSON response to ``sql`` (``POST /query/sql``), Pinot's field names unchanged."""
         response: dict[str, Any] = json.loads(_call("POST", f"{self.broker_url}/query/sql", {"sql": sql}))
         return response
+
+    def get(self, path: str) -> Any:
+        """The controller's JSON answer to ``GET path`` (e.g. ``/tables/clicks``), unchanged."""
+        return json.loads(_call("GET", f"{self.controller_url}{path}"))
 
     def external_view(self, table: str) -> dict[str, dict[str, str]]:
         """The OFFLINE external view of raw table ``table`` as the controller reports it: segment -> {server: state}."""
@@ -86,7 +92,7 @@ class HelixCluster:
         return self._view(table, "idealstate")
 
     def _view(self, table: str, kind: str) -> dict[str, dict[str, str]]:
-        view = json.loads(_call("GET", f"{self.controller_url}/tables/{table}/{kind}"))
+        view = self.get(f"/tables/{table}/{kind}")
         return {s: dict(m) for s, m in (view.get("OFFLINE") or {}).items()}
 
 
@@ -128,7 +134,10 @@ def _short(command: list[str]) -> list[str]:
 @contextmanager
 def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
                   *, num_servers: int = 1, heap: str = "256m", logs_dir: str | Path | None = None,
-                  work_dir: str | Path | None = None, ready_timeout_s: float = 90.0) -> Iterator[HelixCluster]:
+                  work_dir: str | Path | None = None, ready_timeout_s: float = 90.0,
+                  server_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
+                  server_cpus: Sequence[Sequence[int]] = (), broker_cpus: Sequence[int] = ()
+                  ) -> Iterator[HelixCluster]:
     """A running cluster serving ``segments`` of one OFFLINE table; every JVM stopped when the block ends.
 
     Parameters
@@ -141,6 +150,10 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
         Server JVMs, each on its own loopback address (127.0.0.2, ...).
     logs_dir
         Where each JVM's console log and query log go (default: the temporary work directory, removed after).
+    server_config, broker_config
+        Pinot server and broker properties (``KEY=VALUE``, as in Pinot's own config files) on top of the cluster's.
+    server_cpus, broker_cpus
+        The CPUs each server (by index) and the controller and broker run on (``taskset``); empty: unpinned.
     """
     if num_servers < 1 or not segments:
         raise ValueError("need at least one server and one segment")
@@ -151,42 +164,65 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
         logs = Path(logs_dir) if logs_dir is not None else work
         logs.mkdir(parents=True, exist_ok=True)
         try:
-            yield _start(jars, work, logs, processes, table_config, schema, segments, num_servers, heap,
-                         ready_timeout_s)
+            roles = _Roles(num_servers, heap, ready_timeout_s, dict(server_config or {}), dict(broker_config or {}),
+                           tuple(tuple(c) for c in server_cpus), tuple(broker_cpus))
+            yield _start(jars, work, logs, processes, table_config, schema, segments, roles)
         finally:
             processes.stop_all()
 
 
+@dataclass(frozen=True)
+class _Roles:
+    """How the cluster's JVMs are started: servers, heap, readiness timeout, extra Pinot config, CPUs."""
+
+    num_servers: int
+    heap: str
+    ready_timeout_s: float
+    server_config: dict[str, str]
+    broker_config: dict[str, str]
+    server_cpus: tuple[tuple[int, ...], ...]
+    broker_cpus: tuple[int, ...]
+
+    def cpus(self, server: int | None = None) -> tuple[int, ...] | None:
+        """The CPUs of server ``server`` (``None``: the controller and broker); ``None`` when unpinned."""
+        if server is None:
+            return self.broker_cpus or None
+        return (self.server_cpus[server] if server < len(self.server_cpus) else ()) or None
+
+
 def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
-           schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], num_servers: int, heap: str,
-           ready_timeout_s: float) -> HelixCluster:
+           schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], roles: _Roles) -> HelixCluster:
+    heap, ready_timeout_s = roles.heap, roles.ready_timeout_s
     build_command, built = build_segments_command(jars, heap, work, table_config, schema, segments)
     zk_port, controller_port, broker_port = free_port(), free_port(), free_port()
     controller_log = logs / "controller.log"
     main = "workbench.cluster.HelixControllerMain"
     controller = processes.start([*_short(java_command(jars, "384m", main, "controller", logs)), str(work),
-                                  str(zk_port), str(controller_port), CLUSTER], controller_log)
+                                  str(zk_port), str(controller_port), CLUSTER], controller_log, roles.cpus())
     build_log = logs / "build.log"
-    build = processes.start(_short(build_command), build_log)
+    build = processes.start(_short(build_command), build_log, roles.cpus())
     run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
     wait_ready(controller, controller_log, "controller", ready_timeout_s)
     zk = f"127.0.0.1:{zk_port}"
     started = []
-    for server in allocate_servers(num_servers):
+    for i, server in enumerate(allocate_servers(roles.num_servers)):
         host, port = server.split(":")
         log = logs / f"server-{host}-{port}.log"
         name = f"server-{host}-{port}"
         command = [*java_command(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
-                   CLUSTER, host, port, str(work / name)]
-        started.append((server, processes.start(command, log), log))
+                   CLUSTER, host, port, str(work / name), *_key_values(roles.server_config)]
+        started.append((server, processes.start(command, log, roles.cpus(i)), log))
     broker_log = logs / "broker.log"
-    broker = processes.start([*java_command(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs), zk,
-                              CLUSTER, "127.0.0.1", str(broker_port)], broker_log)
+    broker = processes.start([*java_command(jars, heap, "workbench.cluster.HelixBrokerMain", "broker", logs,
+                                            gc_log=True), zk,
+                              CLUSTER, "127.0.0.1", str(broker_port), *_key_values(roles.broker_config)], broker_log,
+                             roles.cpus())
     servers = tuple(wait_ready(proc, log, server, ready_timeout_s).split("instance=")[1].strip()
                     for server, proc, log in started)
     wait_ready(broker, broker_log, "broker", ready_timeout_s)
     cluster = HelixCluster(f"http://127.0.0.1:{controller_port}", f"http://127.0.0.1:{broker_port}", servers,
-                           tuple(p.pid for p in processes.started), logs)
+                           tuple(p.pid for p in processes.started), logs,
+                           {name: proc.pid for name, (_, proc, _) in zip(servers, started, strict=True)})
     _call("POST", f"{cluster.controller_url}/schemas", schema)
     _call("POST", f"{cluster.controller_url}/tables", table_config)
     raw = str(table_config["tableName"]).removesuffix("_OFFLINE")
@@ -196,6 +232,10 @@ def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config
               content_type=content_type)
     _wait_online(cluster, raw, list(segments), [log for _, _, log in started])
     return cluster
+
+
+def _key_values(config: Mapping[str, str]) -> list[str]:
+    return [f"{k}={v}" for k, v in config.items()]
 
 
 def _wait_online(cluster: HelixCluster, raw: str, segments: Sequence[str], server_logs: Sequence[Path]) -> None:

@@ -18,10 +18,12 @@ contention with each other, and the summary says they are for routing and counts
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,8 @@ from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
+from workbench.groundtruth.helix_cluster import helix_cluster
+from workbench.groundtruth.helix_load import run_helix_load
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
 from workbench.groundtruth.throttle import cpu_cgroup_root, cpu_limit
 from workbench.io import atomic_dir, check_output, write_json_atomic
@@ -42,8 +46,9 @@ from workbench.scenario import Scenario
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
-__all__ = ["CALIBRATE_TABLE_CONFIG", "DEFAULT_QUERIES", "DEFAULT_WARMUP", "MAX_SHARED_SERVERS", "PERCENTILES",
-           "MeasuredFiles", "Placement", "broker_config", "measure", "measured_files", "placement", "rate_dir_name"]
+__all__ = ["CALIBRATE_TABLE_CONFIG", "CLUSTERS", "CLUSTER_PARTS", "DEFAULT_QUERIES", "DEFAULT_WARMUP",
+           "MAX_SHARED_SERVERS", "PERCENTILES", "MeasuredFiles", "Placement", "broker_config", "measure",
+           "measured_files", "placement", "rate_dir_name"]
 
 #: The table config ``calibrate --measured`` reads (the scenario's own, of the type its segments' names say).
 CALIBRATE_TABLE_CONFIG = "scenario_table_config.json"
@@ -222,41 +227,111 @@ def broker_config(config: Mapping[str, Any]) -> dict[str, str]:
             if str(k).startswith(ADAPTIVE_PREFIX + ".")}
 
 
-def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
-              timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
-              broker: Mapping[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Served:
+    """One rate's run as served by either kind of cluster: the run (with the ideal state routed on and each segment's
+    ZK metadata), the CPUs each JVM was pinned to, the slow servers (``host:port`` -> scenario name and factor), and
+    the table config and schema Pinot served."""
+
+    run: ClusterRun
+    cpus: dict[str, Sequence[int]]
+    slowed: dict[str, tuple[str, float]]
+    table_config: dict[str, Any]
+    schema: dict[str, Any]
+
+
+def _processes_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: Path, slow: Mapping[str, float],
+                    broker: Mapping[str, str]) -> _Served:
+    """The rate on Pinot's query path across processes: servers and an in-process broker, the ideal state the model
+    assigns (:meth:`~workbench.groundtruth.scenario.ScenarioTable.ideal_state`)."""
     servers = allocate_servers(where.servers)
     # The scenario's Server_i is the i-th server started (the ideal state is assigned over them in that order).
     slowed = {servers[int(name.removeprefix("Server_"))]: (name, factor) for name, factor in slow.items()}
-    names = tuple(instance_name(s) for s in servers)
-    ideal = st.ideal_state(names)
+    ideal = st.ideal_state(tuple(instance_name(s) for s in servers))
     cpus: dict[str, Sequence[int]] = {s: c for s, c in zip(servers, where.server_cpus, strict=True) if c}
     if where.broker_cpus:
         cpus["broker"] = where.broker_cpus
-    directory.mkdir(parents=True)
-    run = run_cluster(st.config, st.schema, st.segments, st.sql,
-                      LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms,
-                               warmup_queries=warmup),
-                      ideal_state=ideal, scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus,
+    run = run_cluster(st.config, st.schema, st.segments, st.sql, load, ideal_state=ideal,
+                      scheduler_config=SERVER_CONFIG, logs_dir=directory, gc_logs=True, cpus=cpus,
                       slow={hp: factor for hp, (_, factor) in slowed.items()}, broker_config=broker)
+    return _Served(run, cpus, slowed, dict(st.config), dict(st.schema))
+
+
+def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: Path, slow: Mapping[str, float],
+                broker: Mapping[str, str]) -> _Served:
+    """The rate on a whole Helix cluster (:func:`~workbench.groundtruth.helix_cluster.helix_cluster`): the table
+    created and its segments uploaded through the real controller, which assigns them; queries through the real
+    broker's HTTP API (:func:`~workbench.groundtruth.helix_load.run_helix_load`). The ideal state, each segment's ZK
+    metadata, the table config and the schema are what the controller's REST API returns."""
+    raw = str(st.config["tableName"]).removesuffix("_OFFLINE")
+    config = {**broker, "pinot.broker.timeoutMs": str(load.timeout_ms)}
+    with tempfile.TemporaryDirectory(prefix="workbench-measure-") as tmp, \
+            helix_cluster(st.config, st.schema, st.segments, num_servers=where.servers, logs_dir=directory,
+                          work_dir=tmp, server_config=SERVER_CONFIG, broker_config=config,
+                          server_cpus=where.server_cpus, broker_cpus=where.broker_cpus) as cluster:
+        by_index = dict(enumerate(cluster.servers))
+        run = run_helix_load(cluster, st.sql, load, Path(tmp), cpus=where.broker_cpus,
+                             slow={by_index[int(n.removeprefix("Server_"))]: f for n, f in slow.items()})
+        ideal = cluster.ideal_state(raw)
+        zk = {name: {str(k): str(v) for k, v in fields.items()}
+              for name, fields in cluster.get(f"/segments/{raw}/zkmetadata?type=OFFLINE").items()}
+        served = cluster.get(f"/tables/{raw}?type=OFFLINE")["OFFLINE"]
+        schema = cluster.get(f"/schemas/{st.schema['schemaName']}")
+    write_json_atomic(directory / "ideal_state.json", ideal)
+    write_json_atomic(directory / "zk_metadata.json", zk)
+    hosts = {name: f"{name.split('_')[1]}:{name.rsplit('_', 1)[1]}" for name in cluster.servers}
+    cpus: dict[str, Sequence[int]] = {hosts[n]: c for n, c in zip(cluster.servers, where.server_cpus, strict=True)
+                                      if c}
+    if where.broker_cpus:
+        cpus["broker"] = where.broker_cpus
+    slowed = {hosts[by_index[int(n.removeprefix("Server_"))]]: (n, f) for n, f in slow.items()}
+    return _Served(dataclasses.replace(run, ideal_state=ideal, zk_metadata=zk), cpus, slowed, served, schema)
+
+
+#: How ``measure`` runs Pinot (``--cluster``): ``helix``, a whole cluster (ZooKeeper, Pinot's controller and broker,
+#: servers joined through Helix; queries over the broker's HTTP API); ``processes``, Pinot's query path across
+#: server JVMs with the broker's scatter-gather in the load generator's JVM (no controller, no HTTP front end).
+CLUSTERS: dict[str, Callable[[ScenarioTable, Placement, LoadSpec, Path, Mapping[str, float], Mapping[str, str]],
+                             _Served]] = {"helix": _helix_rate, "processes": _processes_rate}
+#: What each kind of cluster runs of Pinot, said in ``measure.json``.
+CLUSTER_PARTS = {
+    "helix": "ZooKeeper, Pinot's ControllerStarter and HelixBrokerStarter (multi-stage engine off), servers with "
+             "Pinot's single-stage query path joined to Helix as participants (pinot-server is not served by Maven "
+             "Central as reached here); queries over the broker's POST /query/sql",
+    "processes": "servers with Pinot's single-stage query path; the broker's routing, QueryRouter, reduce and query "
+                 "log in the load generator's JVM, on the ideal state the model assigns; no controller, no HTTP",
+}
+
+
+def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
+              timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
+              broker: Mapping[str, str], cluster: str) -> tuple[dict[str, Any], _Served]:
+    directory.mkdir(parents=True)
+    load = LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms, warmup_queries=warmup)
+    served = CLUSTERS[cluster](st, where, load, directory, slow, broker)
+    run = served.run
     flat = _flat(run.records)
     flat.to_parquet(directory / "records.parquet", index=False)
-    summary = _summary(run, rate, queries, warmup, directory, where, cpus, slowed)
-    zk = json.loads((directory / "zk_metadata.json").read_text())
-    agreed = measured_agreement(st.config, st.schema, st.segments, ideal, zk, flat, pinot_version)
+    summary = _summary(run, rate, queries, warmup, directory, where, served.cpus, served.slowed)
+    agreed = measured_agreement(st.config, st.schema, st.segments, run.ideal_state, run.zk_metadata, flat,
+                                pinot_version)
     write_json_atomic(directory / "agreement.json", {**agreed.to_json(), "compared": MEASURED_RULE,
                                                      "checked_as": st.checked_as})
     summary["agreement"] = {"queries": agreed.queries, "agreed": agreed.agreed, "file": "agreement.json"}
     write_json_atomic(directory / "summary.json", summary)
-    return summary
+    return summary, served
 
 
 def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float], queries: int = DEFAULT_QUERIES,
             warmup: int = DEFAULT_WARMUP, seed: int = 0, timeout_ms: int | None = None, overwrite: bool = False,
             progress: Callable[[float, Mapping[str, Any]], None] | None = None,
-            slow: Mapping[str, float] | None = None) -> dict[str, Any]:
+            slow: Mapping[str, float] | None = None, cluster: str = "helix") -> dict[str, Any]:
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
+
+    ``cluster`` is how Pinot runs (:data:`CLUSTERS`): ``helix`` (the default), a whole cluster with Pinot's controller
+    and broker, whose assignment, routing and query log are Pinot's own; ``processes``, the servers with the broker's
+    scatter-gather in the load generator's JVM (a second opinion without the HTTP front end and controller).
 
     ``slow`` makes scenario servers (``Server_1``: the second started) that many times slower, as the model's
     ``cluster.failures.slow`` does: from the end of the warm-up, each one's JVM runs limited to ``1/factor`` of one core
@@ -284,6 +359,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         raise InputError("--queries", f"must be at least 1, got {queries}")
     if warmup < 0:
         raise InputError("--warmup", f"must be 0 or more, got {warmup}")
+    if cluster not in CLUSTERS:
+        raise InputError("--cluster", f"{cluster!r} is not a kind of cluster measure runs: {', '.join(CLUSTERS)}")
     check_output(out, overwrite=overwrite)
     st = scenario_table(sc, data, max(queries, 1))
     if not st.segments:
@@ -304,13 +381,14 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         zk: dict[str, Any] = {}
         for rate in rates:
             directory = tmp / rate_dir_name(rate)
-            summary = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory, jars.version,
-                                slow, broker_config(sc.cluster.broker.config))
+            summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
+                                        jars.version, slow, broker_config(sc.cluster.broker.config), cluster)
             summaries[rate_dir_name(rate)] = summary
-            zk = json.loads((directory / "zk_metadata.json").read_text())
+            zk = dict(served.run.zk_metadata)
             if progress is not None:
                 progress(float(rate), summary)
-        document = {"pinot_version": jars.version, "table": st.config["tableName"], "checked_as": st.checked_as,
+        document = {"pinot_version": jars.version, "cluster": cluster, "pinot_parts": CLUSTER_PARTS[cluster],
+                    "table": st.config["tableName"], "checked_as": st.checked_as,
                     "table_type": sc.table.table_type, "calibrate_table_config": CALIBRATE_TABLE_CONFIG,
                     "segments": len(st.segments), "queries_in_rotation": len(st.sql),
                     "servers_requested": where.requested, "servers_started": where.servers,
@@ -319,11 +397,11 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
                     "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}
         write_json_atomic(tmp / "measure.json", document)
-        write_json_atomic(tmp / "table_config.json", st.config)
+        write_json_atomic(tmp / "table_config.json", served.table_config)
         # The scenario's own config: a REALTIME table's segments keep their LLC names, which the segment importer
         # reads as REALTIME, so calibrating them needs the REALTIME config (the OFFLINE twin is what Pinot served).
         write_json_atomic(tmp / CALIBRATE_TABLE_CONFIG, sc.table.to_json())
-        write_json_atomic(tmp / "schema.json", st.schema)
+        write_json_atomic(tmp / "schema.json", served.schema)
         write_json_atomic(tmp / "segments.json", zk)
     return document
 

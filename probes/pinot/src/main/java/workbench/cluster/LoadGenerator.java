@@ -78,10 +78,8 @@ import workbench.groundtruth.PinotParts;
  * broker's {@code timeUsedMs}: from receiving the SQL to the reduced response). Not here: the HTTP front end, query
  * quotas, access control, the failure detector.
  *
- * <p>Open loop: a single scheduler thread draws exponential inter-arrival gaps from {@code Random(seed)} and hands
- * each query to a worker pool at its due time, never waiting for earlier queries. Each record says how late its
- * hand-off was ({@code dispatchLagMs}: the scheduler thread fell behind) and how long it waited for a worker
- * ({@code startLagMs}), so a run where the generator, not Pinot, was the bottleneck can be seen and discarded.
+ * <p>Open loop ({@link OpenLoop}, shared with {@link HttpLoad}): Poisson arrivals from {@code Random(seed)}, each
+ * query handed to a worker at its due time, its request id taken in arrival order.
  *
  * <p>Usage: {@code LoadGenerator SPEC.json OUT.jsonl}. SPEC: {@code tableName} (with type), {@code tableConfig} and
  * {@code schema} (paths), {@code segmentsDir} and {@code segments} (the built segments, read for their ZK metadata),
@@ -144,26 +142,8 @@ public final class LoadGenerator {
       throws Exception {
     String tableNameWithType = spec.get("tableName").asText();
     Schema schema = Schema.fromFile(new File(spec.get("schema").asText()));
-    List<String> queries = new ArrayList<>();
-    for (String line : Files.readAllLines(new File(spec.get("queries").asText()).toPath())) {
-      if (!line.isBlank()) {
-        queries.add(line.trim());
-      }
-    }
-    if (queries.isEmpty()) {
-      throw new IllegalArgumentException("no queries in " + spec.get("queries").asText());
-    }
-    double rate = spec.get("ratePerSecond").asDouble();
-    long seed = spec.path("seed").asLong(0);
-    int numQueries = spec.path("numQueries").asInt(Integer.MAX_VALUE);
-    double durationS = spec.path("durationS").asDouble(Double.POSITIVE_INFINITY);
-    long timeoutMs = spec.path("timeoutMs").asLong(10_000L);
-    int threads = spec.path("threads").asInt(64);
-    int warmup = spec.path("warmupQueries").asInt(0);
+    OpenLoop load = new OpenLoop(spec);
     int resultRows = spec.path("resultRows").asInt(10);
-    if (!(rate > 0) || (numQueries == Integer.MAX_VALUE && Double.isInfinite(durationS))) {
-      throw new IllegalArgumentException("need ratePerSecond > 0 and numQueries or durationS");
-    }
 
     // The broker's routing, built as Pinot's broker builds it (BrokerRouting): each segment's ZK metadata from the
     // built segment's own metadata, the table's pruners and instance selector on the given ideal state.
@@ -200,7 +180,7 @@ public final class LoadGenerator {
         new QueryRouter(BROKER_ID, null, null, stats, ThreadAccountantUtils.getNoOpAccountant());
     BrokerReduceService reduce = new BrokerReduceService(new PinotConfiguration());
     Broker broker = new Broker(tableNameWithType, schema, routing, new QueryLogger(brokerConfig), router, reduce,
-        timeoutMs, resultRows);
+        load._timeoutMs, resultRows);
     // With adaptive selection the warm-up goes through a router that feeds no stats, so the selector finds none
     // and picks at random (HybridSelector and the others do without stats): every replica is warmed. Through the
     // measured router, the first cold server's first answer (hundreds of ms) would make the selector shun it.
@@ -208,81 +188,26 @@ public final class LoadGenerator {
         new ServerRoutingStatsManager(new PinotConfiguration(), BrokerMetrics.get()),
         ThreadAccountantUtils.getNoOpAccountant());
     Broker warmBroker = adaptive == null ? broker : new Broker(tableNameWithType, schema, routing,
-        new QueryLogger(brokerConfig), warmRouter, reduce, timeoutMs, resultRows);
+        new QueryLogger(brokerConfig), warmRouter, reduce, load._timeoutMs, resultRows);
     for (ServerInstance server : routing.servers().values()) {
       if (!router.connect(server) || (warmRouter != router && !warmRouter.connect(server))) {
         throw new IllegalStateException("cannot connect to " + server.getInstanceId());
       }
     }
     AtomicLong requestIds = new AtomicLong(1);
-    for (int i = 0; i < warmup; i++) {
-      runQuery(warmBroker, requestIds.getAndIncrement(), queries.get(i % queries.size()), false);
+    for (int i = 0; i < load._warmup; i++) {
+      runQuery(warmBroker, requestIds.getAndIncrement(), load.warmupSql(i), false);
     }
     if (warmRouter != router) {
       warmRouter.shutDown();
     }
-    if (spec.hasNonNull("startSignal")) {
-      // Someone acts between the warm-up and the measured run (a slow server's CPU limit is applied now, so the
-      // warm-up reached a warm server as adaptive selection would): say so, then wait for its signal file.
-      File signal = new File(spec.get("startSignal").asText());
-      System.out.println("WARM");
-      System.out.flush();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (!signal.exists()) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("no start signal at " + signal + " within 60 s of the warm-up's end");
-        }
-        Thread.sleep(5);
-      }
-    }
-
-    ExecutorService workers = Executors.newFixedThreadPool(threads);
-    AtomicInteger failures = new AtomicInteger();
-    int sent = 0;
-    double maxDispatchLagMs = 0;
-    try (BufferedWriter out = Files.newBufferedWriter(outFile.toPath(), StandardCharsets.UTF_8)) {
-      Random random = new Random(seed);
-      long t0 = System.nanoTime();
-      long startEpochMs = System.currentTimeMillis();
-      double arrivalS = 0;
-      for (int i = 0; i < numQueries; i++) {
-        arrivalS += -Math.log(1.0 - random.nextDouble()) / rate;
-        if (arrivalS > durationS) {
-          break;
-        }
-        long due = t0 + (long) (arrivalS * 1e9);
-        long now;
-        while ((now = System.nanoTime()) < due) {
-          LockSupport.parkNanos(due - now);
-        }
-        double dispatchLagMs = (now - due) / 1e6;
-        maxDispatchLagMs = Math.max(maxDispatchLagMs, dispatchLagMs);
-        int index = i % queries.size();
+    load.awaitStartSignal();
+    try {
+      load.run(outFile, index -> {
         long requestId = requestIds.getAndIncrement();
-        double arrival = arrivalS;
-        workers.execute(() -> {
-          long start = System.nanoTime();
-          ObjectNode record = runQuery(broker, requestId, queries.get(index), true);
-          record.put("queryIndex", index);
-          record.put("arrivalS", arrival);
-          record.put("dispatchLagMs", dispatchLagMs);
-          record.put("startLagMs", (start - due) / 1e6);
-          record.put("sinceArrivalMs", (System.nanoTime() - due) / 1e6);
-          if (record.withArray("exceptions").size() > 0) {
-            failures.incrementAndGet();
-          }
-          write(out, record);
-        });
-        sent++;
-      }
-      workers.shutdown();
-      if (!workers.awaitTermination(timeoutMs + 60_000L, TimeUnit.MILLISECONDS)) {
-        throw new IllegalStateException("queries still running " + (timeoutMs + 60_000L) + " ms after the last");
-      }
-      System.out.println("DONE sent=" + sent + " withExceptions=" + failures.get() + " maxDispatchLagMs="
-          + String.format("%.3f", maxDispatchLagMs) + " startEpochMs=" + startEpochMs);
+        return () -> runQuery(broker, requestId, load._queries.get(index), true);
+      });
     } finally {
-      workers.shutdownNow();
       router.shutDown();
       reduce.shutDown();
       routing.close();
@@ -293,18 +218,6 @@ public final class LoadGenerator {
     List<String> names = new ArrayList<>();
     routing.pruners().forEach(p -> names.add(p.getClass().getSimpleName()));
     return String.join(",", names);
-  }
-
-  private static void write(BufferedWriter out, ObjectNode record) {
-    synchronized (out) {
-      try {
-        out.write(record.toString());
-        out.newLine();
-        out.flush();
-      } catch (IOException e) {
-        throw new RuntimeException(e);
-      }
-    }
   }
 
   /** One query through the broker's scatter-gather and reduce; never throws (an error is a record's exception). */
@@ -354,7 +267,7 @@ public final class LoadGenerator {
         broker._routing.servers().get(server), s -> new ArrayList<>()).add(segment));
     Map<ServerInstance, SegmentsToQuery> routing = new LinkedHashMap<>();
     perServer.forEach((server, segments) -> routing.put(server, new SegmentsToQuery(segments, List.of())));
-    record.put("numSegmentsPrunedByBroker", route.numSegmentsPrunedByBroker);
+    record.put("numSegmentsPrunedByBroker", route.reportedPruned());
     record.put("numUnavailableSegments", route.unavailableSegments.size());
     Map<String, String> options = pinotQuery.getQueryOptions();
     if (options == null) {
@@ -433,7 +346,7 @@ public final class LoadGenerator {
   private static void finish(Broker broker, QueryLogger queryLogger, long requestId, String sql, String tableName, BrokerResponseNative reduced,
       BrokerRouting.Route route, String serverStats, long start, long gatheredNs, long arrivalMs, boolean logged,
       ObjectNode record, ArrayNode exceptions) {
-    reduced.setNumSegmentsPrunedByBroker(route.numSegmentsPrunedByBroker);
+    reduced.setNumSegmentsPrunedByBroker(route.reportedPruned());
     long reducedNs = System.nanoTime();
     reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
     if (queryLogger != null) {

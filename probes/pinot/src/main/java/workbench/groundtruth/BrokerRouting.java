@@ -80,6 +80,15 @@ public final class BrokerRouting implements AutoCloseable {
       this.segmentToServer = segmentToServer;
       unavailableSegments = unavailable;
     }
+
+    /**
+     * The {@code numSegmentsPrunedByBroker} the broker's response carries: the pruned count, except when no segment
+     * is left to query. Then {@code BaseSingleStageBrokerRequestHandler} answers with its empty response
+     * ({@code getEmptyBrokerOnlyResponse}) before it sets the count (1.5.1), so Pinot reports 0.
+     */
+    public int reportedPruned() {
+      return segmentToServer.isEmpty() ? 0 : numSegmentsPrunedByBroker;
+    }
   }
 
   /**

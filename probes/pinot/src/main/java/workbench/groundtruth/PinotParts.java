@@ -210,7 +210,7 @@ public final class PinotParts {
       BrokerRequest brokerRequest = CalciteSqlCompiler.convertToBrokerRequest(pinotQuery);
       BrokerRouting.Route route = routing.route(brokerRequest, requestId);
       Map<String, String> segmentToServer = route.segmentToServer;
-      out.put("numSegmentsPrunedByBroker", route.numSegmentsPrunedByBroker);
+      out.put("numSegmentsPrunedByBroker", route.reportedPruned());
       out.putArray("segmentsAfterBrokerPruning").addAll(textArray(new TreeSet<>(route.segmentsAfterPruning)));
       out.putArray("unavailableSegments").addAll(textArray(new TreeSet<>(route.unavailableSegments)));
       out.put("brokerFilter", String.valueOf(pinotQuery.getFilterExpression()));
@@ -234,7 +234,7 @@ public final class PinotParts {
       BrokerResponseNative reduced = tables.isEmpty() ? BrokerResponseNative.empty() : reduce(brokerRequest, tables);
       reduced.setNumServersQueried(perServer.size());
       reduced.setNumServersResponded(perServer.size());
-      reduced.setNumSegmentsPrunedByBroker(route.numSegmentsPrunedByBroker);
+      reduced.setNumSegmentsPrunedByBroker(route.reportedPruned());
       reduced.setTimeUsedMs(System.currentTimeMillis() - arrivalMs);
       BrokerRouting.logCompleted(queryLogger, logged, requestId, arrivalMs, sql, tableName, reduced,
           route.unavailableSegments.size(), serverStats.toString());

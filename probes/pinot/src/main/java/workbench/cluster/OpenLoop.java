@@ -1,0 +1,167 @@
+package workbench.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedWriter;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+
+/**
+ * The open-loop load both load generators send: Poisson arrivals at {@code ratePerSecond} from
+ * {@code Random(seed)}, the queries used in turn, each handed to a worker pool at its due time, never waiting for
+ * earlier queries. {@link LoadGenerator} runs each query through its in-process broker; {@link HttpLoad} sends it to a
+ * real broker's {@code /query/sql}. Same spec keys, same seed: same arrival times and the same SQL at each.
+ *
+ * <p>Each record says how late its hand-off was ({@code dispatchLagMs}: the scheduler thread fell behind) and how long
+ * it waited for a worker ({@code startLagMs}), so a run where the generator, not Pinot, was the bottleneck can be seen
+ * and discarded; {@code sinceArrivalMs} is the query's latency from its due time, as its client would see it.
+ */
+final class OpenLoop {
+  /** The load: {@code ratePerSecond}, {@code seed}, {@code numQueries} and/or {@code durationS}, {@code timeoutMs},
+   * {@code threads}, {@code warmupQueries}, {@code startSignal}, and the SQL of {@code queries} (one per line). */
+  final List<String> _queries = new ArrayList<>();
+  final double _rate;
+  final long _seed;
+  final int _numQueries;
+  final double _durationS;
+  final long _timeoutMs;
+  final int _threads;
+  final int _warmup;
+  final File _startSignal;
+
+  /**
+   * One query's work, made on the scheduler thread at its due time (so anything it numbers, a request id, follows
+   * the arrival order) and run on a worker; the work never throws (an error is its record's exception).
+   */
+  interface Dispatch {
+    Supplier<ObjectNode> at(int index);
+  }
+
+  OpenLoop(JsonNode spec)
+      throws IOException {
+    for (String line : Files.readAllLines(new File(spec.get("queries").asText()).toPath())) {
+      if (!line.isBlank()) {
+        _queries.add(line.trim());
+      }
+    }
+    if (_queries.isEmpty()) {
+      throw new IllegalArgumentException("no queries in " + spec.get("queries").asText());
+    }
+    _rate = spec.get("ratePerSecond").asDouble();
+    _seed = spec.path("seed").asLong(0);
+    _numQueries = spec.path("numQueries").asInt(Integer.MAX_VALUE);
+    _durationS = spec.path("durationS").asDouble(Double.POSITIVE_INFINITY);
+    _timeoutMs = spec.path("timeoutMs").asLong(10_000L);
+    _threads = spec.path("threads").asInt(64);
+    _warmup = spec.path("warmupQueries").asInt(0);
+    _startSignal = spec.hasNonNull("startSignal") ? new File(spec.get("startSignal").asText()) : null;
+    if (!(_rate > 0) || (_numQueries == Integer.MAX_VALUE && Double.isInfinite(_durationS))) {
+      throw new IllegalArgumentException("need ratePerSecond > 0 and numQueries or durationS");
+    }
+  }
+
+  /** The i-th warm-up query's SQL (they run one at a time before the measured run, in the same rotation). */
+  String warmupSql(int i) {
+    return _queries.get(i % _queries.size());
+  }
+
+  /**
+   * With a {@code startSignal}, say {@code WARM} and wait for the file: someone acts between the warm-up and the
+   * measured run (a slow server's CPU limit is applied now, so the warm-up reached a warm server).
+   */
+  void awaitStartSignal()
+      throws InterruptedException {
+    if (_startSignal == null) {
+      return;
+    }
+    System.out.println("WARM");
+    System.out.flush();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!_startSignal.exists()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("no start signal at " + _startSignal + " within 60 s of the warm-up's end");
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  /**
+   * Run the measured load: one JSON line per query in {@code outFile} as it completes, {@code DONE sent=...
+   * withExceptions=... maxDispatchLagMs=... startEpochMs=...} on stdout once all are in.
+   */
+  void run(File outFile, Dispatch dispatch)
+      throws Exception {
+    ExecutorService workers = Executors.newFixedThreadPool(_threads);
+    AtomicInteger failures = new AtomicInteger();
+    int sent = 0;
+    double maxDispatchLagMs = 0;
+    try (BufferedWriter out = Files.newBufferedWriter(outFile.toPath(), StandardCharsets.UTF_8)) {
+      Random random = new Random(_seed);
+      long t0 = System.nanoTime();
+      long startEpochMs = System.currentTimeMillis();
+      double arrivalS = 0;
+      for (int i = 0; i < _numQueries; i++) {
+        arrivalS += -Math.log(1.0 - random.nextDouble()) / _rate;
+        if (arrivalS > _durationS) {
+          break;
+        }
+        long due = t0 + (long) (arrivalS * 1e9);
+        long now;
+        while ((now = System.nanoTime()) < due) {
+          LockSupport.parkNanos(due - now);
+        }
+        double dispatchLagMs = (now - due) / 1e6;
+        maxDispatchLagMs = Math.max(maxDispatchLagMs, dispatchLagMs);
+        int index = i % _queries.size();
+        double arrival = arrivalS;
+        Supplier<ObjectNode> work = dispatch.at(index);
+        workers.execute(() -> {
+          long start = System.nanoTime();
+          ObjectNode record = work.get();
+          record.put("queryIndex", index);
+          record.put("arrivalS", arrival);
+          record.put("dispatchLagMs", dispatchLagMs);
+          record.put("startLagMs", (start - due) / 1e6);
+          record.put("sinceArrivalMs", (System.nanoTime() - due) / 1e6);
+          if (record.withArray("exceptions").size() > 0) {
+            failures.incrementAndGet();
+          }
+          write(out, record);
+        });
+        sent++;
+      }
+      workers.shutdown();
+      if (!workers.awaitTermination(_timeoutMs + 60_000L, TimeUnit.MILLISECONDS)) {
+        throw new IllegalStateException("queries still running " + (_timeoutMs + 60_000L) + " ms after the last");
+      }
+      System.out.println("DONE sent=" + sent + " withExceptions=" + failures.get() + " maxDispatchLagMs="
+          + String.format("%.3f", maxDispatchLagMs) + " startEpochMs=" + startEpochMs);
+    } finally {
+      workers.shutdownNow();
+    }
+  }
+
+  private static void write(BufferedWriter out, ObjectNode record) {
+    synchronized (out) {
+      try {
+        out.write(record.toString());
+        out.newLine();
+        out.flush();
+      } catch (IOException e) {
+        throw new RuntimeException(e);
+      }
+    }
+  }
+}
