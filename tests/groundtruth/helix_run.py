@@ -17,7 +17,7 @@ import tables
 from workbench.api import calibrate, fetch_controller
 from workbench.calibrate import CalibrationResult
 from workbench.errors import InputError
-from workbench.groundtruth.helix_cluster import helix_cluster
+from workbench.groundtruth.helix_cluster import HelixTable, helix_cluster
 
 __all__ = ["CLICKS_CONFIG", "CLICKS_QUERIES", "HelixRun", "start_run"]
 
@@ -66,7 +66,7 @@ def start_run(logs: Path, work: Path) -> HelixRun:
     segments = {f"clicks_{i}": rows.iloc[i * 300:(i + 1) * 300].reset_index(drop=True) for i in range(2)}
     schema = tables.schema("ts", day=False)
     query_log = Path(logs) / "broker-querylog.log"
-    with helix_cluster(CLICKS_CONFIG, schema, segments, num_servers=2, logs_dir=logs) as cluster:
+    with helix_cluster(HelixTable(CLICKS_CONFIG, schema, segments), num_servers=2, logs_dir=logs) as cluster:
         with urllib.request.urlopen(f"{cluster.broker_url}/health", timeout=30) as response:
             health = response.read().decode()
         responses = {name: cluster.query(sql) for name, sql in CLICKS_QUERIES.items()}

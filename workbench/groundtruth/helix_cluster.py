@@ -51,7 +51,7 @@ from workbench.groundtruth.cluster import (
 )
 from workbench.groundtruth.harness import free_port
 
-__all__ = ["HelixCluster", "helix_cluster"]
+__all__ = ["HelixCluster", "HelixTable", "helix_cluster"]
 
 #: The Helix cluster's name.
 CLUSTER = "workbench"
@@ -131,21 +131,33 @@ def _short(command: list[str]) -> list[str]:
     return [command[0], "-XX:TieredStopAtLevel=1", *command[1:]]
 
 
+@dataclass(frozen=True)
+class HelixTable:
+    """One OFFLINE table a cluster serves: the user's table config and schema as Pinot's REST API takes them, and the
+    rows per segment name (each built by Pinot's creator and uploaded to the controller)."""
+
+    config: Mapping[str, Any]
+    schema: Mapping[str, Any]
+    segments: Mapping[str, pd.DataFrame]
+
+    @property
+    def raw(self) -> str:
+        """The raw table name (``tableName`` without ``_OFFLINE``)."""
+        return str(self.config["tableName"]).removesuffix("_OFFLINE")
+
+
 @contextmanager
-def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
-                  *, num_servers: int = 1, heap: str = "256m", logs_dir: str | Path | None = None,
+def helix_cluster(*tables: HelixTable, num_servers: int = 1, heap: str = "256m", logs_dir: str | Path | None = None,
                   work_dir: str | Path | None = None, ready_timeout_s: float = 90.0,
                   server_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
                   server_cpus: Sequence[Sequence[int]] = (), broker_cpus: Sequence[int] = ()
                   ) -> Iterator[HelixCluster]:
-    """A running cluster serving ``segments`` of one OFFLINE table; every JVM stopped when the block ends.
+    """A running cluster serving ``tables``; every JVM stopped when the block ends.
 
     Parameters
     ----------
-    table_config, schema
-        The user's OFFLINE table config and schema, as Pinot's REST API takes them.
-    segments
-        Rows per segment name; each becomes one segment built by Pinot's creator and uploaded to the controller.
+    tables
+        The OFFLINE tables, each created and its segments uploaded in turn (distinct table names).
     num_servers
         Server JVMs, each on its own loopback address (127.0.0.2, ...).
     logs_dir
@@ -155,8 +167,10 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
     server_cpus, broker_cpus
         The CPUs each server (by index) and the controller and broker run on (``taskset``); empty: unpinned.
     """
-    if num_servers < 1 or not segments:
-        raise ValueError("need at least one server and one segment")
+    if num_servers < 1 or not tables or not all(t.segments for t in tables):
+        raise ValueError("need at least one server and one table, each with at least one segment")
+    if len({t.raw for t in tables}) != len(tables):
+        raise ValueError(f"each table once: {[t.raw for t in tables]}")
     jars = ensure_built()
     processes = Processes()
     with tempfile.TemporaryDirectory(prefix="workbench-helix-", dir=work_dir) as tmp:
@@ -166,7 +180,7 @@ def helix_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], se
         try:
             roles = _Roles(num_servers, heap, ready_timeout_s, dict(server_config or {}), dict(broker_config or {}),
                            tuple(tuple(c) for c in server_cpus), tuple(broker_cpus))
-            yield _start(jars, work, logs, processes, table_config, schema, segments, roles)
+            yield _start(jars, work, logs, processes, tables, roles)
         finally:
             processes.stop_all()
 
@@ -190,18 +204,23 @@ class _Roles:
         return (self.server_cpus[server] if server < len(self.server_cpus) else ()) or None
 
 
-def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config: Mapping[str, Any],
-           schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame], roles: _Roles) -> HelixCluster:
+def _start(jars: Any, work: Path, logs: Path, processes: Processes, tables: Sequence[HelixTable],
+           roles: _Roles) -> HelixCluster:
     heap, ready_timeout_s = roles.heap, roles.ready_timeout_s
-    build_command, built = build_segments_command(jars, heap, work, table_config, schema, segments)
     zk_port, controller_port, broker_port = free_port(), free_port(), free_port()
     controller_log = logs / "controller.log"
     main = "workbench.cluster.HelixControllerMain"
     controller = processes.start([*_short(java_command(jars, "384m", main, "controller", logs)), str(work),
                                   str(zk_port), str(controller_port), CLUSTER], controller_log, roles.cpus())
-    build_log = logs / "build.log"
-    build = processes.start(_short(build_command), build_log, roles.cpus())
-    run_to_end(build, build_log, "Pinot's segment creator", SLACK_S)
+    built = []
+    for i, table in enumerate(tables):  # while the controller starts
+        (work / f"table-{i}").mkdir()
+        build_command, out = build_segments_command(jars, heap, work / f"table-{i}", table.config, table.schema,
+                                                    table.segments)
+        build_log = logs / ("build.log" if i == 0 else f"build-{i}.log")
+        run_to_end(processes.start(_short(build_command), build_log, roles.cpus()), build_log,
+                   "Pinot's segment creator", SLACK_S)
+        built.append(out)
     wait_ready(controller, controller_log, "controller", ready_timeout_s)
     zk = f"127.0.0.1:{zk_port}"
     started = []
@@ -223,14 +242,16 @@ def _start(jars: Any, work: Path, logs: Path, processes: Processes, table_config
     cluster = HelixCluster(f"http://127.0.0.1:{controller_port}", f"http://127.0.0.1:{broker_port}", servers,
                            tuple(p.pid for p in processes.started), logs,
                            {name: proc.pid for name, (_, proc, _) in zip(servers, started, strict=True)})
-    _call("POST", f"{cluster.controller_url}/schemas", schema)
-    _call("POST", f"{cluster.controller_url}/tables", table_config)
-    raw = str(table_config["tableName"]).removesuffix("_OFFLINE")
-    for name in segments:
-        body, content_type = _multipart(f"{name}.tar.gz", _tarball(built / name, work / f"{name}.tar.gz").read_bytes())
-        _call("POST", f"{cluster.controller_url}/v2/segments?tableName={raw}&tableType=OFFLINE", data=body,
-              content_type=content_type)
-    _wait_online(cluster, raw, list(segments), [log for _, _, log in started])
+    for table, out in zip(tables, built, strict=True):
+        _call("POST", f"{cluster.controller_url}/schemas", table.schema)
+        _call("POST", f"{cluster.controller_url}/tables", table.config)
+        for name in table.segments:
+            tarball = _tarball(out / name, out.parent / f"{name}.tar.gz")
+            body, content_type = _multipart(f"{name}.tar.gz", tarball.read_bytes())
+            _call("POST", f"{cluster.controller_url}/v2/segments?tableName={table.raw}&tableType=OFFLINE", data=body,
+                  content_type=content_type)
+    for table in tables:
+        _wait_online(cluster, table.raw, list(table.segments), [log for _, _, log in started])
     return cluster
 
 

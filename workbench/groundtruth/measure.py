@@ -36,7 +36,7 @@ from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
-from workbench.groundtruth.helix_cluster import helix_cluster
+from workbench.groundtruth.helix_cluster import HelixTable, helix_cluster
 from workbench.groundtruth.helix_load import run_helix_load
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
 from workbench.groundtruth.throttle import cpu_cgroup_root, cpu_limit
@@ -266,7 +266,7 @@ def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: 
     raw = str(st.config["tableName"]).removesuffix("_OFFLINE")
     config = {**broker, "pinot.broker.timeoutMs": str(load.timeout_ms)}
     with tempfile.TemporaryDirectory(prefix="workbench-measure-") as tmp, \
-            helix_cluster(st.config, st.schema, st.segments, num_servers=where.servers, logs_dir=directory,
+            helix_cluster(HelixTable(st.config, st.schema, st.segments), num_servers=where.servers, logs_dir=directory,
                           work_dir=tmp, server_config=SERVER_CONFIG, broker_config=config,
                           server_cpus=where.server_cpus, broker_cpus=where.broker_cpus) as cluster:
         by_index = dict(enumerate(cluster.servers))
