@@ -13,7 +13,9 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    with the server JVMs' whole CPU per query given (``server_cpu_ms``, from ``measure``'s schedstat), since a CPU
    limit slows the whole JVM, not only the queries' own work.
 4. Predict each measured run with the calibrated scenario replaying its logged arrivals and SQL: the baseline as is,
-   the slow runs with ``cluster.failures.slow: [{server: Server_1, factor}]`` (and the HYBRID keys for the third).
+   the slow runs with ``cluster.failures.slow: [{server: Server_1, factor, scope}]`` (``--scope``: ``jvm``, the
+   default, slows the whole JVM, its GC pauses and request delays too; ``work`` the queries' work alone), and the
+   HYBRID keys for the third.
    Print measured vs model p50/p90/p99 of the broker's ``timeMs``, the slow/baseline ratios, the share of queries
    the broker sent a request to the slow server (Pinot's records name the servers queried) vs the model's
    (``servers.parquet`` requests), and Pinot's per-server evidence (``schedulerWaitMs``, ``totalExecMs``).
@@ -21,8 +23,9 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
 On a 2-core machine the two servers and the broker share the cores (``measure`` says so): absolute latencies include
 their contention, so the slow/baseline ratios are the figures to judge as much as the absolute ones.
 
-Run: ``python benchmarks/validate_slow_server.py [--out DIR] [--rate QPS] [--queries N] [--factor F]`` (about
-5 minutes on 2 cores; needs root for the cgroup). No threshold: it reports. Everything is written under ``--out``
+Run: ``python benchmarks/validate_slow_server.py [--out DIR] [--rate QPS] [--queries N] [--factor F] [--scope S]``
+(about 5 minutes on 2 cores; needs root for the cgroup; ``--reuse`` calibrates and predicts from the measured runs
+already under ``--out``, starting no Pinot). No threshold: it reports. Everything is written under ``--out``
 (default ``reports/validate_slow_server``).
 """
 
@@ -128,6 +131,9 @@ def main() -> None:
     parser.add_argument("--factor", type=float, default=4.0, help="how many times slower Server_1 is")
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--segment-rows", type=int, default=10_000)
+    parser.add_argument("--scope", choices=("jvm", "work"), default="jvm",
+                        help="what the model's slow factor slows (cluster.failures.slow[].scope): the whole JVM "
+                             "(its work, GC pauses and request delays) or the query's work alone")
     parser.add_argument("--no-hybrid", action="store_true", help="skip the run with HYBRID adaptive selection")
     parser.add_argument("--reuse", action="store_true", help="calibrate and predict from an earlier run under --out")
     args = parser.parse_args()
@@ -137,7 +143,7 @@ def main() -> None:
     scenario = _scenario(root, args.events, args.segment_rows, servers=2, replication=2)
     hybrid_scenario = _with_broker(scenario, HYBRID, root / "scenario-hybrid.json")
     slow = {SLOW: args.factor}
-    failures = {"cluster.failures.slow": [{"server": SLOW, "factor": args.factor}]}
+    failures = {"cluster.failures.slow": [{"server": SLOW, "factor": args.factor, "scope": args.scope}]}
     cases: dict[str, tuple[Path, dict[str, float], dict[str, Any]]] = {
         "baseline (balanced)": (scenario, {}, {}),
         f"{SLOW} x{args.factor:g} (balanced)": (scenario, slow, failures),

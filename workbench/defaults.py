@@ -50,6 +50,12 @@ NETWORK_LATENCY_MS: Final = 0.25
 #: Delay per server request that takes no server core, ms: none unless calibrated (``workbench calibrate``
 #: fits it to the broker's ``timeMs`` less the servers' measured work).
 NETWORK_REQUEST_DELAY_MS: Final = 0.0
+#: What a slow server's factor slows (``cluster.failures.slow[].scope``): ``jvm``, everything its JVM does (the
+#: query's work, its GC pauses, each request's own delay), as a CPU limit, a noisy neighbour or a slow host
+#: does: on Pinot 1.5.1 a server limited to a quarter of a core had its GC pauses and the broker's
+#: ``responseDelayMs`` grow with its queries' work (docs/validation.md, one slow server); ``work``, the query's
+#: work alone (a slow disk).
+SLOW_SCOPE: Final = "jvm"
 
 # -- service model ----------------------------------------------------------------------------------
 SERVICE_MODEL: Final = "cost"

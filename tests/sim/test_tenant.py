@@ -136,8 +136,12 @@ def test_a_tenant_run_sends_each_table_only_to_its_tenants_servers() -> None:
 
 
 def test_one_table_written_as_tables_gives_exactly_the_classic_records() -> None:
+    """Also with a server whose whole JVM is slow from 2 s on (its pauses and request delays stretched; the
+    tenant plan scales the delays per table, the classic one at once)."""
     classic = {"cluster": {"servers": 3, "server": {"cores": 2}, "gc": {"collector": "fixed", "interval_s": 1,
-                                                                       "pause_ms": 20}},
+                                                                       "pause_ms": 20},
+                           "network": {"request_delay_ms": {"dist": "exponential", "mean": 2}},
+                           "failures": {"slow": [{"server": "Server_1", "factor": 3, "from_s": 2}]}},
                "table": table("t", replication=2),
                "workload": {"synthetic": {"segments_per_server": 2, "docs_per_segment": 5000}, "arrival": {"qps": 40}},
                "service": {"variability": 0.5}, "simulation": SIM}

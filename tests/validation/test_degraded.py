@@ -1,6 +1,7 @@
 """Degraded servers (``failures.slow``, ``failures.wedged``): bad input, and behaviour computed by hand.
 
-A slow server's work takes ``factor`` times longer for requests reaching it inside its window; a wedged
+A slow server's work takes ``factor`` times longer for requests reaching it inside its window (and, with
+``scope: jvm``, the default, its GC pauses that start in the window and each such request's own delay); a wedged
 server accepts requests and answers none until the query's timeout, when Pinot's broker returns the
 partial result with SERVER_NOT_RESPONDING (427; ``SingleConnectionBrokerRequestHandler`` at 1.5.1: a
 timed-out gather lists the servers without a data table as not responded, and no connection failed, so
@@ -46,6 +47,7 @@ def scenario(failures: dict[str, Any], *, servers: int = 4, qps: float = 5.0, en
     ({"wedged": [{"server": "Server_2", "from_s": 10}, {"server": "Server_2", "from_s": 100, "until_s": 200}]},
      "cluster.failures.wedged[1]"),
     ({"wedged": [{"server": "Server_2", "from_s": 10, "until_s": 5}]}, "cluster.failures.wedged[0].until_s"),
+    ({"slow": [{"server": "Server_1", "factor": 2, "scope": "disk"}]}, "cluster.failures.slow[0].scope"),
 ])
 def test_bad_degraded_input_is_one_error_naming_the_key(failures: dict[str, Any], key: str) -> None:
     with pytest.raises(ScenarioError) as err:
@@ -80,6 +82,55 @@ def test_a_slow_server_adds_factor_minus_one_times_its_work_inside_its_window(en
     diff = b.latency_ms.to_numpy() - a.latency_ms.to_numpy()
     assert (isolated & inside).sum() > 100 and (isolated & ~inside).sum() > 100
     np.testing.assert_allclose(diff[isolated & inside], 3 * 2.0, rtol=1e-9)
+    np.testing.assert_allclose(diff[isolated & ~inside], 0.0, atol=1e-9)
+
+
+def _one_server(failures: dict[str, Any], **cluster: Any) -> dict[str, Any]:
+    sc = scenario(failures, servers=1)
+    sc["cluster"].update(cluster)
+    sc["table"] = {**TABLE, "segmentsConfig": {"replication": 1}}
+    return sc
+
+
+@pytest.mark.parametrize(("scope", "slowed"), [("jvm", 4 * 50.0), ("work", 50.0)])
+def test_a_slow_jvm_stretches_the_gc_pauses_that_start_in_its_window(scope: str, slowed: float) -> None:
+    """Fixed GC, every 10 s of run a 50 ms pause: pause ``k`` starts at 10,000 + 10,050 k ms (10.0, 20.05,
+    30.1, 40.15, 50.2, 60.25 s ...). The window [30.12 s, 50.3 s) holds the starts of 40.15 s and 50.2 s: with
+    ``scope: jvm`` they last 4 x 50 ms (the second runs past the window's end, decided by its start); the pause
+    of 30.1 s started before the window and keeps its 50 ms though it runs into it. Starts do not move (each
+    stretched pause ends long before the next). ``scope: work`` leaves every pause as the collector drew it."""
+    gc = {"collector": "fixed", "interval_s": 10, "pause_ms": 50}
+    slow = {"slow": [{"server": "Server_0", "factor": 4, "from_s": 30.12, "until_s": 50.3, "scope": scope}]}
+    pauses = simulate(_one_server(slow, gc=gc)).gc_pauses
+    starts = [10.0 + 10.05 * k for k in range(11)]  # up to 110.5 s, before the 120 s horizon
+    np.testing.assert_allclose(pauses.start_s, starts, rtol=1e-12)
+    assert sum(30.12 <= t < 50.3 for t in starts) == 2
+    expected = [slowed if 30.12 <= t < 50.3 else 50.0 for t in starts]
+    np.testing.assert_allclose(pauses.duration_ms, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+@pytest.mark.parametrize(("scope", "extra_ms"), [("jvm", (4 - 1) * (2.0 + 5.0)), ("work", (4 - 1) * 2.0)])
+def test_a_slow_jvm_also_slows_each_requests_own_delay(engine: str, scope: str, extra_ms: float) -> None:
+    """One server, 2 ms of work and a 5 ms request delay (``cluster.network.request_delay_ms``: Netty,
+    (de)serialisation; no core) per query: inside a x4 window an isolated query takes (4 - 1) x (2 + 5) ms
+    longer than with the same seed and no slow server when the whole JVM is slow, (4 - 1) x 2 ms when only the
+    work is (the behaviour before ``scope``), and outside the window no longer at all."""
+    window = {"from_s": 30, "until_s": 90}
+    cluster = {"network": {"latency_ms": 0.1, "request_delay_ms": 5.0}}
+    base = _one_server({}, **cluster)
+    base["simulation"]["engine"] = engine
+    slow = _one_server({"slow": [{"server": "Server_0", "factor": 4, "scope": scope, **window}]}, **cluster)
+    slow["simulation"]["engine"] = engine
+    a, b = simulate(base).queries, simulate(slow).queries
+    assert list(a.query_id) == list(b.query_id)
+    t = a.arrival_s.to_numpy()
+    gaps = np.diff(t)
+    isolated = np.concatenate(([True], gaps > 0.05)) & np.concatenate((gaps > 0.05, [True]))
+    inside = (t + 0.1e-3 >= window["from_s"]) & (t + 0.1e-3 < window["until_s"])
+    diff = b.latency_ms.to_numpy() - a.latency_ms.to_numpy()
+    assert (isolated & inside).sum() > 100 and (isolated & ~inside).sum() > 100
+    np.testing.assert_allclose(diff[isolated & inside], extra_ms, rtol=1e-9)
     np.testing.assert_allclose(diff[isolated & ~inside], 0.0, atol=1e-9)
 
 

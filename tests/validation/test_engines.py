@@ -98,12 +98,14 @@ CASES: dict[str, dict[str, Any]] = {
         workload={"synthetic": {"segments_per_server": 2, "docs_per_segment": 300_000}, "arrival": {"qps": 80}},
         service={"model": "cost", "variability": 0.7},
         simulation={"duration_s": 6, "warmup_s": 1, "replications": 1, "seed": 1}),
-    "a slow server (x4 in a window, x2 to the end), fixed GC": scenario(cluster={
-        "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
-        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
+    "a slow server (its JVM x4 in a window, its work x2 to the end), fixed GC, a request delay": scenario(cluster={
+        "servers": 4, "server": {"cores": 2},
+        "network": {"latency_ms": {"dist": "exponential", "mean": 0.3},
+                    "request_delay_ms": {"dist": "exponential", "mean": 3}},
+        "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 0.5},
                "pause_ms": {"dist": "exponential", "mean": 30}},
         "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 11},
-                              {"server": "Server_1", "factor": 2, "from_s": 14}]}}),
+                              {"server": "Server_1", "factor": 2, "from_s": 14, "scope": "work"}]}}),
     "a wedged server inside GC pauses, with crashes and a slow server": scenario(cluster={
         "servers": 4, "server": {"cores": 2}, "network": {"latency_ms": {"dist": "exponential", "mean": 0.3}},
         "gc": {"collector": "fixed", "interval_s": {"dist": "exponential", "mean": 2},
@@ -125,8 +127,11 @@ CASES: dict[str, dict[str, Any]] = {
                "pause_ms": {"dist": "exponential", "mean": 60}},
         "failures": {"mtbf_s": 15, "mttr_s": 2}, "broker": {"timeout_ms": 80, "config": ADAPTIVE}},
         simulation={"duration_s": 15, "replications": 1}),
-    "adaptive HYBRID with a queue-size floor: a slow and a wedged server, two brokers, G1": scenario(cluster={
-        "servers": 6, "brokers": 2, "server": {"cores": 2}, "network": {"latency_ms": 0.25}, "gc": {"collector": "g1"},
+    "adaptive HYBRID with a queue-size floor: a slow JVM and a wedged server, two brokers, G1, a request delay":
+    scenario(cluster={
+        "servers": 6, "brokers": 2, "server": {"cores": 2},
+        "network": {"latency_ms": 0.25, "request_delay_ms": {"dist": "empirical", "values": [0.5, 2.0, 9.0]}},
+        "gc": {"collector": "g1"},
         "failures": {"slow": [{"server": "Server_1", "factor": 4, "from_s": 3, "until_s": 12}],
                      "wedged": [{"server": "Server_4", "from_s": 6, "until_s": 9}]},
         "broker": {"timeout_ms": 500, "config": {

@@ -1,11 +1,12 @@
 """One server JVM made slow by a factor: a CPU bandwidth limit (CFS quota) on a cgroup of its own.
 
-The model's slow server (``cluster.failures.slow: [{server: Server_1, factor: 4}]``) does its work ``factor`` times
-slower. On real Pinot the closest uniform cause is less CPU: the server's JVM (every thread: Netty, the scheduler's
-runners and workers, GC, JIT) joins a cgroup whose quota is ``period / factor`` of one core per period. The period is
-short (:data:`PERIOD_US`, a few ms) so a query sees a steady fraction of a core, not 100 ms of running then 300 ms
-stopped, which would be a pause model rather than a slow one. ``run_cluster`` moves the server into it once the
-load generator's warm-up is over, so the slow server was warmed (JIT, class loading) like the others.
+The model's slow server (``cluster.failures.slow: [{server: Server_1, factor: 4}]``, ``scope: jvm`` by default) does
+its work, its GC pauses and its requests' own delays ``factor`` times slower. On real Pinot the closest uniform cause
+is less CPU: the server's JVM (every thread: Netty, the scheduler's runners and workers, GC, JIT) joins a cgroup
+whose quota is ``period / factor`` of one core per period. The period is short (:data:`PERIOD_US`, a few ms) so a
+query sees a steady fraction of a core, not 100 ms of running then 300 ms stopped, which would be a pause model
+rather than a slow one. ``run_cluster`` moves the server into it once the load generator's warm-up is over, so the
+slow server was warmed (JIT, class loading) like the others.
 
 Linux's cgroup v1 cpu controller (``cpu.cfs_period_us``, ``cpu.cfs_quota_us``) at :data:`CPU_CGROUP`; creating a
 cgroup there needs root. :func:`cpu_cgroup_root` refuses with the path and the fix where it is missing or read-only.

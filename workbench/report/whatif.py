@@ -9,8 +9,9 @@ the point's seed (common random numbers, so the difference is the change and not
   replayed query log is replayed ``m`` times faster (the same queries, arrival times divided by ``m``,
   repeated when the faster log no longer covers the simulated horizon).
 * **one server slow (x5)** and **one server wedged**: the first server (of replica group 0 for a
-  replica-group table) takes five times longer for all its work, or accepts requests and answers none,
-  for the whole run (``cluster.failures.slow`` / ``cluster.failures.wedged``). Neither leaves routing:
+  replica-group table) takes five times longer for all its work (its whole JVM: ``scope: jvm``, the default, so
+  its GC pauses and its requests' own delays too), or accepts requests and answers none, for the whole run
+  (``cluster.failures.slow`` / ``cluster.failures.wedged``). Neither leaves routing:
   Helix and Pinot's failure detector see no failure; a wedge costs each query routed to it its timeout
   (427, a partial result), unless adaptive selection steers queries away.
 * **one server down**: with replication 1 nothing is simulated: the server's segments have no other

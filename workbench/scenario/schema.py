@@ -272,11 +272,15 @@ class GCSpec:
 @dataclass(frozen=True)
 class SlowSpec:
     """One degraded server: while ``[from_s, until_s)`` lasts (the whole run without them), the work of
-    every request reaching it takes ``factor`` times longer (a throttled CPU, a noisy neighbour, a
-    failing disk). ``server`` is a name the layout gives (``Server_0`` ..)."""
+    every request reaching it takes ``factor`` times longer. ``scope``: ``jvm`` (the default: a throttled CPU,
+    a noisy neighbour, a slow host) slows everything its JVM does, so its GC pauses that start in the window
+    and each request's own delay (``cluster.network.request_delay_ms``) take ``factor`` times longer too;
+    ``work`` slows the query's work alone (a failing disk). ``server`` is a name the layout gives
+    (``Server_0`` ..)."""
 
     server: str = ""
     factor: float | None = _f(None, gt=0)
+    scope: Literal["jvm", "work"] = D.SLOW_SCOPE
     from_s: float = _f(0.0, kind="duration", min=0)
     until_s: float | None = _f(None, kind="duration", gt=0)
 

@@ -13,7 +13,8 @@ loop over a server's requests). What the server *decides* at each event is the s
   reaches a runner having waited its whole timeout, the check a worker task makes before each further
   segment, and 250 when the last task ends past the deadline;
 - **a degraded server's pace** (:func:`slow_scale`): how much longer a request's work takes on a slow
-  server (``failures.slow``), by when the request reaches it;
+  server (``failures.slow``), by when the request reaches it; from a scale of 1 on the windows' ``jvm``
+  factors, how much longer a slow JVM's request delay and GC pause take (by delivery, by the pause's start);
 - **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 

@@ -6,7 +6,12 @@ A *wedged* server keeps its connections and accepts requests but makes no progre
 is stopped, exactly as in a stop-the-world pause (work in progress is frozen, a request that arrives is
 read when the wedge ends), so :func:`stops` joins its wedges to its GC pauses; the GC pauses alone stay
 what the records call pauses. A *slow* server's work takes longer by a factor while its window lasts
-(:class:`SlowWindows`, read through :func:`workbench.sim.decisions.slow_scale`).
+(:class:`SlowWindows`, read through :func:`workbench.sim.decisions.slow_scale`); with ``scope: jvm`` (the
+default) so does everything else its JVM does: its GC pauses (:func:`slowed_pauses`) and each request's own
+delay (``cluster.network.request_delay_ms``: Netty, (de)serialisation, waiting for a core), since a CPU limit or
+a noisy neighbour slows the whole process, not only the query's threads (``docs/validation.md``, one slow
+server: on Pinot 1.5.1 a JVM limited to a quarter of a core had GC pauses up to 111 ms against 43 ms, and the
+broker's ``responseDelayMs`` p99 went from 40 to 175 ms while its queries' own execution p99 was 52 ms).
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.sim import decisions
+from workbench.sim.fast.jit import python
 from workbench.sim.pauses import PauseSchedule
 
-__all__ = ["SlowWindows", "crash_schedule", "stops", "wedge_schedule"]
+__all__ = ["SlowWindows", "crash_schedule", "slowed_pauses", "stops", "wedge_schedule"]
+
+_slow_scale = python(decisions.slow_scale)
 
 #: The kind a wedge carries among a server's stops (GC pauses carry their collection's kind).
 WEDGED = "wedged"
@@ -81,26 +90,69 @@ def stops(pauses: PauseSchedule, wedges: PauseSchedule) -> PauseSchedule:
 @dataclass(frozen=True)
 class SlowWindows:
     """Every server's slow windows, server ``s``'s at ``offsets[s]:offsets[s + 1]``: from ``start`` to
-    ``end`` (ms) its work is multiplied by ``factor``. Flat arrays, so the compiled engine reads them too."""
+    ``end`` (ms) its work is multiplied by ``factor``, and the rest of what its JVM does (GC pauses, a request's
+    own delay) by ``jvm``: ``factor`` for a window of ``scope: jvm``, 1 for ``scope: work`` (a slow disk slows
+    the query's work alone). Flat arrays, so the compiled engine reads them too."""
 
     offsets: np.ndarray
     start: np.ndarray
     end: np.ndarray
     factor: np.ndarray
+    jvm: np.ndarray
 
     @classmethod
-    def of(cls, per_server: Sequence[Sequence[tuple[float, float | None, float]]], horizon_ms: float) -> SlowWindows:
-        """From each server's ``(from_s, until_s, factor)`` windows (disjoint: the scenario checks)."""
-        rows = [sorted((*_window_ms(a, b, horizon_ms), f) for a, b, f in windows) for windows in per_server]
+    def of(cls, per_server: Sequence[Sequence[tuple[float, float | None, float, bool]]],
+           horizon_ms: float) -> SlowWindows:
+        """From each server's ``(from_s, until_s, factor, whole_jvm)`` windows (disjoint: the scenario checks)."""
+        rows = [sorted((*_window_ms(a, b, horizon_ms), f, f if whole else 1.0) for a, b, f, whole in windows)
+                for windows in per_server]
         flat = [w for r in rows for w in r]
         offsets = np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64)
-        return cls(offsets, np.array([w[0] for w in flat], dtype=float), np.array([w[1] for w in flat], dtype=float),
-                   np.array([w[2] for w in flat], dtype=float))
+        return cls(offsets, *(np.array([w[i] for w in flat], dtype=float) for i in range(4)))
 
     def __bool__(self) -> bool:
         return len(self.start) > 0
+
+    @property
+    def whole_jvm(self) -> bool:
+        """Whether any window slows more than the work (some ``jvm`` factor is not 1)."""
+        return bool(np.any(self.jvm != 1.0))
 
     def server(self, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Server ``s``'s windows: starts, ends and factors."""
         a, b = int(self.offsets[s]), int(self.offsets[s + 1])
         return self.start[a:b], self.end[a:b], self.factor[a:b]
+
+    def server_jvm(self, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Server ``s``'s windows with the factors its JVM's own time takes: starts, ends and ``jvm``."""
+        a, b = int(self.offsets[s]), int(self.offsets[s + 1])
+        return self.start[a:b], self.end[a:b], self.jvm[a:b]
+
+
+def slowed_pauses(pauses: PauseSchedule, starts: np.ndarray, ends: np.ndarray, factors: np.ndarray) -> PauseSchedule:
+    """A server's GC pauses with those that **start** inside a slow window ``[start, end)`` lasting ``factor``
+    times longer (:func:`~workbench.sim.decisions.slow_scale`, the rule a request's work follows by its delivery).
+
+    Why by the start: a pause is one collection, run at the pace its JVM has when it begins; a window is seconds
+    to minutes long and a pause milliseconds, so deciding once per pause misplaces at most the one pause that
+    straddles each window edge. So a pause that starts just before the window's end is stretched in full (it
+    may run past the end), and one that started before the window and runs into it keeps its length.
+    A stretched pause that would run into the next one delays it: the next pause starts when it ends and
+    keeps its own length (a collection cannot begin while the last one still stops the world; the count of
+    pauses, and their kinds, stay those of the collector). Without any factor other than 1 the schedule itself is
+    returned (the same bits).
+
+    >>> p = PauseSchedule.from_intervals([(0.0, 10.0), (100.0, 110.0), (115.0, 120.0), (300.0, 310.0)])
+    >>> slowed_pauses(p, np.array([50.0]), np.array([200.0]), np.array([4.0])).intervals()
+    [(0.0, 10.0), (100.0, 140.0), (140.0, 160.0), (300.0, 310.0)]
+    """
+    if not len(pauses) or not np.any(factors != 1.0):
+        return pauses
+    intervals: list[tuple[float, float]] = []
+    for start, end in pauses.intervals():
+        factor = _slow_scale(1.0, start, starts, ends, factors)
+        begin = max(start, intervals[-1][1]) if intervals else start
+        # a pause neither stretched nor delayed keeps its own bits
+        intervals.append((start, end) if factor == 1.0 and begin == start
+                         else (begin, begin + (end - start) * factor))
+    return PauseSchedule.from_intervals(intervals, pauses.kinds)

@@ -217,8 +217,8 @@ class ClusterModel:
         for server, segs in routing:
             pos = np.array([position[s] for s in segs], dtype=np.int64)
             out_delay, back_delay = self._latency.next(), self._latency.next()
-            if self._request_delay is not None:  # as the plan's way back (plan.service_delays)
-                back_delay += self._request_delay.next()
+            if self._request_delay is not None:  # as the plan's way back (plan.service_delays), slowed with a JVM
+                back_delay += self._request_delay.next() * plan.jvm_scale(server, arrival + out_delay)
             scale = plan.scale(server, arrival + out_delay)
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale

@@ -36,9 +36,9 @@ from workbench.pinot.routing.options import ROUTING_OPTION_KEYS
 from workbench.scenario import Scenario
 from workbench.sim import decisions
 from workbench.sim.arrivals import Queries, churn_events, draw_queries
-from workbench.sim.failures import SlowWindows, crash_schedule, stops, wedge_schedule
+from workbench.sim.failures import SlowWindows, crash_schedule, slowed_pauses, stops, wedge_schedule
 from workbench.sim.fast.jit import python
-from workbench.sim.fast.plan_kernels import by_plan, delivered_loads, delivery_order, offsets
+from workbench.sim.fast.plan_kernels import by_plan, delivered_loads, delivery_order, jvm_factors, offsets
 from workbench.sim.gc import Allocation, ServerHeap, server_gc
 from workbench.sim.layout import Layout
 from workbench.sim.memory import Memory, server_memory
@@ -48,8 +48,8 @@ from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "query_options", "request_work",
-           "server_schedules", "with_heaps"]
+__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "query_options", "request_targets",
+           "request_work", "server_schedules", "with_heaps"]
 
 _slow_scale = python(decisions.slow_scale)
 
@@ -131,6 +131,14 @@ class Plan:
         if self.slow is None:
             return scale
         return float(_slow_scale(scale, delivered, *self.slow.server(server)))
+
+    def jvm_scale(self, server: int, delivered: float) -> float:
+        """What the own delay of a request reaching ``server`` at ``delivered`` is multiplied by: its slow
+        window's factor when the window slows the whole JVM (``scope: jvm``), else 1 (the same decision,
+        :func:`~workbench.sim.decisions.slow_scale`, on the windows' ``jvm`` factors)."""
+        if self.slow is None:
+            return 1.0
+        return float(_slow_scale(1.0, delivered, *self.slow.server_jvm(server)))
 
     def query_work(self, query: int) -> tuple[np.ndarray, np.ndarray]:
         """Segment indices and their work for one query (its kept segments, in plan order)."""
@@ -325,8 +333,9 @@ def server_schedules(sc: Scenario, servers: Sequence[str], streams: Streams, hor
     crashes = tuple(PauseSchedule.from_intervals([(0.0, horizon_ms)]) if name in down
                     else crash_schedule(mtbf, mttr, streams.failures[i], horizon_ms)
                     for i, name in enumerate(servers))
-    slow = (SlowWindows.of([[(w.from_s, w.until_s, float(w.factor or 1.0)) for w in fail.slow if w.server == name]
-                            for name in servers], horizon_ms) if fail.slow else None)
+    slow = (SlowWindows.of([[(w.from_s, w.until_s, float(w.factor or 1.0), w.scope == "jvm")
+                             for w in fail.slow if w.server == name] for name in servers], horizon_ms)
+            if fail.slow else None)
     wedges = (tuple(wedge_schedule([(w.from_s, w.until_s) for w in fail.wedged if w.server == name], horizon_ms)
                     for name in servers) if fail.wedged else ())
     return Schedules(crashes, slow, wedges)
@@ -407,7 +416,10 @@ def _with_requests(common: dict[str, Any], routes: Routes, streams: Streams, sc:
     """The requests of routed queries (from their templates), their network delays and delivery order."""
     work, n = request_work(common, routes)
     query_requests = offsets(routes.request_counts[routes.template])
-    delays = service_delays(sc, streams.network, n, streams.request_delay)
+    slow = common["slow"]
+    slowed = (*request_targets(common["arrival_ms"], routes, query_requests), slow) \
+        if slow is not None and slow.whole_jvm else None
+    delays = service_delays(sc, streams.network, n, streams.request_delay, slowed)
     delivery = Delivery(*delivery_order(common["arrival_ms"], routes.template, query_requests, routes.requests,
                                         routes.server, delays, servers))
     return Plan(routed=True, routes=routes, query_requests=query_requests, delays=delays, delivery=delivery,
@@ -435,24 +447,45 @@ def _loads(sc: Scenario, layout: Layout, plan: Plan) -> list[Allocation]:
 
 def with_heaps(plan: Plan, sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float,
                 memory: Memory) -> Plan:
-    """Each server's GC over the run (from its own GC stream) and the CPU its concurrent threads take."""
+    """Each server's GC over the run (from its own GC stream) and the CPU its concurrent threads take; a
+    server slow as a whole (``failures.slow`` with ``scope: jvm``) has the pauses that start in its window
+    stretched (:func:`~workbench.sim.failures.slowed_pauses`), so both engines run the same schedule."""
     gc = sc.cluster.gc
     driven = gc.collector in ("g1", "zgc") and gc.allocation_rate is None
     loads: list[Allocation | None] = list(_loads(sc, layout, plan)) if driven else [None] * layout.num_servers
     heaps = tuple(server_gc(gc, sc.cluster.server.heap, memory.servers[i], streams.gc[i], horizon_ms, loads[i],
                             sc.cluster.server.cores) for i in range(layout.num_servers))
+    if plan.slow is not None and plan.slow.whole_jvm:
+        heaps = tuple(dataclasses.replace(h, pauses=slowed_pauses(h.pauses, *plan.slow.server_jvm(i)))
+                      for i, h in enumerate(heaps))
     scale = np.array([1.0 / (1.0 - min(h.cpu_share, 0.9)) for h in heaps])
     return dataclasses.replace(plan, heaps=heaps, cpu_scale=scale)
 
 
+def request_targets(arrival_ms: np.ndarray, routes: Routes,
+                    query_requests: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each request's send time (its query's arrival) and server, in request order."""
+    counts = np.diff(query_requests)
+    query = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    template = routes.requests[routes.template[query]] + np.arange(len(query)) - query_requests[query]
+    return arrival_ms[query], routes.server[template].astype(np.int64)
+
+
 def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
-                   delay_rng: np.random.Generator) -> np.ndarray:
+                   delay_rng: np.random.Generator,
+                   slowed: tuple[np.ndarray, np.ndarray, SlowWindows] | None = None) -> np.ndarray:
     """``2 x requests`` delays: for each request its way out, then its way back.
 
     Each message's network latency is drawn from ``rng``; each request's own delay
     (``cluster.network.request_delay_ms``, drawn once per request from ``delay_rng``) is added to its way back:
     it comes after the server's work and takes no core, and both engines read the way back from here. With no
     request delay (the default) nothing is added or drawn, so such a scenario's delays are as before, bit for bit.
+
+    ``slowed``: each request's send time and server, and the slow windows, when some window slows a whole JVM:
+    a request reaching its server (send time plus its way out) inside such a window has its own delay multiplied
+    by the window's factor (:meth:`Plan.jvm_scale`'s decision). That delay is the request's time in Netty, its
+    (de)serialisation and its threads' waits for a core; the model cannot tell the server's share of it from
+    the broker's, so all of it is slowed: an upper bound for that part.
     """
     latency = sc.cluster.network.latency_ms
     if isinstance(latency, Deterministic):  # draws nothing: one value, held once for every message
@@ -462,6 +495,9 @@ def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
     extra = request_delays(sc, delay_rng, requests)
     if extra is None:
         return delays
+    if slowed is not None:
+        sent, server, slow = slowed
+        extra = extra * jvm_factors(sent + delays[0::2], server, slow.offsets, slow.start, slow.end, slow.jvm)
     out = np.array(delays, dtype=float)  # a writable copy (the deterministic latency is a broadcast view)
     out[1::2] += extra
     return out

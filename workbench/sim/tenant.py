@@ -35,6 +35,7 @@ from workbench.sim.plan import (
     Plan,
     draw_table,
     expand,
+    request_targets,
     request_work,
     server_schedules,
     service_delays,
@@ -213,7 +214,9 @@ def build_tenant_plan(sc: Scenario, parts: Sequence[TablePart], layout: Layout, 
         work, n = request_work(d, r)
         routes.append(r)
         works.append(work)
-        delays.append(np.asarray(service_delays(part.scenario, s.network, n, s.request_delay)).reshape(n, 2))
+        slowed = ((*request_targets(d["arrival_ms"], r, offsets(r.request_counts[r.template])), schedules.slow)
+                  if schedules.slow is not None and schedules.slow.whole_jvm else None)
+        delays.append(np.asarray(service_delays(part.scenario, s.network, n, s.request_delay, slowed)).reshape(n, 2))
     plan_base = offsets([len(d["plans"]) for d in drawn])[:-1]
     segment_base = offsets([len(p.layout.segments) for p in parts])[:-1]
     merged = _merge_routes(routes, plan_base, order)

@@ -209,7 +209,7 @@ def _run_live(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicat
     slow = plan.slow or SlowWindows.of([[] for _ in range(len(plan.cpu_scale))], window.horizon_ms)
     live = route_live(sc, layout, plan, streams, window.horizon_ms, (pauses.offsets, pauses.start, pauses.end),
                       (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
-                      (crashes.offsets, crashes.start, crashes.end), _slow_arrays(slow))
+                      (crashes.offsets, crashes.start, crashes.end), (*_slow_arrays(slow), slow.jvm))
     routes = live.routes
     rows = [server_row(replication, layout.servers[s], m[0], m[1], m[2], live.busy[s], sc.cluster.server.cores,
                        window.horizon_ms, m[4], 0, plan.heaps[s]) for s, m in enumerate(live.meters.tolist())]

@@ -355,7 +355,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
 
     ``gc_pauses``: offsets, starts, ends of the servers' GC pauses; ``stops``: offsets, starts, ends, run time
     at each start, paused before it, totals (pauses joined with wedges); ``crashes``: offsets, starts, ends;
-    ``slow``: offsets, starts, ends, factors of the slow windows."""
+    ``slow``: offsets, starts, ends, factors of the slow windows and their ``jvm`` factors (a request's own
+    delay)."""
     spec = sc.cluster
     config: AdaptiveConfig = spec.broker.adaptive
     # Pinot's multiStageReplicaGroup selector never consults adaptive selection, so its routes stay templates
@@ -709,7 +710,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     case_of = routing[19]
     template_of, tpl_offsets, tpl_position, tpl_segment, tpl_server, tpl_unavailable = tpl
     broker_state, state_epoch = det[4], det[5]
-    slow_offsets, slow_start, slow_end, slow_factor = slow
+    slow_offsets, slow_start, slow_end, slow_factor, slow_jvm = slow
     p_off, p_start, p_end, p_run, p_before, p_total = stops
     g_off, g_start, g_end = gc_pauses
     c_off, c_start, c_end = crashes
@@ -919,10 +920,11 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             nseg = counters[6] - start
             out_d, back_d = delays_in[counters[4]], delays_in[counters[4] + 1]
             counters[4] += 2
-            if len(own_delay) > 0:
-                back_d += own_delay[counters[5]]
-                counters[5] += 1
             w0, w1 = slow_offsets[s], slow_offsets[s + 1]
+            if len(own_delay) > 0:  # slowed with a whole slow JVM (plan.service_delays)
+                back_d += own_delay[counters[5]] * slow_scale(1.0, arrival[q] + out_d, slow_start[w0:w1],
+                                                              slow_end[w0:w1], slow_jvm[w0:w1])
+                counters[5] += 1
             scale = slow_scale(cpu_scale[s], arrival[q] + out_d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
             extra = merge_each[q] if group_by[q] else 0.0
             docs = 0.0

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from workbench.sim.decisions import slow_scale
 from workbench.sim.fast.jit import kernel
 
-__all__ = ["by_plan", "clock_times", "delivered_loads", "delivery_order", "first_seen", "offsets", "segment_sums"]
+__all__ = ["by_plan", "clock_times", "delivered_loads", "delivery_order", "first_seen", "jvm_factors", "offsets",
+           "segment_sums"]
 
 #: Insertion sort gives up on a server's requests after this many moves per request (then merge sort).
 _MOVES_PER_REQUEST = 16
@@ -199,3 +201,20 @@ def clock_times(at: np.ndarray, scale: float, horizon: float) -> np.ndarray:
         out[n] = t
         n += 1
     return out[:n]
+
+
+def jvm_factors(delivered: np.ndarray, server: np.ndarray, window_offsets: np.ndarray, start: np.ndarray,
+                end: np.ndarray, jvm: np.ndarray) -> np.ndarray:
+    """Per request, what its own delay is multiplied by: the ``jvm`` factor of its server's slow window that
+    its delivery falls in (:func:`~workbench.sim.decisions.slow_scale` from 1), else 1."""
+    out = np.empty(len(delivered))
+    _jvm_factors(delivered, server, window_offsets, start, end, jvm, out)
+    return out
+
+
+@kernel
+def _jvm_factors(delivered: np.ndarray, server: np.ndarray, window_offsets: np.ndarray, start: np.ndarray,
+                 end: np.ndarray, jvm: np.ndarray, out: np.ndarray) -> None:
+    for r in range(len(delivered)):
+        a, b = window_offsets[server[r]], window_offsets[server[r] + 1]
+        out[r] = slow_scale(1.0, delivered[r], start[a:b], end[a:b], jvm[a:b])
