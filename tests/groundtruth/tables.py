@@ -80,3 +80,38 @@ def queries(seed: int, n: int, time_column: str, lo: int, hi: int, span: int) ->
             f"SELECT memberId, clicks FROM clicks WHERE {t} >= {a} LIMIT 10",
         ][i % 8])
     return out
+
+
+def config(time_column: str, routing: dict[str, Any], replication: int, num_partitions: int,
+           assignment: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An OFFLINE ``clicks`` table partitioned by ``memberId`` (Murmur), with ``routing`` and, given ``assignment``,
+    a replica-group instance assignment over the default tenant's servers."""
+    out: dict[str, Any] = {
+        "tableName": "clicks_OFFLINE", "tableType": "OFFLINE",
+        "segmentsConfig": {"timeColumnName": time_column, "replication": str(replication)},
+        "tenants": {}, "metadata": {},
+        "tableIndexConfig": {"loadMode": "MMAP", "segmentPartitionConfig": {"columnPartitionMap": {
+            "memberId": {"functionName": "Murmur", "numPartitions": num_partitions}}}},
+        "routing": routing}
+    if assignment is not None:
+        out["instanceAssignmentConfigMap"] = {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
+                                                             "replicaGroupPartitionConfig": assignment}}
+    return out
+
+
+#: Table configs whose every query the model must agree with Pinot on: (config, time column, day column?).
+AGREEMENT_CASES = {
+    # time pruning on epoch milliseconds, partition pruning (Murmur, 4), replica groups 2 x 2
+    "ms-murmur-replica-groups": (
+        config("ts", {"segmentPrunerTypes": ["time", "partition"], "instanceSelectorType": "replicaGroup"}, 2, 4,
+                {"replicaGroupBased": True, "numReplicaGroups": 2, "numInstancesPerReplicaGroup": 2}),
+        "ts", False),
+    # time pruning on a day column, balanced routing with replication 2
+    "day-balanced-replication-2": (
+        config("day", {"segmentPrunerTypes": ["time", "partition"], "instanceSelectorType": "balanced"}, 2, 4),
+        "day", True),
+    # strict replica groups, partition pruning only (Murmur, 8), one replica
+    "ms-partition-only-strict": (
+        config("ts", {"segmentPrunerTypes": ["partition"], "instanceSelectorType": "strictReplicaGroup"}, 1, 8),
+        "ts", False),
+}

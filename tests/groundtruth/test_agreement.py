@@ -9,7 +9,6 @@ answer. A disagreement names the query, the field, Pinot's value and the model's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -23,40 +22,8 @@ from workbench.workload.importers.query_log import read_query_log
 QUERIES = 240
 
 
-def _config(time_column: str, routing: dict[str, Any], replication: int, num_partitions: int,
-            assignment: dict[str, Any] | None = None) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "tableName": "clicks_OFFLINE", "tableType": "OFFLINE",
-        "segmentsConfig": {"timeColumnName": time_column, "replication": str(replication)},
-        "tenants": {}, "metadata": {},
-        "tableIndexConfig": {"loadMode": "MMAP", "segmentPartitionConfig": {"columnPartitionMap": {
-            "memberId": {"functionName": "Murmur", "numPartitions": num_partitions}}}},
-        "routing": routing}
-    if assignment is not None:
-        config["instanceAssignmentConfigMap"] = {"OFFLINE": {"tagPoolConfig": {"tag": "DefaultTenant_OFFLINE"},
-                                                             "replicaGroupPartitionConfig": assignment}}
-    return config
-
-
-CASES = {
-    # time pruning on epoch milliseconds, partition pruning (Murmur, 4), replica groups 2 x 2
-    "ms-murmur-replica-groups": (
-        _config("ts", {"segmentPrunerTypes": ["time", "partition"], "instanceSelectorType": "replicaGroup"}, 2, 4,
-                {"replicaGroupBased": True, "numReplicaGroups": 2, "numInstancesPerReplicaGroup": 2}),
-        "ts", False),
-    # time pruning on a day column, balanced routing with replication 2
-    "day-balanced-replication-2": (
-        _config("day", {"segmentPrunerTypes": ["time", "partition"], "instanceSelectorType": "balanced"}, 2, 4),
-        "day", True),
-    # strict replica groups, partition pruning only (Murmur, 8), one replica
-    "ms-partition-only-strict": (
-        _config("ts", {"segmentPrunerTypes": ["partition"], "instanceSelectorType": "strictReplicaGroup"}, 1, 8),
-        "ts", False),
-}
-
-
 def _run(case: str) -> tuple[Agreement, PinotRun]:
-    config, time_column, day = CASES[case]
+    config, time_column, day = tables.AGREEMENT_CASES[case]
     frame = tables.rows(seed=11, n=6000, time_column=time_column, day=day)
     num_partitions = config["tableIndexConfig"]["segmentPartitionConfig"]["columnPartitionMap"]["memberId"][
         "numPartitions"]
@@ -71,7 +38,7 @@ def _run(case: str) -> tuple[Agreement, PinotRun]:
                      ideal_state=ideal)
 
 
-@pytest.fixture(scope="module", params=sorted(CASES))
+@pytest.fixture(scope="module", params=sorted(tables.AGREEMENT_CASES))
 def compared(request: pytest.FixtureRequest) -> tuple[str, Agreement, PinotRun]:
     return (request.param, *_run(request.param))
 
@@ -98,7 +65,7 @@ def test_pinot_builds_the_pruners_and_selector_the_table_config_asks_for(
     compared: tuple[str, Agreement, PinotRun],
 ) -> None:
     case, _, pinot = compared
-    config = CASES[case][0]
+    config = tables.AGREEMENT_CASES[case][0]
     expected_pruners = {"time": "TimeSegmentPruner", "partition": "SinglePartitionColumnSegmentPruner"}
     assert pinot.pruner_types == tuple(expected_pruners[t] for t in config["routing"]["segmentPrunerTypes"])
     selector = {"replicaGroup": "ReplicaGroupInstanceSelector", "balanced": "BalancedInstanceSelector",

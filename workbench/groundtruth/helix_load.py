@@ -35,7 +35,8 @@ from workbench.groundtruth.cluster import (
 )
 from workbench.groundtruth.helix_cluster import HelixCluster
 
-__all__ = ["HELIX_ROUTING", "QUERY_LOG", "broker_server_stats", "keep_measured_lines", "run_helix_load"]
+__all__ = ["HELIX_ROUTING", "QUERY_LOG", "broker_server_stats", "keep_measured_lines", "run_helix_load",
+           "sequential_records"]
 
 #: The broker's query log file in the logs directory (``java_command``'s ``<log name>-querylog.log``).
 QUERY_LOG = "broker-querylog.log"
@@ -142,3 +143,31 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
     servers = tuple(f"{hosts[n]}:{n.rsplit('_', 1)[1]}" for n in cluster.servers)
     return ClusterRun(records, servers, cluster.pids, summary, routing=HELIX_ROUTING,
                       schedstat={f"{hosts[n]}:{n.rsplit('_', 1)[1]}": (v[0], v[1]) for n, v in used.items()})
+
+
+#: The broker response's fields a record keeps (Pinot's names), beside ``requestId``, ``sql`` and ``exceptions``.
+RESPONSE_FIELDS = ("timeUsedMs", "numServersQueried", "numServersResponded", "numSegmentsQueried",
+                   "numSegmentsProcessed", "numSegmentsMatched", "numSegmentsPrunedByBroker",
+                   "numSegmentsPrunedByServer", "numDocsScanned", "numEntriesScannedInFilter", "totalDocs",
+                   "partialResult")
+
+
+def sequential_records(cluster: HelixCluster, queries: Sequence[str]) -> pd.DataFrame:
+    """Send ``queries`` to the broker one after another; one record per query in the columns
+    :func:`~workbench.groundtruth.agreement.measured_agreement` reads: the response's :data:`RESPONSE_FIELDS`, its
+    ``requestId`` and exceptions, and the servers queried from the broker's query log (``serverStats``), as JSON."""
+    rows = []
+    for sql in queries:
+        answer = cluster.query(sql)
+        exceptions = "; ".join(f"{e.get('errorCode')}: {e.get('message')}" for e in answer.get("exceptions", []))
+        rows.append({"sql": sql, "requestId": int(answer.get("requestId", -1)), "exceptions": exceptions,
+                     **{k: answer.get(k) for k in RESPONSE_FIELDS}})
+    instances = {name.split("_")[1]: name for name in cluster.servers}
+    lines: dict[int, str] = {}
+    for line in (cluster.logs / QUERY_LOG).read_text(errors="replace").splitlines():
+        found = _REQUEST_ID.search(line)
+        if found is not None:
+            lines[int(found.group(1))] = line
+    for row in rows:
+        row["servers"] = json.dumps(broker_server_stats(lines.get(row["requestId"], ""), instances))
+    return pd.DataFrame(rows)
