@@ -122,6 +122,9 @@ def main() -> None:
     parser.add_argument("--variability", type=float, action="append", default=[],
                         help="also predict with service.variability overridden to this (an experiment: how much of "
                              "the miss the fitted variability makes); repeatable")
+    parser.add_argument("--cluster", choices=("processes", "helix"), default="processes",
+                        help="how measure runs Pinot (docs/validation.md: processes, whose records carry each "
+                             "server's timeUsedMs and thread CPU, which a broker's HTTP response does not)")
     parser.add_argument("--reuse", action="store_true",
                         help="calibrate and predict from an earlier run's measurements under --out (no new cluster)")
     args = parser.parse_args()
@@ -132,7 +135,7 @@ def main() -> None:
     scenario = _scenario(root, args.events, args.segment_rows)
 
     if not args.reuse:
-        measure(scenario, root / "probe", rates=[20.0], queries=600, overwrite=True)
+        measure(scenario, root / "probe", rates=[20.0], queries=600, overwrite=True, cluster=args.cluster)
     used_ms, cpu_ms = _server_service_ms(root / "probe" / rate_dir_name(20.0))
     capacity = 1000.0 / cpu_ms
     rates = [round(capacity * f, 1) for f in LADDER]
@@ -143,6 +146,7 @@ def main() -> None:
         measured = json.loads((root / "measured" / "measure.json").read_text())
     else:
         measured = measure(scenario, root / "measured", rates=rates, queries=args.queries, overwrite=True,
+                           cluster=args.cluster,
                            progress=lambda r, s: print(f"  measured {r:g}/s: client p99 "
                                                        f"{s['client_latency_ms']['p99']} ms, broker p99 "
                                                        f"{s['broker_time_ms']['p99']} ms", flush=True))

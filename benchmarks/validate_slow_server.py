@@ -135,6 +135,9 @@ def main() -> None:
                         help="what the model's slow factor slows (cluster.failures.slow[].scope): the whole JVM "
                              "(its work, GC pauses and request delays) or the query's work alone")
     parser.add_argument("--no-hybrid", action="store_true", help="skip the run with HYBRID adaptive selection")
+    parser.add_argument("--cluster", choices=("processes", "helix"), default="processes",
+                        help="how measure runs Pinot (docs/validation.md: processes, whose records carry each "
+                             "server's timeUsedMs and thread CPU, which a broker's HTTP response does not)")
     parser.add_argument("--reuse", action="store_true", help="calibrate and predict from an earlier run under --out")
     args = parser.parse_args()
     root = Path(args.out)
@@ -154,6 +157,7 @@ def main() -> None:
     if not args.reuse:
         for name, (sc, slowed, _) in cases.items():
             measure(sc, runs[name], rates=[args.rate], queries=args.queries, overwrite=True, slow=slowed,
+                    cluster=args.cluster,
                     progress=lambda r, s, n=name: print(f"  measured {n} at {r:g}/s: broker timeMs p50/p99 "
                                                         f"{s['broker_time_ms']['p50']}/{s['broker_time_ms']['p99']} "
                                                         f"ms; routed {s['routed']}", flush=True))
