@@ -38,18 +38,18 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.groundtruth.build import GroundTruthError, ensure_built
+from workbench.groundtruth.build import GroundTruthError, PinotRefused, ensure_built
 from workbench.groundtruth.cluster import (
-    SLACK_S,
     Processes,
     allocate_servers,
     build_segments_command,
     java_command,
     log_tail,
-    run_to_end,
+    run_segment_build,
     wait_ready,
 )
 from workbench.groundtruth.harness import free_port
+from workbench.pinot.rest import pinot_message
 
 __all__ = ["HelixCluster", "HelixTable", "helix_cluster"]
 
@@ -105,7 +105,11 @@ def _call(method: str, url: str, body: Any = None, *, data: bytes | None = None,
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
             return str(response.read().decode())
     except urllib.error.HTTPError as exc:
-        raise GroundTruthError(f"{method} {url}: HTTP {exc.code}: {exc.read().decode(errors='replace')}") from exc
+        body = exc.read().decode(errors="replace")
+        if method == "POST" and 400 <= exc.code < 500:
+            raise PinotRefused(f"Pinot's controller refused it ({method} {url.split('?')[0]}: HTTP {exc.code})",
+                               pinot_message(body)) from None
+        raise GroundTruthError(f"{method} {url}: HTTP {exc.code}: {body}") from exc
     except OSError as exc:
         raise GroundTruthError(f"{method} {url}: {exc}") from exc
 
@@ -222,8 +226,7 @@ def _start(jars: Any, work: Path, logs: Path, processes: Processes, tables: Sequ
         build_command, out = build_segments_command(jars, heap, work / f"table-{i}", table.config, table.schema,
                                                     table.segments)
         build_log = logs / ("build.log" if i == 0 else f"build-{i}.log")
-        run_to_end(processes.start(_short(build_command), build_log, roles.cpus()), build_log,
-                   "Pinot's segment creator", SLACK_S)
+        run_segment_build(processes.start(_short(build_command), build_log, roles.cpus()), build_log)
         built.append(out)
     wait_ready(controller, controller_log, "controller", ready_timeout_s)
     zk = f"127.0.0.1:{zk_port}"
