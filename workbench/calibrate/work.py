@@ -30,6 +30,10 @@ alone explain: what a query that met no wait took; the rest of the share is wait
 ``service.variability`` is fitted to the spread of the measured work around the fitted mean (no millisecond
 clock: the CPU times are nanoseconds), each query's work being the sum of its segments' runs, so only the
 spread the per-segment factor can make is read as variability.
+
+The wake-up (``service.wake_ms``: a query after a quiet stretch takes longer, :mod:`~workbench.calibrate.wake`) is
+read from the same delays, before they are kept: the part of each that its quiet time explains becomes work the
+model charges by the quiet time it simulates, and leaves the delay.
 """
 
 from __future__ import annotations
