@@ -221,7 +221,8 @@ def test_ctrl_c_during_measure_stops_every_jvm_and_leaves_no_directory(
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-    assert descendants(os.getpid()) == set()
+    # Pinot's JVMs (the test session's Spark JVM, also a descendant, is not one)
+    assert [pid for pid in descendants(os.getpid()) if b"workbench.cluster" in cmdline(pid)] == []
     assert not (tmp_path / "cut").exists()
 
 
