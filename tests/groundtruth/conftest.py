@@ -1,13 +1,15 @@
 """Ground-truth tests run Pinot's own jars (fetched by Maven on first use); mark them all ``pinot``.
 
 ``helix_run`` is the one Helix cluster of a test session (``helix_run.py``), shared by ``test_helix_cluster.py``
-and ``test_calibrate_controller.py`` rather than started twice.
+and ``test_calibrate_controller.py`` rather than started twice; ``stream_run`` the one streaming cluster
+(``stream_run.py``: Kafka and two REALTIME tables) of ``test_helix_realtime.py``.
 """
 
 from __future__ import annotations
 
 import pytest
 from helix_run import HelixRun, start_run
+from stream_run import StreamRun, start_stream_run
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -19,3 +21,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def helix_run(tmp_path_factory: pytest.TempPathFactory) -> HelixRun:
     return start_run(tmp_path_factory.mktemp("helix-logs"), tmp_path_factory.mktemp("helix-calibrate"))
+
+
+@pytest.fixture(scope="session")
+def stream_run(tmp_path_factory: pytest.TempPathFactory) -> StreamRun:
+    return start_stream_run(tmp_path_factory.mktemp("stream-logs"))
