@@ -26,7 +26,7 @@ import tables
 
 from workbench.groundtruth.helix_cluster import StreamTable, helix_cluster
 
-__all__ = ["EVENTS_ROWS", "HOUR", "SEGMENT_ROWS", "StreamRun", "profiles_events", "start_stream_run"]
+__all__ = ["EVENTS_CONFIG", "EVENTS_ROWS", "HOUR", "SEGMENT_ROWS", "StreamRun", "profiles_events", "start_stream_run"]
 
 #: Rows after which each CONSUMING segment completes (``realtime.segment.flush.threshold.segment.rows``).
 SEGMENT_ROWS = 300

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+import pytest
 from procs import proc_stats
-from stream_run import EVENTS_ROWS, SEGMENT_ROWS, StreamRun
+from stream_run import EVENTS_CONFIG, EVENTS_ROWS, SEGMENT_ROWS, StreamRun
+
+from workbench.groundtruth.helix_cluster import StreamTable, helix_cluster
 
 LLC_NAME = re.compile(r"^events__(\d+)__(\d+)__\d{8}T\d{4}Z$")
 
@@ -76,3 +80,10 @@ def test_upsert_with_metadata_ttl_forgets_keys_older_than_the_ttl(stream_run: St
 def test_no_jvm_outlives_the_block_kafka_included(stream_run: StreamRun) -> None:
     assert (stream_run.logs / "kafka.log").read_text().count("READY bootstrap=") == 1
     assert [pid for pid, state, _, group in proc_stats() if group in stream_run.pids and state != "Z"] == []
+
+
+def test_a_stream_table_without_its_key_column_is_refused_before_any_jvm_starts() -> None:
+    events = pd.DataFrame({"ts": [1], "clicks": [2]})
+    cluster = helix_cluster(StreamTable(EVENTS_CONFIG, {}, events, "memberId"))
+    with pytest.raises(ValueError, match=r"events: the key column 'memberId' must be one of the events' columns"):
+        cluster.__enter__()

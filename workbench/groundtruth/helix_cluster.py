@@ -252,6 +252,11 @@ def helix_cluster(*tables: HelixTable | StreamTable, num_servers: int = 1, heap:
         raise ValueError("need at least one server and one table, each with at least one segment or event")
     if len({t.raw for t in tables}) != len(tables):
         raise ValueError(f"each table once: {[t.raw for t in tables]}")
+    for t in tables:
+        if isinstance(t, StreamTable) and (t.key not in t.events.columns or t.partitions < 1):
+            raise ValueError(f"{t.raw}: the key column {t.key!r} must be one of the events' columns "
+                             f"{list(t.events.columns)}, and the topic needs at least one partition (got "
+                             f"{t.partitions})")
     jars = ensure_built()
     kafka_jars = ensure_kafka_built() if any(isinstance(t, StreamTable) for t in tables) else None
     processes = Processes()
@@ -367,9 +372,6 @@ def _start_kafka(jars: PinotJars, work: Path, logs: Path, processes: Processes, 
 def _produce(jars: PinotJars, work: Path, logs: Path, processes: Processes, table: StreamTable, bootstrap: str,
              roles: _Roles) -> dict[int, int]:
     """Stream ``table``'s events into its topic; the events Kafka acknowledged per partition."""
-    if table.key not in table.events.columns:
-        raise ValueError(f"{table.raw}: key column {table.key!r} not among the events' columns "
-                         f"{list(table.events.columns)}")
     rows = work / f"{table.raw}-events.jsonl"
     table.events.to_json(rows, orient="records", lines=True)
     log = logs / f"produce-{table.raw}.log"
