@@ -126,11 +126,15 @@ def allocate_servers(count: int) -> tuple[str, ...]:
     return tuple(f"127.0.0.{2 + i}:{free_port()}" for i in range(count))
 
 
-def java_command(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_log: bool = False) -> list[str]:
+def java_command(jars: PinotJars, heap: str, main: str, log_name: str, logs: Path, gc_log: bool = False,
+                 processors: int | None = None) -> list[str]:
     """A JVM command: its query log is ``logs/<log_name>-querylog.log``; with ``gc_log``, Pinot's recommended
-    ``-Xlog:gc*`` into ``logs/gc-<log_name>.log`` (wall time and uptime decorations, as the Helm chart's servers)."""
+    ``-Xlog:gc*`` into ``logs/gc-<log_name>.log`` (wall time and uptime decorations, as the Helm chart's servers);
+    with ``processors``, ``-XX:ActiveProcessorCount`` (what ``availableProcessors()`` says, which Pinot sizes its
+    query worker and runner pools by, and G1 its GC threads)."""
     gc = [f"-Xlog:gc*:file={logs / ('gc-' + log_name + '.log')}:time,uptime,level,tags"] if gc_log else []
-    return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", *gc, *JVM_FLAGS,
+    cpus = [f"-XX:ActiveProcessorCount={processors}"] if processors is not None else []
+    return ["java", f"-Xmx{heap}", "-XX:+UseG1GC", *cpus, *gc, *JVM_FLAGS,
             f"-Dlog4j2.configurationFile={jars.classes / 'workbench-log4j2.xml'}",
             f"-Dworkbench.querylog={logs / (log_name + '-querylog.log')}", "-cp", jars.classpath, main]
 

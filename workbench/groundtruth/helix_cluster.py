@@ -229,8 +229,8 @@ def stream_config(table: StreamTable, kafka: str) -> dict[str, Any]:
 def helix_cluster(*tables: HelixTable | StreamTable, num_servers: int = 1, heap: str = "256m",
                   logs_dir: str | Path | None = None, work_dir: str | Path | None = None, ready_timeout_s: float = 90.0,
                   server_config: Mapping[str, str] | None = None, broker_config: Mapping[str, str] | None = None,
-                  server_cpus: Sequence[Sequence[int]] = (), broker_cpus: Sequence[int] = ()
-                  ) -> Iterator[HelixCluster]:
+                  server_cpus: Sequence[Sequence[int]] = (), broker_cpus: Sequence[int] = (),
+                  server_processors: int | None = None) -> Iterator[HelixCluster]:
     """A running cluster serving ``tables``; every JVM stopped when the block ends.
 
     Parameters
@@ -246,6 +246,9 @@ def helix_cluster(*tables: HelixTable | StreamTable, num_servers: int = 1, heap:
         Pinot server and broker properties (``KEY=VALUE``, as in Pinot's own config files) on top of the cluster's.
     server_cpus, broker_cpus
         The CPUs each server (by index) and the controller and broker run on (``taskset``); empty: unpinned.
+    server_processors
+        The processors an unpinned server's JVM is told it has (``-XX:ActiveProcessorCount``): the modelled server's
+        cores, so Pinot sizes its thread pools as on that server. A pinned server counts its own CPUs.
     """
     if num_servers < 1 or not tables or not all(t.segments if isinstance(t, HelixTable) else len(t.events)
                                                     for t in tables):
@@ -266,7 +269,7 @@ def helix_cluster(*tables: HelixTable | StreamTable, num_servers: int = 1, heap:
         logs.mkdir(parents=True, exist_ok=True)
         try:
             roles = _Roles(num_servers, heap, ready_timeout_s, dict(server_config or {}), dict(broker_config or {}),
-                           tuple(tuple(c) for c in server_cpus), tuple(broker_cpus))
+                           tuple(tuple(c) for c in server_cpus), tuple(broker_cpus), server_processors)
             yield _start(jars, kafka_jars, work, logs, processes, tables, roles)
         finally:
             processes.stop_all()
@@ -283,6 +286,7 @@ class _Roles:
     broker_config: dict[str, str]
     server_cpus: tuple[tuple[int, ...], ...]
     broker_cpus: tuple[int, ...]
+    server_processors: int | None = None
 
     def cpus(self, server: int | None = None) -> tuple[int, ...] | None:
         """The CPUs of server ``server`` (``None``: the controller and broker); ``None`` when unpinned."""
@@ -321,7 +325,9 @@ def _start(jars: PinotJars, kafka_jars: PinotJars | None, work: Path, logs: Path
         host, port = server.split(":")
         log = logs / f"server-{host}-{port}.log"
         name = f"server-{host}-{port}"
-        command = [*java_command(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True), zk,
+        processors = roles.server_processors if roles.cpus(i) is None else None
+        command = [*java_command(jars, heap, "workbench.cluster.HelixServerMain", name, logs, gc_log=True,
+                                 processors=processors), zk,
                    CLUSTER, host, port, str(work / name), *_key_values(roles.server_config)]
         started.append((server, processes.start(command, log, roles.cpus(i)), log))
     broker_log = logs / "broker.log"

@@ -156,7 +156,7 @@ def sequential_records(cluster: HelixCluster, queries: Sequence[str]) -> pd.Data
     """Send ``queries`` to the broker one after another; one record per query in the columns
     :func:`~workbench.groundtruth.agreement.measured_agreement` reads: the response's :data:`RESPONSE_FIELDS`, its
     ``requestId`` and exceptions, and the servers queried from the broker's query log (``serverStats``), as JSON."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for sql in queries:
         answer = cluster.query(sql)
         exceptions = "; ".join(f"{e.get('errorCode')}: {e.get('message')}" for e in answer.get("exceptions", []))
@@ -169,5 +169,5 @@ def sequential_records(cluster: HelixCluster, queries: Sequence[str]) -> pd.Data
         if found is not None:
             lines[int(found.group(1))] = line
     for row in rows:
-        row["servers"] = json.dumps(broker_server_stats(lines.get(row["requestId"], ""), instances))
+        row["servers"] = json.dumps(broker_server_stats(lines.get(int(row["requestId"]), ""), instances))
     return pd.DataFrame(rows)

@@ -78,6 +78,8 @@ class Placement:
     broker_cpus: tuple[int, ...]
     dedicated: bool
     shares: str
+    #: What an unpinned server JVM is told it has (``-XX:ActiveProcessorCount``): the scenario server's cores.
+    server_processors: int | None = None
 
 
 def placement(requested: int, cpus: Sequence[int]) -> Placement:
@@ -268,7 +270,8 @@ def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: 
     with tempfile.TemporaryDirectory(prefix="workbench-measure-") as tmp, \
             helix_cluster(HelixTable(st.config, st.schema, st.segments), num_servers=where.servers, logs_dir=directory,
                           work_dir=tmp, server_config=SERVER_CONFIG, broker_config=config,
-                          server_cpus=where.server_cpus, broker_cpus=where.broker_cpus) as cluster:
+                          server_cpus=where.server_cpus, broker_cpus=where.broker_cpus,
+                          server_processors=where.server_processors) as cluster:
         by_index = dict(enumerate(cluster.servers))
         run = run_helix_load(cluster, st.sql, load, Path(tmp), cpus=where.broker_cpus,
                              slow={by_index[int(n.removeprefix("Server_"))]: f for n, f in slow.items()})
@@ -368,7 +371,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                                     "(`workbench generate`) or import one with its rows")
     if not st.sql:
         raise InputError(str(data), "holds no queries to send (queries.parquet is empty)")
-    where = placement(sc.cluster.servers, sorted(os.sched_getaffinity(0)))
+    where = dataclasses.replace(placement(sc.cluster.servers, sorted(os.sched_getaffinity(0))),
+                                server_processors=sc.cluster.server.cores)
     if st.table.replication > where.servers:
         raise InputError("table.segmentsConfig.replication",
                          f"{st.table.replication} replicas need as many servers, and at most {where.servers} can be "
@@ -393,6 +397,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "segments": len(st.segments), "queries_in_rotation": len(st.sql),
                     "servers_requested": where.requested, "servers_started": where.servers,
                     "placement": where.shares, "latency_is_validation": where.dedicated,
+                    "server_processors": (where.server_processors if cluster == "helix" and not where.dedicated
+                                          else None),
                     "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout,
                     "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
                     "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}
