@@ -1,15 +1,15 @@
 """Ground-truth tests run Pinot's own jars (fetched by Maven on first use); mark them all ``pinot``.
 
-``helix_run`` is the one Helix cluster of a test session (``helix_run.py``), shared by ``test_helix_cluster.py``
-and ``test_calibrate_controller.py`` rather than started twice; ``stream_run`` the one streaming cluster
-(``stream_run.py``: Kafka and two REALTIME tables) of ``test_helix_realtime.py``.
+``helix_run`` is the one Helix cluster of a test session (``helix_run.py``), shared by ``test_helix_cluster.py``,
+``test_calibrate_controller.py`` and ``test_helix_realtime.py`` rather than started three times; ``stream_run`` is
+its REALTIME tables' record (``stream_run.py``: Kafka and two tables streamed through it).
 """
 
 from __future__ import annotations
 
 import pytest
 from helix_run import HelixRun, start_run
-from stream_run import StreamRun, start_stream_run
+from stream_run import StreamRun
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -24,5 +24,5 @@ def helix_run(tmp_path_factory: pytest.TempPathFactory) -> HelixRun:
 
 
 @pytest.fixture(scope="session")
-def stream_run(tmp_path_factory: pytest.TempPathFactory) -> StreamRun:
-    return start_stream_run(tmp_path_factory.mktemp("stream-logs"))
+def stream_run(helix_run: HelixRun) -> StreamRun:
+    return helix_run.stream

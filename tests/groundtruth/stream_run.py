@@ -1,17 +1,18 @@
-"""The session's one streaming cluster (issue #23, realtime and upsert): a Kafka broker in KRaft mode, ZooKeeper and
-Pinot's controller, two servers and a broker, serving two REALTIME tables that stream through Kafka.
+"""The streaming half of the session's one Helix cluster (issue #23, realtime and upsert): ``helix_run`` starts the
+cluster with a Kafka broker in KRaft mode and two REALTIME tables beside its OFFLINE ``clicks`` (one start-up for
+both, as the suite's time budget asks), and :func:`record_streams` queries them inside its ``with`` block.
 
 - ``events``: 2,000 rows on a topic of two partitions, each CONSUMING segment completed at 300 rows, so each
   partition commits three segments and keeps consuming a fourth.
 - ``profiles``: a full-upsert table keyed by ``memberId`` with ``metadataTTL`` of one hour on its time column (the
   comparison column). Its events, in order: keys 0-99 at ``T0`` (phase A); 1,200 new keys 1000-2199 from ``T0 + 2 h``,
   one a second (phase F); then updates of keys 0-49 (their first versions are out of TTL by then) and of keys
-  2150-2199 (within TTL), one a second after F (phase C). With about 650 events per partition and segments of 300,
+  2150-2199 (within TTL), one a second after F (phase C). With about 700 events per partition and segments of 300,
   each partition starts its second segment (offset 300) after some of phase F and before phase C; a segment starting
   takes the upsert snapshot and removes the primary keys below the TTL watermark (largest time seen minus one hour),
   which is every phase-A key and no phase-F key.
 
-Everything that needs the live cluster runs inside the ``with`` block; the tests assert on the record afterwards.
+The tests assert on the record after every JVM is stopped.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ import numpy as np
 import pandas as pd
 import tables
 
-from workbench.groundtruth.helix_cluster import StreamTable, helix_cluster
+from workbench.groundtruth.helix_cluster import HelixCluster, StreamTable
 
-__all__ = ["EVENTS_CONFIG", "EVENTS_ROWS", "HOUR", "SEGMENT_ROWS", "StreamRun", "profiles_events", "start_stream_run"]
+__all__ = ["EVENTS_CONFIG", "EVENTS_ROWS", "HOUR", "SEGMENT_ROWS", "StreamRun", "profiles_events", "record_streams",
+           "stream_tables"]
 
 #: Rows after which each CONSUMING segment completes (``realtime.segment.flush.threshold.segment.rows``).
 SEGMENT_ROWS = 300
@@ -76,7 +78,7 @@ def profiles_events() -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class StreamRun:
-    """What the streaming cluster was given and answered."""
+    """What the streaming tables were given and answered; ``pids`` and ``logs`` are the whole cluster's."""
 
     events: pd.DataFrame
     profiles: pd.DataFrame
@@ -90,18 +92,21 @@ class StreamRun:
     logs: Path
 
 
-def start_stream_run(logs: Path) -> StreamRun:
-    """Start the cluster, stream both tables, query them, stop everything; the record."""
+def stream_tables() -> tuple[StreamTable, StreamTable]:
+    """The two REALTIME tables, events keyed by ``memberId`` on two partitions each."""
     events = tables.rows(11, EVENTS_ROWS, "ts", day=False)
     events_schema = {**tables.schema("ts", day=False), "schemaName": "events"}
-    profiles = profiles_events()
     profiles_schema = {**tables.schema("ts", day=False), "schemaName": "profiles", "primaryKeyColumns": ["memberId"]}
-    with helix_cluster(StreamTable(EVENTS_CONFIG, events_schema, events, "memberId", PARTITIONS),
-                       StreamTable(PROFILES_CONFIG, profiles_schema, profiles, "memberId", PARTITIONS),
-                       num_servers=2, logs_dir=logs) as cluster:
-        responses = {name: cluster.query(sql) for name, sql in EVENTS_QUERIES.items()}
-        profiles_responses = {name: cluster.query(sql) for name, sql in PROFILES_QUERIES.items()}
-        return StreamRun(events, profiles, {k: dict(v) for k, v in cluster.produced.items()},
-                         cluster.ideal_state("events", "REALTIME"), cluster.external_view("events", "REALTIME"),
-                         responses, profiles_responses, cluster.external_view("profiles", "REALTIME"),
-                         cluster.pids, logs)
+    return (StreamTable(EVENTS_CONFIG, events_schema, events, "memberId", PARTITIONS),
+            StreamTable(PROFILES_CONFIG, profiles_schema, profiles_events(), "memberId", PARTITIONS))
+
+
+def record_streams(cluster: HelixCluster, streams: tuple[StreamTable, StreamTable]) -> StreamRun:
+    """Query both REALTIME tables of the running ``cluster``; the record."""
+    events, profiles = streams
+    responses = {name: cluster.query(sql) for name, sql in EVENTS_QUERIES.items()}
+    profiles_responses = {name: cluster.query(sql) for name, sql in PROFILES_QUERIES.items()}
+    return StreamRun(events.events, profiles.events, {k: dict(v) for k, v in cluster.produced.items()},
+                     cluster.ideal_state("events", "REALTIME"), cluster.external_view("events", "REALTIME"),
+                     responses, profiles_responses, cluster.external_view("profiles", "REALTIME"),
+                     cluster.pids, cluster.logs)

@@ -1,13 +1,14 @@
 """REALTIME tables for real (issue #23): events streamed through a Kafka broker (KRaft) into Pinot's servers, whose
 CONSUMING segments the controller commits as COMPLETED ones, and a full-upsert table with ``metadataTTL``.
 
-The session fixture ``stream_run`` (``stream_run.py``) runs the cluster once. Expected answers come from the rows
-the test produced (counted with pandas) and from Pinot's documented rules: a segment completes at the table's
-segment rows (``realtime.segment.flush.threshold.segment.rows``), so a partition of ``n`` events holds ``n // 300``
-COMPLETED segments of 300 rows and one CONSUMING segment with the rest; segments are LLC-named
-``table__partition__sequence__creationTime``; upsert keeps the latest version of each key, except that a key whose
-last version fell below the TTL watermark (largest time seen minus ``metadataTTL``) is forgotten when the next segment
-starts, and a later version of it then counts as a new key while the old one stays valid.
+The session fixture ``stream_run`` is the REALTIME half of the session's one cluster (``helix_run.py``,
+``stream_run.py``). Expected answers come from the rows the test produced (counted with pandas) and from Pinot's
+documented rules: a segment completes at the table's segment rows (``realtime.segment.flush.threshold.segment.rows``),
+so a partition of ``n`` events holds ``n // 300`` COMPLETED segments of 300 rows and one CONSUMING segment with the
+rest; segments are LLC-named ``table__partition__sequence__creationTime``; upsert keeps the latest version of each
+key, except that a key whose last version fell below the TTL watermark (largest time seen minus ``metadataTTL``) is
+forgotten when the next segment starts, and a later version of it then counts as a new key while the old one stays
+valid.
 """
 
 from __future__ import annotations
