@@ -23,3 +23,18 @@ def cmdline(pid: int) -> bytes:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def descendants(root: int) -> set[int]:
+    """Live (non-zombie) processes under ``root``: what a test started, not what other sessions on the machine run
+    at the same time (they may start Pinot's JVMs too)."""
+    parent = {pid: ppid for pid, state, ppid, _ in proc_stats() if state != "Z"}
+    out = set()
+    for pid in parent:
+        p = parent.get(pid)
+        while p is not None and p > 1:
+            if p == root:
+                out.add(pid)
+                break
+            p = parent.get(p)
+    return out

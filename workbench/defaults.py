@@ -70,6 +70,15 @@ COST_PER_REQUEST_MS: Final = 0.5
 #: The runner thread's merge of one segment's result block, ms (T4 in PE §0; on the workers for group-by,
 #: which upsert into a shared table, PE §2.2). An aggregation block merges in microseconds.
 COST_MERGE_MS_PER_SEGMENT: Final = 0.005
+#: The wake-up cost (``service.wake_ms``): runner work a request adds when the cluster has been idle, ms;
+#: ``wake_ms x (1 - exp(-gap / wake_tau_ms))`` with ``gap`` the time since the table's previous query arrived
+#: (:func:`workbench.sim.decisions.wake_work`). 0: none, so the closed-form checks (Erlang C, fork-join, M/D/1)
+#: hold exactly; ``calibrate`` fits it where a log shows it. Against Apache Pinot 1.5.1 on one core
+#: (``docs/validation.md``, "Why Pinot's median falls with load") about 2.8 ms after a long idle stretch.
+COST_WAKE_MS: Final = 0.0
+#: The idle time over which the wake-up cost builds up, ms (the time constant of ``1 - exp(-gap / tau)``):
+#: about 20-25 ms on that Pinot, fitted by ``calibrate`` with the cost; this default is that measurement.
+COST_WAKE_TAU_MS: Final = 20.0
 #: Spread of a segment's time around the cost model's mean (log-space sigma of a mean-1 lognormal factor).
 #: 0 keeps the cost model deterministic; ``calibrate`` fits it from a broker log's residuals.
 COST_VARIABILITY: Final = 0.0

@@ -13,11 +13,12 @@ valid.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pandas as pd
 import pytest
-from procs import proc_stats
+from procs import cmdline, descendants, proc_stats
 from stream_run import EVENTS_CONFIG, EVENTS_ROWS, SEGMENT_ROWS, StreamRun
 
 from workbench.groundtruth.helix_cluster import StreamTable, helix_cluster
@@ -81,6 +82,8 @@ def test_upsert_with_metadata_ttl_forgets_keys_older_than_the_ttl(stream_run: St
 def test_no_jvm_outlives_the_block_kafka_included(stream_run: StreamRun) -> None:
     assert (stream_run.logs / "kafka.log").read_text().count("READY bootstrap=") == 1
     assert [pid for pid, state, _, group in proc_stats() if group in stream_run.pids and state != "Z"] == []
+    # nor a producer (a JVM of its own per table, ended before the block did)
+    assert [pid for pid in descendants(os.getpid()) if b"workbench.kafka" in cmdline(pid)] == []
 
 
 def test_a_stream_table_without_its_key_column_is_refused_before_any_jvm_starts() -> None:

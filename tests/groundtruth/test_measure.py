@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 from pathlib import Path
+from types import FrameType
 
 import pandas as pd
 import pytest
-from procs import cmdline, proc_stats
+from procs import cmdline, descendants, proc_stats
 from scipy import stats
 
 from workbench.api import load_generate_spec, measure
@@ -147,7 +149,7 @@ def test_zk_metadata_and_gc_logs_are_pinots_and_read_by_the_importers(measured: 
 
 
 def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tuple[Path, Path, set[int]]) -> None:
-    _, out, before = measured
+    _, out, _ = measured
     document = json.loads((out / "measure.json").read_text())
     dedicated = len(os.sched_getaffinity(0)) >= 3  # two servers with a core each, and one for the broker
     assert document["latency_is_validation"] is dedicated and document["servers_started"] == 2
@@ -155,18 +157,8 @@ def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tu
     summary = document["rates"]["rate-20"]
     assert "warning" not in summary and summary["errors"]["queries_with_exceptions"] == 0
     assert list(summary["client_latency_ms"]) == ["p50", "p90", "p99", "p99.9"]
-    parent = {pid: ppid for pid, _, ppid, _ in proc_stats()}
-
-    def mine(pid: int) -> bool:  # started under this test process (other sessions may measure at the same time)
-        while pid > 1 and pid in parent:
-            pid = parent[pid]
-            if pid == os.getpid():
-                return True
-        return False
-
-    left = [pid for pid, state, _, _ in proc_stats() if pid not in before and state != "Z"
-            and b"workbench.cluster" in cmdline(pid) and mine(pid)]
-    assert left == []
+    # Started under this test process (other sessions may run Pinot's JVMs at the same time): none is left.
+    assert [pid for pid in descendants(os.getpid()) if b"workbench.cluster" in cmdline(pid)] == []
 
 
 @pytest.mark.skipif(not CGROUP, reason=f"needs root and the cgroup v1 cpu controller at {CPU_CGROUP}")
@@ -208,4 +200,45 @@ def test_bad_input_gets_one_error_naming_the_key(tmp_path: Path, capsys: pytest.
     assert "positive number of queries per second" in capsys.readouterr().err
     with pytest.raises(InputError, match="--rate"):
         measure(ROOT / "scenarios" / "synthetic.yaml", tmp_path / "o", rates=[], data=tmp_path)
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_during_measure_stops_every_jvm_and_leaves_no_directory(
+        measured: tuple[Path, Path, set[int]], tmp_path: Path) -> None:
+    """Interrupted (SIGALRM raising KeyboardInterrupt, as Ctrl-C does) 20 s into a minute-long measurement: wherever
+    it lands (the cluster starting, the segments uploading, the load running), every JVM started under this process
+    is gone and the output directory was never created (it is written whole or not at all)."""
+    scenario, _, _ = measured
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(20)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            measure(scenario, tmp_path / "cut", rates=[1.0], queries=60, warmup=5)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert descendants(os.getpid()) == set()
+    assert not (tmp_path / "cut").exists()
+
+
+def test_a_table_config_pinot_refuses_gets_pinots_own_message_in_one_line(
+        measured: tuple[Path, Path, set[int]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An inverted index on a column the schema does not have: Pinot's segment creator refuses it (its own message,
+    ``Failed to find column: ... in the schema``), said once, naming the scenario's ``table``; nothing written."""
+    scenario, _, _ = measured
+    data = json.loads(scenario.read_text())
+    table = json.loads(Path(data["table"]).read_text())
+    table["tableIndexConfig"]["invertedIndexColumns"] = ["no_such_column"]
+    (tmp_path / "table.json").write_text(json.dumps(table))
+    data["table"] = str(tmp_path / "table.json")
+    (tmp_path / "scenario.json").write_text(json.dumps(data))
+    assert main(["measure", str(tmp_path / "scenario.json"), "--out", str(tmp_path / "o"), "--queries", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("workbench measure: table: Pinot's segment creator refused it (Apache Pinot 1.5.1)")
+    assert "Failed to find column: no_such_column in the schema" in err[0]
     assert not (tmp_path / "o").exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from procs import proc_stats
+from procs import descendants
 
 from workbench.api import load_generate_spec
 from workbench.cli import main
@@ -35,20 +35,6 @@ from workbench.workload.pure import generate_local
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE, QUERIES, WARMUP = 10.0, 60, 10
-
-
-def _descendants(root: int) -> set[int]:
-    """Live (non-zombie) processes under ``root``."""
-    parent = {pid: ppid for pid, state, ppid, _ in proc_stats() if state != "Z"}
-    out = set()
-    for pid in parent:
-        p = parent.get(pid)
-        while p is not None and p > 1:
-            if p == root:
-                out.add(pid)
-                break
-            p = parent.get(p)
-    return out
 
 
 def _model_agreed(scenario: Path, rate: Path) -> int:
@@ -104,7 +90,7 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     spec, table, _, config = load_generate_spec(load_scenario(scenario))
     generate_local(spec, tmp_path / "workload", table=table, table_config=config, progress=False)
     me = os.getpid()
-    before = _descendants(me)
+    before = descendants(me)
 
     measured = tmp_path / "measured"
     assert main(["measure", str(scenario), "--out", str(measured), "--rate", f"{RATE:g}", "--queries", str(QUERIES),
@@ -152,7 +138,7 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     # Each replication replays the logged queries (less those arriving in its warm-up): at most all of them.
     assert 0 < summary["queries"] <= QUERIES * summary["replications"], summary["queries"]
 
-    assert _descendants(me) - before == set()
+    assert descendants(me) - before == set()
 
 
 def test_a_directory_that_is_not_a_measurement_gets_one_error_naming_it(tmp_path: Path,

@@ -32,6 +32,7 @@ from typing import Any
 from workbench import defaults as D
 from workbench.errors import InputError
 from workbench.io import write_json_atomic
+from workbench.pinot.rest import pinot_message
 
 __all__ = ["ControllerFiles", "fetch_controller"]
 
@@ -56,17 +57,6 @@ class _HttpError(Exception):
         self.url, self.code, self.message = url, code, message
 
 
-def _pinot_message(body: str) -> str:
-    """Pinot's ``{"code": ..., "error": "..."}`` message, else the body's first line."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if isinstance(doc, dict) and doc.get("error"):
-        return str(doc["error"])
-    return body.strip().splitlines()[0][:300] if body.strip() else "(empty answer)"
-
-
 def _get(url: str, timeout_s: float) -> str:
     """One GET's body; an unreachable controller is an :class:`InputError`, an HTTP error an :class:`_HttpError`."""
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -74,7 +64,7 @@ def _get(url: str, timeout_s: float) -> str:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             return str(response.read().decode())
     except urllib.error.HTTPError as exc:
-        raise _HttpError(url, exc.code, _pinot_message(exc.read().decode(errors="replace"))) from None
+        raise _HttpError(url, exc.code, pinot_message(exc.read().decode(errors="replace"))) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise InputError(url, f"the controller did not answer ({reason}); check the URL (the controller's REST port, "

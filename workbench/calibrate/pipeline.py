@@ -246,6 +246,23 @@ def _network(options: CalibrateOptions, delay: Delay | None) -> list[Entry]:
     return [_latency(options)]
 
 
+def _wake_entries(delay: Delay | None) -> list[Entry]:
+    """``service.wake_ms`` and ``wake_tau_ms``: fitted from a log with the servers' measured work
+    (:mod:`~workbench.calibrate.wake`), or held at 0 with why."""
+    wake = delay.wake if delay is not None else None
+    if wake is None:
+        return [Entry("service.wake_ms", D.COST_WAKE_MS, "DEFAULT (workbench/defaults.py): read only from a log with "
+                      "the servers' measured work (ThreadCpuTimeNs), where the waits and the work are told apart")]
+    if not wake.fitted:
+        return [Entry("service.wake_ms", D.COST_WAKE_MS, wake.note)]
+    return [Entry("service.wake_ms", round(wake.wake_ms, 4), f"{wake.note}: ± {wake.wake_se:.2g} (1 s.e.); ms of "
+                  "runner work after a long idle stretch"),
+            Entry("service.wake_tau_ms", round(wake.tau_ms, 3),
+                  (f"fitted with it: ± {wake.tau_se:.2g} (1 s.e.)" if wake.tau_se is not None else
+                   "DEFAULT (workbench/defaults.py): the log's gaps cannot place it") + "; ms of idle time over which "
+                  "it builds up")]
+
+
 def _latency(options: CalibrateOptions) -> Entry:
     """The one-way latency when no delay was measured: the given ``network_ms``, or the default."""
     key = "cluster.network.latency_ms"
@@ -287,6 +304,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
     for p in fit.parameters:
         entries.append(Entry(p.key, round(p.value, 6), f"{p.statement()}; {p.unit}"))
     entries.append(Entry("service.variability", round(var.sigma, 4), var_note))
+    entries += _wake_entries(delay)
     entries.append(Entry("cluster.gc", gc if gc is not None else {"collector": "none"},
                          "from the GC logs (pauses pooled over the logs given)" if gc is not None else
                          "DEFAULT: no GC logs given (--gc-log); pauses are not modelled"))

@@ -30,6 +30,10 @@ alone explain: what a query that met no wait took; the rest of the share is wait
 ``service.variability`` is fitted to the spread of the measured work around the fitted mean (no millisecond
 clock: the CPU times are nanoseconds), each query's work being the sum of its segments' runs, so only the
 spread the per-segment factor can make is read as variability.
+
+The wake-up (``service.wake_ms``: a query after a quiet stretch takes longer, :mod:`~workbench.calibrate.wake`) is
+read from the same delays, before they are kept: the part of each that its quiet time explains becomes work the
+model charges by the quiet time it simulates, and leaves the delay.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from workbench.calibrate.fit import (
 )
 from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
+from workbench.calibrate.wake import Wake, fit_wake, gaps_ms
 
 __all__ = ["CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
            "measured_share", "server_work_ms", "with_model_docs", "without_clock"]
@@ -116,6 +121,8 @@ class Delay:
     values_ms: np.ndarray
     broker_ms: float
     broker_source: str
+    #: The wake-up read from the same log (taken out of the delays; held at 0 when the log does not show it).
+    wake: Wake | None = None
 
     def values(self, points: int = DELAY_POINTS) -> list[float]:
         """The delays for ``cluster.network.request_delay_ms``'s empirical distribution: each query's measured
@@ -134,6 +141,7 @@ class Delay:
         return {"queries": len(v), "mean_ms": float(v.mean()) if len(v) else 0.0,
                 **{f"p{q:g}_ms": float(np.percentile(v, q)) if len(v) else 0.0 for q in (50, 90, 99, 99.9)},
                 "broker_overhead_ms": self.broker_ms, "broker_overhead_source": self.broker_source,
+                "wake": self.wake.to_dict() if self.wake is not None else None,
                 "in_scenario": "cluster.network.request_delay_ms: empirical, the measured delays (drawn once per "
                                "server request); cluster.network.latency_ms 0 (the delays include the transport)"}
 
@@ -289,7 +297,6 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     for k in FIT_KEYS:
         if sources[k].startswith("fitted") and values[k] == 0.0:
             sources[k] = at_bound_source(se_of.get(k))
-    params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
 
     # the server's critical path at the fitted costs (no broker, no network), scaled to the query's own work
     g = factor_moments(f.shapes, var.sigma, opts.samples, opts.seed)[0][f.shape_id] if f.shapes else np.zeros(len(f))
@@ -302,7 +309,10 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
                                      - extra}, g, 0.0)
     one, which = _delay_queries(f, reached)
-    delay = without_clock((f.time_ms - broker - (critical - outside) * ratio - outside)[one])
+    raw = f.time_ms - broker - (critical - outside) * ratio - outside
+    wake, raw, wake_note = _wake(f, raw, reached, values, extra, use)
+    params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
+    delay = without_clock(raw[one])
     notes = [f"service costs fitted to the servers' measured work per query (the log's ThreadCpuTimeNs total: "
              f"{int(use.sum()):,} of {int(reached.sum()):,} queries that reached servers); the rest of timeMs "
              f"(mean {delay.mean():.3g} ms over {which}) is delay that takes no server capacity: "
@@ -313,13 +323,37 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         notes.append(f"service.variability: {var.note}")
     if extra_note:
         notes.append(extra_note)
+    notes.append(wake_note)
     quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
     quality["fitted_work_ms_total"] = float(base[use].sum())
     quality["model_work_ms_per_query"] = float(fitted[use].mean())
     fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
-    return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"])
+    return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"], wake)
+
+
+def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str, float], extra: float,
+          use: np.ndarray) -> tuple[Wake, np.ndarray, str]:
+    """The wake-up (:mod:`~workbench.calibrate.wake`) read from each query's ``raw`` delay, the delays with it taken
+    out, and the note. The model charges it as server work per request (``service.wake_ms``): where the given
+    process CPU was added to ``service.per_request_ms`` (``extra``), the log's mean wake-up is part of it and
+    leaves it (up to ``extra``, so the servers' load at the log's rate stays the measured one); otherwise it is
+    work the log's thread CPU does not hold, and comes out of the delay alone."""
+    gap = gaps_ms(f.arrival_s)
+    wake = fit_wake(gap, raw, reached & isolated(f.arrival_s, f.time_ms))
+    if not wake.fitted:
+        return wake, raw, f"service.wake_ms: {wake.note}"
+    each = wake.per_query(gap)
+    taken = min(float(each[use].mean()), extra)
+    values["service.per_request_ms"] -= taken
+    how = (f"; {taken:.3g} ms of it (the log's mean) left service.per_request_ms's process CPU" if taken > 0 else
+           "; work the log's thread CPU does not hold (the JVM's CPU per query falls with load as it does)")
+    tau_se = f" ± {wake.tau_se:.2g}" if wake.tau_se is not None else ""
+    note = (f"service.wake_ms: {wake.wake_ms:.3g} ± {wake.wake_se:.2g} ms, wake_tau_ms {wake.tau_ms:.3g}{tau_se} ms, "
+            f"{wake.note}{how}")
+    out: np.ndarray = raw + taken * np.where(reached, f.servers, 0) - np.where(reached, each, 0.0)
+    return wake, out, note
 
 
 def with_model_docs(features: LogFeatures, docs: np.ndarray) -> LogFeatures:

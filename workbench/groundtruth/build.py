@@ -44,6 +44,16 @@ class GroundTruthError(WorkbenchError):
     """Pinot could not be fetched, built or run here; the message says what to do."""
 
 
+class PinotRefused(GroundTruthError):
+    """Pinot itself refused what it was given (a table config or schema its controller rejects, rows its segment
+    creator cannot build): ``pinot_message`` is Pinot's own message, for the caller to name the input it came from."""
+
+    def __init__(self, what: str, pinot_message: str) -> None:
+        super().__init__(f"{what}: {pinot_message}")
+        self.what = what
+        self.pinot_message = pinot_message
+
+
 @dataclass(frozen=True)
 class PinotJars:
     """A built probe: the class path of Pinot's jars plus the driver, and the release they are."""

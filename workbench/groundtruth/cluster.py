@@ -18,6 +18,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,12 +31,13 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built
+from workbench.groundtruth.build import GroundTruthError, PinotJars, PinotRefused, ensure_built
 from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
 __all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "build_segments_command", "instance_name",
-           "java_command", "log_tail", "round_robin_assignment", "run_cluster", "run_to_end", "schedstat",
+           "java_command", "log_tail", "round_robin_assignment", "run_cluster", "run_segment_build", "run_to_end",
+           "schedstat",
            "slow_down_after_warmup", "wait_ready", "write_queries"]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
@@ -261,6 +263,21 @@ def run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: f
     return lines[-1] if lines else ""
 
 
+def run_segment_build(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait for Pinot's segment creator (``build_segments_command``); when it refuses the table config, schema or rows
+    (its ``BuildSegments failed: <exception>`` line), a :class:`PinotRefused` with Pinot's own message."""
+    try:
+        run_to_end(proc, log, "Pinot's segment creator", SLACK_S)
+    except GroundTruthError:
+        lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+        failed = next((line for line in lines if line.startswith("BuildSegments failed: ")), None)
+        if failed is None:
+            raise
+        message = failed.removeprefix("BuildSegments failed: ")
+        raise PinotRefused("Pinot's segment creator refused it",
+                           re.sub(r"^[\w.$]+(Exception|Error): ", "", message)) from None
+
+
 def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segments: Mapping[str, pd.DataFrame],
                 queries: Sequence[str], load: LoadSpec, *, num_servers: int = 2,
                 assignment: Mapping[str, str] | None = None,
@@ -358,7 +375,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
          servers: list[str], ideal: dict[str, dict[str, str]], options: _Options) -> ClusterRun:
     command, built = build_segments_command(jars, options.server_heap, work, table_config, schema, segments)
     log = logs / "build.log"
-    run_to_end(processes.start(command, log), log, "Pinot's segment creator", SLACK_S)
+    run_segment_build(processes.start(command, log), log)
 
     started: list[tuple[str, subprocess.Popen[bytes], Path]] = []
     for server in servers:

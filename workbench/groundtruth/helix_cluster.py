@@ -51,7 +51,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.groundtruth.build import GroundTruthError, PinotJars, ensure_built, ensure_kafka_built
+from workbench.groundtruth.build import GroundTruthError, PinotJars, PinotRefused, ensure_built, ensure_kafka_built
 from workbench.groundtruth.cluster import (
     SLACK_S,
     Processes,
@@ -59,10 +59,12 @@ from workbench.groundtruth.cluster import (
     build_segments_command,
     java_command,
     log_tail,
+    run_segment_build,
     run_to_end,
     wait_ready,
 )
 from workbench.groundtruth.harness import free_port
+from workbench.pinot.rest import pinot_message
 
 __all__ = ["HelixCluster", "HelixTable", "StreamTable", "helix_cluster", "stream_config"]
 
@@ -129,7 +131,11 @@ def _call(method: str, url: str, body: Any = None, *, data: bytes | None = None,
         with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
             return str(response.read().decode())
     except urllib.error.HTTPError as exc:
-        raise GroundTruthError(f"{method} {url}: HTTP {exc.code}: {exc.read().decode(errors='replace')}") from exc
+        body = exc.read().decode(errors="replace")
+        if method == "POST" and 400 <= exc.code < 500:
+            raise PinotRefused(f"Pinot's controller refused it ({method} {url.split('?')[0]}: HTTP {exc.code})",
+                               pinot_message(body)) from None
+        raise GroundTruthError(f"{method} {url}: HTTP {exc.code}: {body}") from exc
     except OSError as exc:
         raise GroundTruthError(f"{method} {url}: {exc}") from exc
 
@@ -314,8 +320,7 @@ def _start(jars: PinotJars, kafka_jars: PinotJars | None, work: Path, logs: Path
         build_command, out = build_segments_command(jars, heap, work / f"table-{i}", table.config, table.schema,
                                                     table.segments)
         build_log = logs / ("build.log" if i == 0 else f"build-{i}.log")
-        run_to_end(processes.start(_short(build_command), build_log, roles.cpus()), build_log,
-                   "Pinot's segment creator", SLACK_S)
+        run_segment_build(processes.start(_short(build_command), build_log, roles.cpus()), build_log)
         built.append(out)
     wait_ready(controller, controller_log, "controller", ready_timeout_s)
     bootstrap = wait_ready(*kafka, "Kafka", ready_timeout_s).split("bootstrap=")[1].strip() if kafka else ""

@@ -34,7 +34,7 @@ import pandas as pd
 
 from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
-from workbench.groundtruth.build import ensure_built
+from workbench.groundtruth.build import PinotRefused, ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
 from workbench.groundtruth.helix_cluster import HelixTable, helix_cluster
 from workbench.groundtruth.helix_load import run_helix_load
@@ -385,8 +385,13 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         zk: dict[str, Any] = {}
         for rate in rates:
             directory = tmp / rate_dir_name(rate)
-            summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
-                                        jars.version, slow, broker_config(sc.cluster.broker.config), cluster)
+            try:
+                summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
+                                            jars.version, slow, broker_config(sc.cluster.broker.config), cluster)
+            except PinotRefused as exc:
+                raise InputError("table", f"{exc.what} (Apache Pinot {jars.version}): {exc.pinot_message}; fix the "
+                                          "scenario's table config or schema (the file its `table:` names) and "
+                                          "measure again") from None
             summaries[rate_dir_name(rate)] = summary
             zk = dict(served.run.zk_metadata)
             if progress is not None:

@@ -15,6 +15,9 @@ loop over a server's requests). What the server *decides* at each event is the s
 - **a degraded server's pace** (:func:`slow_scale`): how much longer a request's work takes on a slow
   server (``failures.slow``), by when the request reaches it; from a scale of 1 on the windows' ``jvm``
   factors, how much longer a slow JVM's request delay and GC pause take (by delivery, by the pause's start);
+- **a wake-up's work** (:func:`wake_work`): the runner work a request adds when it arrives after the
+  cluster was idle (``service.wake_ms``), by the idle gap before it; the plan computes it once per query
+  into the runner's work both engines read;
 - **the processor-sharing arithmetic** (:func:`share`, :func:`checkpoint`, :func:`is_due`): how far the
   CPU's virtual time and core time move between two checkpoints, and when an item counts as finished.
 
@@ -70,6 +73,7 @@ __all__ = [
     "step",
     "task_count",
     "tasks_done_code",
+    "wake_work",
 ]
 
 #: Pinot QueryErrorCodes a server answers with (PE §1.6, §4.3): SERVER_OUT_OF_CAPACITY,
@@ -162,6 +166,29 @@ def slow_scale(scale: float, delivered: float, starts: np.ndarray, ends: np.ndar
         if starts[i] <= delivered < ends[i]:
             return float(scale * factors[i])
     return scale
+
+
+# -- a wake-up after an idle stretch ----------------------------------------------------------------------
+@helper
+def wake_work(gap_ms: float | np.ndarray, wake_ms: float, tau_ms: float) -> float | np.ndarray:
+    """The runner work a request adds for waking the server up, ms: ``wake_ms x (1 - exp(-gap_ms / tau_ms))``,
+    ``gap_ms`` the time since the previous query arrived (``inf`` for the first: the whole ``wake_ms``).
+
+    Why: Apache Pinot 1.5.1 on one core (``docs/validation.md``, "Why Pinot's median falls with load") takes a
+    query longer the longer it found the server and broker idle, by up to about 2.8 ms over some 20 ms of idle
+    time, at every rate alike; so a hotter, busier cluster does each query with less, and its median falls
+    with load while the JVM's CPU per query falls with it. A gap is known before the run (arrival times are
+    planned), so the cost is one number per query fixed up front; with ``wake_ms`` 0 it is 0 exactly. The body
+    is elementwise, so the plan calls it with arrays (:func:`~workbench.sim.fast.jit.python`).
+
+    >>> from workbench.sim.fast.jit import python
+    >>> float(python(wake_work)(float("inf"), 2.0, 20.0)), float(python(wake_work)(0.0, 2.0, 20.0))
+    (2.0, 0.0)
+    >>> round(float(python(wake_work)(20.0, 2.0, 20.0)), 4)  # one time constant: 1 - 1/e of it
+    1.2642
+    """
+    out: float | np.ndarray = wake_ms * (1.0 - np.exp(-gap_ms / tau_ms))
+    return out
 
 
 # -- processor sharing --------------------------------------------------------------------------------

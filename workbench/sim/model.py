@@ -222,7 +222,7 @@ class ClusterModel:
             scale = plan.scale(server, arrival + out_delay)
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale
-            request = self._request(q, server, segments[pos], seg_work, float(service.per_request_ms * scale),
+            request = self._request(q, server, segments[pos], seg_work, float(plan.prepare_ms[q] * scale),
                                     float(merge * scale), arrival)
             rows = result_rows(query.query, float(segment_sums(docs[pos], np.array([0, len(pos)]))[0]))  # as planned
             out.append((server, request, out_delay, back_delay, rows))

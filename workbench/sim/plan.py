@@ -48,10 +48,11 @@ from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "query_options", "request_targets",
-           "request_work", "server_schedules", "with_heaps"]
+__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "prepare_ms", "query_options",
+           "request_targets", "request_work", "server_schedules", "with_heaps"]
 
 _slow_scale = python(decisions.slow_scale)
+_wake_work = python(decisions.wake_work)
 
 
 @dataclass(frozen=True)
@@ -365,10 +366,24 @@ def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float
         timeout_ms=timeout[pi], group_by=group_by[pi], secondary=secondary[pi], execution_threads=threads[pi],
         query_segments=work.query_segments, work=work.work, plan_offsets=work.plan_offsets,
         plan_segment=work.plan_segment, plan_docs=work.plan_docs, plans=tuple(queries.plans),
-        prepare_ms=np.full(len(pi), service.per_request_ms),
+        prepare_ms=prepare_ms(queries.arrival_ms, service),
         merge_ms_per_segment=np.full(len(pi), service.merge_ms_per_segment),
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
+
+
+def prepare_ms(arrival_ms: np.ndarray, service: ServiceModel) -> np.ndarray:
+    """Each query's runner work before the fan-out, ms: ``per_request_ms``, plus its wake-up work
+    (:func:`~workbench.sim.decisions.wake_work`) by the gap since the previous of these queries arrived (the
+    first's gap is infinite). Without a wake-up cost (the default) every query's is ``per_request_ms`` itself,
+    bit for bit as before. The gap is the table's (a broker's, for one broker): a server that takes a share of
+    the queries idles longer than it says, so with several servers the cost is as the broker saw the quiet."""
+    base = np.full(len(arrival_ms), service.per_request_ms)
+    if service.wake_ms <= 0 or not len(arrival_ms):
+        return base
+    gap = np.diff(np.asarray(arrival_ms, dtype=float), prepend=-np.inf)
+    out: np.ndarray = base + np.asarray(_wake_work(gap, service.wake_ms, service.wake_tau_ms))
+    return out
 
 
 def build_plan(sc: Scenario, layout: Layout, streams: Streams, *, horizon_ms: float,

@@ -28,6 +28,10 @@ class ServiceModel:
     draw: Distribution | None
     merge_ms_per_segment: float = 0.0
     variability: float = 0.0
+    #: The wake-up cost and its time constant (``service.wake_ms``, ``wake_tau_ms``): see
+    #: :func:`workbench.sim.decisions.wake_work`.
+    wake_ms: float = 0.0
+    wake_tau_ms: float = 1.0
 
     def vary(self, rng: np.random.Generator, times: list[float]) -> list[float]:
         """Each run of a segment takes its mean time times a lognormal factor of mean 1 (``variability``
@@ -46,7 +50,8 @@ class ServiceModel:
 
 
 def _cost(s: ServiceSpec) -> ServiceModel:
-    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability)
+    return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability,
+                        s.wake_ms, s.wake_tau_ms)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:

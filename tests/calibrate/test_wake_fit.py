@@ -1,0 +1,102 @@
+"""``calibrate`` reads the wake-up (``service.wake_ms``, ``wake_tau_ms``) from a broker log that shows it.
+
+The logs are written here by hand, not by the workbench's model: one query shape on one server (one hourly segment,
+a fixed 1.4 ms of measured CPU), queries arriving with exponential gaps of mean 50 ms, and each query's round trip
+to the server the CPU plus 2 ms plus a wake-up of ``3 x (1 - exp(-gap / 25))`` ms (``gap``: the ms since the
+previous query arrived), read on the log's millisecond clock (dithered: the true time plus a uniform draw, floored,
+so the clock's error has mean 0). The broker's own share is 1 ms. So by construction the wake-up is 3 ms with a
+25 ms time constant, and what is left of each query's delay once it is taken out is the 2 ms. A log without a
+wake-up must get none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pinot_files
+import pytest
+import synthetic_cluster as cluster
+import yaml
+
+from workbench.calibrate import CalibrateOptions, calibrate
+
+T0, HOUR = cluster.T0_MS, cluster.HOUR_MS
+SQL = f"SELECT COUNT(*) FROM events WHERE ts >= {T0} AND ts < {T0 + HOUR}"
+CPU_MS, REST_MS, BROKER_MS = 1.4, 2.0, 1
+WAKE_MS, TAU_MS, MEAN_GAP_MS = 3.0, 25.0, 50.0
+QUERIES = 600
+
+
+def _line(rid: int, arrival_ms: int, response_ms: int) -> str:
+    time_ms = response_ms + BROKER_MS
+    cpu = round(CPU_MS * 1e6)
+    return (f"{pinot_files.stamp(arrival_ms + time_ms)} INFO [QueryLogger] [jersey-server-managed-async-executor-1] "
+            f"requestId={rid},table=events_OFFLINE,queryHash=,timeMs={time_ms},docs=200000/200000,entries=0/200000,"
+            "segments(queried/processed/matched/consumingQueried/consumingProcessed/consumingMatched/unavailable):"
+            "1/1/1/0/0/0/0,consumingFreshnessTimeMs=0,servers=1/1,groupsTrimmed=false,groupLimitReached=false,"
+            "groupWarningLimitReached=false,brokerReduceTimeMs=0,exceptions=0,serverStats=(Server=SubmitDelayMs,"
+            f"ResponseDelayMs,ResponseSize,DeserializationTimeMs,RequestSentDelayMs);pinot-server-0_O=0,{response_ms},"
+            f"385,0,0,offlineThreadCpuTimeNs(total/thread/sysActivity/resSer):{cpu}/{cpu // 2}/{cpu - cpu // 2}/0,"
+            "realtimeThreadCpuTimeNs(total/thread/sysActivity/resSer):0/0/0/0,clientIp=unknown,queryEngine=singleStage,"
+            "offlineMemAllocatedBytes(total/thread/resSer):0/0/0,realtimeMemAllocatedBytes(total/thread/resSer):0/0/0,"
+            f"pools=[],rlsFiltersApplied=false,query={SQL}")
+
+
+def _files(root: Path, wake_ms: float, seed: int = 3) -> tuple[dict[str, Path], np.ndarray]:
+    """The files of a log with a wake-up of ``wake_ms``, and each query's arrival (ms)."""
+    rng = np.random.default_rng(seed)
+    arrival = np.floor(T0 + 24 * HOUR + np.cumsum(rng.exponential(MEAN_GAP_MS, QUERIES))).astype(np.int64)
+    gap = np.diff(arrival.astype(float), prepend=-np.inf)
+    true = CPU_MS + REST_MS + wake_ms * (1.0 - np.exp(-gap / TAU_MS))
+    response = np.floor(true + rng.uniform(0.0, 1.0, QUERIES)).astype(np.int64)
+    root.mkdir(parents=True)
+    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
+             "segments": root / "segments.json", "query_log": root / "querylog.log"}
+    paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
+    paths["schema"].write_text(json.dumps(cluster.SCHEMA))
+    paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
+    paths["query_log"].write_text("".join(_line(i + 1, int(a), int(r)) + "\n"
+                                          for i, (a, r) in enumerate(zip(arrival, response, strict=True))))
+    return paths, arrival.astype(float)
+
+
+def _calibrate(paths: dict[str, Path], out: Path, **options: object) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], out,
+              options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0, bootstrap=20, seed=1,
+                                       **options))  # type: ignore[arg-type]
+    return (json.loads((out / "calibration.json").read_text()),
+            yaml.safe_load((out / "scenario.yaml").read_text()))
+
+
+def test_a_log_with_a_wake_up_gives_its_size_and_time_constant_and_the_delay_without_it(tmp_path: Path) -> None:
+    doc, scenario = _calibrate(_files(tmp_path / "in", WAKE_MS)[0], tmp_path / "out")
+    wake = doc["delay"]["wake"]
+    assert wake["wake_se"] < 0.3 and wake["tau_se"] < 8.0
+    assert wake["wake_ms"] == pytest.approx(WAKE_MS, abs=3 * wake["wake_se"])
+    assert wake["tau_ms"] == pytest.approx(TAU_MS, abs=3 * wake["tau_se"])
+    assert scenario["service"]["wake_ms"] == pytest.approx(wake["wake_ms"], abs=1e-4)
+    assert scenario["service"]["wake_tau_ms"] == pytest.approx(wake["tau_ms"], abs=1e-3)
+    # what is left of a query's delay is the 2 ms the log's round trip holds besides its CPU and its wake-up
+    assert doc["delay"]["mean_ms"] == pytest.approx(REST_MS, abs=0.15)
+
+
+def test_given_process_cpu_holds_the_mean_wake_up_and_it_leaves_per_request_work(tmp_path: Path) -> None:
+    """With the JVM's CPU per query given (here 4 ms), the log's mean wake-up is part of it: per-request work loses
+    it, so the model's server load at the log's rate stays the given one."""
+    paths, arrival = _files(tmp_path / "in", WAKE_MS)
+    doc, scenario = _calibrate(paths, tmp_path / "out", server_cpu_ms=4.0)
+    wake = doc["delay"]["wake"]
+    mean_wake = float(np.mean(wake["wake_ms"] * (1.0 - np.exp(-np.diff(arrival, prepend=-np.inf) / wake["tau_ms"]))))
+    service = scenario["service"]
+    work = service["per_request_ms"] + service["per_segment_ms"] + service["ns_per_doc"] * 1e-6 * 200_000 \
+        + service["merge_ms_per_segment"]
+    assert work + mean_wake == pytest.approx(4.0, abs=1e-3)
+
+
+def test_a_log_without_a_wake_up_gets_none(tmp_path: Path) -> None:
+    doc, scenario = _calibrate(_files(tmp_path / "in", 0.0)[0], tmp_path / "out")
+    assert doc["delay"]["wake"]["wake_ms"] == 0.0
+    assert "held at 0" in doc["delay"]["wake"]["note"]
+    assert scenario["service"]["wake_ms"] == 0.0
