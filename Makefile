@@ -68,9 +68,17 @@ $(PINOT_BUILT): $(PINOT_PROBE)/pom.xml $(shell find $(PINOT_PROBE)/src -name '*.
 	mvn -q -B -f $(PINOT_PROBE)/pom.xml package
 	@touch $@
 
-## pinot: fetch the pinned Apache Pinot release from Maven Central and build its driver (probes/pinot/target)
+KAFKA_PROBE := probes/kafka
+KAFKA_BUILT := $(KAFKA_PROBE)/target/.built
+
+$(KAFKA_BUILT): $(KAFKA_PROBE)/pom.xml $(shell find $(KAFKA_PROBE)/src -type f)
+	@command -v mvn >/dev/null || { echo "error: mvn not found: fetching Apache Kafka's jars needs Maven 3.8+ (Debian/Ubuntu: apt-get install -y maven; macOS: brew install maven)"; exit 2; }
+	mvn -q -B -f $(KAFKA_PROBE)/pom.xml package
+	@touch $@
+
+## pinot: fetch the pinned Apache Pinot release and the Kafka broker REALTIME tests stream through; build their drivers
 .PHONY: pinot
-pinot: check-java $(PINOT_BUILT)
+pinot: check-java $(PINOT_BUILT) $(KAFKA_BUILT)
 
 ## test: run the whole test suite (unit, Pinot vectors, real Pinot, validation, Spark, end to end) plus lint
 .PHONY: test

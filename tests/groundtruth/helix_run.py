@@ -1,6 +1,8 @@
-"""The session's one Helix cluster (about 20 s to start), run once for ``test_helix_cluster.py`` and
-``test_calibrate_controller.py``: everything that needs the live cluster runs inside the ``with`` block (queries,
-``calibrate --controller``, fetches that must fail); the tests assert on the record after every JVM is stopped.
+"""The session's one Helix cluster (about 30 s to start and stream), run once for ``test_helix_cluster.py``,
+``test_calibrate_controller.py`` and ``test_helix_realtime.py``: everything that needs the live cluster runs inside the
+``with`` block (queries, ``calibrate --controller``, fetches that must fail, the REALTIME tables' queries of
+``stream_run.py``); the tests assert on the record after every JVM is stopped. Beside the OFFLINE ``clicks`` the
+cluster streams two REALTIME tables through Kafka (``stream_run.py``): one start-up serves both.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 import tables
+from stream_run import StreamRun, record_streams, stream_tables
 
 from workbench.api import calibrate, fetch_controller
 from workbench.calibrate import CalibrationResult
@@ -50,6 +53,7 @@ class HelixRun:
     out: Path
     calibrated: CalibrationResult | Exception
     fetch_errors: dict[str, Exception]
+    stream: StreamRun
 
 
 def _error(call: Callable[[], Any]) -> Exception:
@@ -66,7 +70,9 @@ def start_run(logs: Path, work: Path) -> HelixRun:
     segments = {f"clicks_{i}": rows.iloc[i * 300:(i + 1) * 300].reset_index(drop=True) for i in range(2)}
     schema = tables.schema("ts", day=False)
     query_log = Path(logs) / "broker-querylog.log"
-    with helix_cluster(HelixTable(CLICKS_CONFIG, schema, segments), num_servers=2, logs_dir=logs) as cluster:
+    streams = stream_tables()
+    with helix_cluster(HelixTable(CLICKS_CONFIG, schema, segments), *streams, num_servers=2,
+                       logs_dir=logs) as cluster:
         with urllib.request.urlopen(f"{cluster.broker_url}/health", timeout=30) as response:
             health = response.read().decode()
         responses = {name: cluster.query(sql) for name, sql in CLICKS_QUERIES.items()}
@@ -83,5 +89,5 @@ def start_run(logs: Path, work: Path) -> HelixRun:
                   "no such type": _error(lambda: fetch_controller(url, "clicks", work / "y", table_type="REALTIME"))}
         run = HelixRun(rows, segments, schema, health, cluster.servers, cluster.ideal_state("clicks"),
                        cluster.external_view("clicks"), responses, "", cluster.pids, url, work / "calibrated",
-                       calibrated, errors)
+                       calibrated, errors, record_streams(cluster, streams))
     return HelixRun(**{**run.__dict__, "query_log": query_log.read_text()})

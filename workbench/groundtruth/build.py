@@ -5,6 +5,10 @@
 ``target/classes``. :func:`ensure_built` runs that build when the jars are missing or older than the pom
 or the driver, so ``make test`` and a user's first call fetch Pinot by themselves.
 
+``probes/kafka/pom.xml`` does the same for an Apache Kafka broker (KRaft mode) and its small mains
+(:func:`ensure_kafka_built`), the stream REALTIME tables consume from: its own class path, because Pinot's parent pom
+pins Scala 2.12 and Kafka's server here is Scala 2.13.
+
 Each thing that can be missing gets one line saying what to do: Java older than 17, no Maven, and
 Maven failing to fetch a jar (its own error line names the coordinates).
 """
@@ -20,13 +24,18 @@ from pathlib import Path
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["PROBE_DIR", "GroundTruthError", "PinotJars", "ensure_built", "java_major_version"]
+__all__ = ["KAFKA_PROBE_DIR", "PROBE_DIR", "GroundTruthError", "PinotJars", "ensure_built", "ensure_kafka_built",
+           "java_major_version"]
 
 #: The Maven project (pom and driver source); ``WORKBENCH_PINOT_PROBE`` names another checkout's.
 PROBE_DIR = Path(os.environ.get("WORKBENCH_PINOT_PROBE", Path(__file__).resolve().parents[2] / "probes" / "pinot"))
 _DRIVER_CLASS = Path("workbench") / "groundtruth" / "PinotParts.class"
 #: Pinot modules the pom resolves into target/lib; one missing means the lib dir predates the pom.
-_MODULES = ("pinot-core", "pinot-broker", "pinot-controller")
+_MODULES = ("pinot-core", "pinot-broker", "pinot-controller", "kafka-clients")
+#: The Kafka broker's Maven project; ``WORKBENCH_KAFKA_PROBE`` names another checkout's.
+KAFKA_PROBE_DIR = Path(os.environ.get("WORKBENCH_KAFKA_PROBE", PROBE_DIR.parent / "kafka"))
+_KAFKA_MAIN_CLASS = Path("workbench") / "kafka" / "KafkaMain.class"
+_KAFKA_MODULES = ("kafka_2.13", "kafka-clients")
 _JAVA_HELP = ("install a JDK 17+ (Debian/Ubuntu: apt-get install -y openjdk-17-jdk-headless; "
               "macOS: brew install openjdk@17) or put $JAVA_HOME/bin of one on PATH")
 
@@ -79,16 +88,16 @@ def pinned_version(probe: Path = PROBE_DIR) -> str:
     return match.group(1)
 
 
-def _stale(probe: Path) -> bool:
+def _stale(probe: Path, driver: Path = _DRIVER_CLASS, modules: tuple[str, ...] = _MODULES) -> bool:
     target = probe / "target"
-    marker = target / "classes" / _DRIVER_CLASS
+    marker = target / "classes" / driver
     lib = target / "lib"
     if not marker.is_file() or not lib.is_dir():
         return True
-    if not all(any(lib.glob(f"{module}-*.jar")) for module in _MODULES):  # a lib dir from an older pom
+    if not all(any(lib.glob(f"{module}-*.jar")) for module in modules):  # a lib dir from an older pom
         return True
     built = marker.stat().st_mtime
-    sources = [probe / "pom.xml", *(probe / "src").rglob("*.java")]
+    sources = [probe / "pom.xml", *(probe / "src").rglob("*.java"), *(probe / "src").rglob("*.properties")]
     return any(s.stat().st_mtime > built for s in sources)
 
 
@@ -105,11 +114,26 @@ def check_java() -> str:
 
 def ensure_built(probe: Path = PROBE_DIR) -> PinotJars:
     """Pinot's jars and the driver, fetched and compiled by Maven first if missing or out of date."""
+    _build(probe, _DRIVER_CLASS, _MODULES, f"Pinot {pinned_version(probe) if (probe / 'pom.xml').is_file() else ''}",
+           "WORKBENCH_PINOT_PROBE to its probes/pinot directory")
+    target = probe / "target"
+    return PinotJars(target / "lib", target / "classes", pinned_version(probe))
+
+
+def ensure_kafka_built(probe: Path = KAFKA_PROBE_DIR) -> PinotJars:
+    """Kafka's broker jars and the workbench's Kafka mains (``workbench.kafka.KafkaMain``, ``ProduceMain``), fetched
+    and compiled by Maven first if missing or out of date; ``version`` is the Kafka release the pom pins."""
+    _build(probe, _KAFKA_MAIN_CLASS, _KAFKA_MODULES, "Kafka", "WORKBENCH_KAFKA_PROBE to its probes/kafka directory")
+    match = re.search(r"<kafka\.version>([^<]+)</kafka\.version>", (probe / "pom.xml").read_text())
+    target = probe / "target"
+    return PinotJars(target / "lib", target / "classes", match.group(1) if match else "")
+
+
+def _build(probe: Path, driver: Path, modules: tuple[str, ...], what: str, env_help: str) -> None:
     if not (probe / "pom.xml").is_file():
-        raise GroundTruthError(f"{probe / 'pom.xml'} not found: run from a workbench checkout, or set "
-                               "WORKBENCH_PINOT_PROBE to its probes/pinot directory")
+        raise GroundTruthError(f"{probe / 'pom.xml'} not found: run from a workbench checkout, or set {env_help}")
     check_java()
-    if _stale(probe):
+    if _stale(probe, driver, modules):
         mvn = shutil.which("mvn")
         if mvn is None:
             raise GroundTruthError("mvn not found on PATH: fetching Pinot's jars needs Maven 3.8+ "
@@ -117,10 +141,8 @@ def ensure_built(probe: Path = PROBE_DIR) -> PinotJars:
         done = subprocess.run([mvn, "-q", "-B", "-f", str(probe / "pom.xml"), "package"],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise GroundTruthError(f"Maven could not fetch or build Pinot {pinned_version(probe)} "
+            raise GroundTruthError(f"Maven could not fetch or build {what.strip()} "
                                    f"({probe / 'pom.xml'}): {_first_error(done.stdout + done.stderr)}")
-    target = probe / "target"
-    return PinotJars(target / "lib", target / "classes", pinned_version(probe))
 
 
 def _first_error(output: str) -> str:
