@@ -58,26 +58,26 @@ def _line(rid: int, kind: str, arrival_ms: int, response_ms: int, cpu_ns: int) -
             f"realtimeMemAllocatedBytes(total/thread/resSer):0/0/0,pools=[],rlsFiltersApplied=false,query={SQL[kind]}")
 
 
-def _log(measured: bool) -> tuple[list[str], list[float]]:
+def _log(measured: bool, cpu_ms: dict[str, float] = CPU_MS) -> tuple[list[str], list[float]]:
     """The log's lines (queries 100 ms apart, A and B in turn) and each query's delay by hand (ms)."""
     lines, delays = [], []
     for i in range(QUERIES):
         kind = "AB"[i % 2]
         response = 4 + i % 7 + (3 if kind == "B" else 0)
-        cpu = CPU_MS[kind] if measured else 0.0
+        cpu = cpu_ms[kind] if measured else 0.0
         lines.append(_line(i + 1, kind, T0 + 24 * HOUR + 100 * i, response, round(cpu * 1e6)))
         delays.append(response - cpu)
     return lines, delays
 
 
-def _files(root: Path, measured: bool) -> tuple[dict[str, Path], list[float]]:
+def _files(root: Path, measured: bool, cpu_ms: dict[str, float] = CPU_MS) -> tuple[dict[str, Path], list[float]]:
     root.mkdir(parents=True, exist_ok=True)
     paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
              "segments": root / "segments.json", "query_log": root / "querylog.log"}
     paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
     paths["schema"].write_text(json.dumps(cluster.SCHEMA))
     paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
-    lines, delays = _log(measured)
+    lines, delays = _log(measured, cpu_ms)
     paths["query_log"].write_text("\n".join(lines) + "\n")
     return paths, delays
 
@@ -137,6 +137,25 @@ def test_the_fitted_work_of_each_query_shape_is_its_measured_cpu_time_and_the_re
     assert network["latency_ms"] == 0
     assert network["request_delay_ms"]["dist"] == "empirical"
     assert network["request_delay_ms"]["values"] == pytest.approx(sorted(without_clock(delays)), abs=1e-4)
+
+
+def test_held_costs_whose_defaults_alone_exceed_the_measured_work_are_scaled_to_it(tmp_path: Path) -> None:
+    """Servers that measured far less work than the held defaults charge (as on Pinot's airlineStats example, where
+    131 segments per query at the default 0.1 ms each came to 13 ms against 5.2 ms measured): shapes A and B
+    measured 0.05 and 0.2 ms. The log cannot tell the per-segment and merge costs from the per-document one
+    (documents grow with segments), so those two are held; at their defaults (0.1 + 0.005 ms per segment) A alone
+    would cost 0.105 ms. Scaled by 0.05 / 0.105 they charge A 0.05 ms and B 4 x 0.05 = 0.2 ms: each shape's work as
+    measured, with nothing left for the fitted costs."""
+    paths, _ = _files(tmp_path / "in", measured=True, cpu_ms={"A": 0.05, "B": 0.2})
+    doc = _calibrate(paths, tmp_path / "out")
+    values = _values(doc)
+    scale = 0.05 / 0.105
+    assert values["service.per_segment_ms"] == pytest.approx(0.1 * scale, rel=1e-6)
+    assert values["service.merge_ms_per_segment"] == pytest.approx(0.005 * scale, rel=1e-6)
+    assert _work(values, 1, 200_000) == pytest.approx(0.05, abs=1e-6)
+    assert _work(values, 4, 800_000) == pytest.approx(0.2, abs=1e-6)
+    sources = {k: v["source"] for k, v in doc["fit"]["parameters"].items()}  # type: ignore[union-attr]
+    assert sources["service.per_segment_ms"].startswith("held below its default")
 
 
 def test_a_given_process_cpu_per_query_moves_the_difference_from_delay_to_per_request_work(tmp_path: Path) -> None:
@@ -204,3 +223,18 @@ def test_the_cli_passes_server_work_and_server_cpu_ms(tmp_path: Path) -> None:
     assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)) - 0.3, abs=1e-6)
     assert main(["calibrate", *common, "--out", str(tmp_path / "off"), "--no-server-work"]) == 0
     assert json.loads((tmp_path / "off" / "calibration.json").read_text())["fitted_to"] == "timeMs"
+
+
+def test_delays_logged_as_the_slowest_of_four_requests_are_drawn_per_request_as_their_own_distribution() -> None:
+    """Each logged delay is the slowest of a query's 4 server requests, each exponential with mean 2 ms (drawn here).
+    The per-request delays recovered from them have the exponential's quantiles (median 2 ln 2 = 1.39 ms, p90
+    2 ln 10 = 4.61 ms, p99 2 ln 100 = 9.21 ms), where the logged ones are the maximum's (median
+    -2 ln(1 - 0.5 ** (1/4)) = 3.90 ms). Below the smallest logged delay the log says nothing: not compared."""
+    from workbench.calibrate.work import per_request_delays
+
+    rng = np.random.default_rng(7)
+    logged = rng.exponential(2.0, size=(4000, 4)).max(axis=1)
+    assert float(np.median(logged)) == pytest.approx(-2 * np.log(1 - 0.5 ** 0.25), rel=0.05)
+    recovered = per_request_delays(logged, 4)
+    for q, expected in ((0.5, 2 * np.log(2)), (0.9, 2 * np.log(10)), (0.99, 2 * np.log(100))):
+        assert float(np.quantile(recovered, q)) == pytest.approx(expected, rel=0.05), q

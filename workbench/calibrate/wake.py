@@ -27,7 +27,7 @@ from scipy.optimize import curve_fit
 
 from workbench import defaults as D
 
-__all__ = ["MIN_SIDE_SHARE", "MIN_WAKE_QUERIES", "Wake", "fit_wake", "gaps_ms"]
+__all__ = ["MIN_SIDE_SHARE", "MIN_WAKE_QUERIES", "Wake", "fit_wake", "gaps_ms", "held_wake"]
 
 #: Isolated queries a wake-up fit needs.
 MIN_WAKE_QUERIES = 100
@@ -79,7 +79,8 @@ def gaps_ms(arrival_s: np.ndarray) -> np.ndarray:
     return out
 
 
-def _held(why: str, queries: int) -> Wake:
+def held_wake(why: str, queries: int) -> Wake:
+    """A wake-up held at 0, saying why."""
     return Wake(0.0, D.COST_WAKE_TAU_MS, None, None, queries,
                 f"held at 0 (workbench/defaults.py COST_WAKE_MS): {why}")
 
@@ -94,14 +95,14 @@ def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake
     keep = use & np.isfinite(excess_ms) & ~np.isnan(gap_ms)
     n = int(keep.sum())
     if n < MIN_WAKE_QUERIES:
-        return _held(f"{n} queries met no other in flight ({MIN_WAKE_QUERIES} needed to read a wake-up)", n)
+        return held_wake(f"{n} queries met no other in flight ({MIN_WAKE_QUERIES} needed to read a wake-up)", n)
     gap, y = np.minimum(gap_ms[keep], _GAP_CAP_MS), excess_ms[keep]
     lo, hi = _TAU_BOUNDS
     try:
         p, cov = curve_fit(_curve, gap, y, p0=[float(np.median(y)), 1.0, D.COST_WAKE_TAU_MS],
                            bounds=([-np.inf, 0.0, lo], [np.inf, np.inf, hi]))
     except (RuntimeError, ValueError) as e:
-        return _held(f"the fit did not converge ({e})", n)
+        return held_wake(f"the fit did not converge ({e})", n)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     wake, tau = float(p[1]), float(p[2])
     how = "fitted"
@@ -113,15 +114,15 @@ def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake
             q, qcov = curve_fit(lambda g, a, w: _curve(g, a, w, tau), gap, y, p0=[float(np.median(y)), 1.0],
                                 bounds=([-np.inf, 0.0], [np.inf, np.inf]))
         except (RuntimeError, ValueError) as e:
-            return _held(f"the fit did not converge ({e})", n)
+            return held_wake(f"the fit did not converge ({e})", n)
         wake, se = float(q[1]), np.array([np.nan, np.sqrt(max(float(qcov[1, 1]), 0.0)), np.nan])
         how = (f"fitted with wake_tau_ms held at {tau:g} ms (workbench/defaults.py: its gaps do not reach both "
                "sides of the time constant, so the log cannot place it)")
     if not np.isfinite(se[1]) or wake < 2.0 * se[1]:
-        return _held(f"the log does not show it: {wake:.3g} ± {se[1]:.3g} ms over {n:,} queries that met no other "
+        return held_wake(f"the log does not show it: {wake:.3g} ± {se[1]:.3g} ms over {n:,} queries that met no other "
                      "in flight", n)
     if not lo * 1.01 < tau < hi * 0.99:
-        return _held(f"its time constant went to a bound ({tau:.3g} ms): the log's gaps do not place it", n)
+        return held_wake(f"its time constant went to a bound ({tau:.3g} ms): the log's gaps do not place it", n)
     return Wake(wake, tau, float(se[1]), float(se[2]) if np.isfinite(se[2]) else None, n,
                 f"{how} to the {n:,} queries that met no other in flight: timeMs less the fitted work against the "
                 "time since the previous query arrived")
