@@ -77,7 +77,8 @@ def function_ns_per_doc(query: Query | None, costs: Mapping[str, float] | tuple[
     (``docs/validation.md``) a ``PERCENTILETDIGEST`` query took about 8x ``COUNT``'s CPU per document.
 
     >>> from workbench.pinot.sql import parse_query
-    >>> function_ns_per_doc(parse_query("SELECT PERCENTILETDIGEST(v, 99), COUNT(*) FROM t"), {"PERCENTILE_TDIGEST": 80.0})
+    >>> q = parse_query("SELECT PERCENTILETDIGEST(v, 99), COUNT(*) FROM t")
+    >>> function_ns_per_doc(q, {"PERCENTILE_TDIGEST": 80.0})
     80.0
     >>> function_ns_per_doc(parse_query("SELECT COUNT(*) FROM t"), {"percentiletdigest": 80.0})
     0.0
