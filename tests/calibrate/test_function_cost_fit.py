@@ -91,3 +91,15 @@ def test_a_heavier_function_s_cost_per_document_is_recovered_and_one_with_too_fe
     scenario = yaml.safe_load((out / "scenario.yaml").read_text())
     assert scenario["service"]["function_ns_per_doc"]["PERCENTILETDIGEST"] == pytest.approx(tdigest["value"], abs=1e-5)
     assert scenario["service"]["function_ns_per_doc"]["DISTINCTCOUNTHLL"] == 0.0
+
+
+def test_from_time_ms_alone_the_function_costs_are_not_fitted_and_the_notes_say_so(tmp_path: Path) -> None:
+    paths = _files(tmp_path / "in")
+    out = tmp_path / "out"
+    calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], out,
+              options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0, bootstrap=20, seed=1,
+                                       server_work=False))
+    doc = json.loads((out / "calibration.json").read_text())
+    assert not any(k.startswith("service.function_ns_per_doc") for k in doc["fit"]["parameters"])
+    assert any("service.function_ns_per_doc: not fitted (DISTINCTCOUNTHLL, PERCENTILETDIGEST in the log)" in n
+               and "assumed to cost what service.ns_per_doc charges" in n for n in doc["notes"])
