@@ -76,6 +76,19 @@ COST_MERGE_MS_PER_SEGMENT: Final = 0.005
 #: hold exactly; ``calibrate`` fits it where a log shows it. Against Apache Pinot 1.5.1 on one core
 #: (``docs/validation.md``, "Why Pinot's median falls with load") about 2.8 ms after a long idle stretch.
 COST_WAKE_MS: Final = 0.0
+#: Extra cost per document scanned of an aggregation function whose per-row work is heavier than the plain
+#: ones ``ns_per_doc`` prices (``service.function_ns_per_doc``: Pinot's function name -> ns, added once per
+#: call of it in the query; :func:`workbench.sim.service.function_ns_per_doc`). None by default, so the
+#: closed-form checks and every scenario without it are unchanged bit for bit; ``calibrate`` fits it where a
+#: log has enough of a function's queries. Against Apache Pinot 1.5.1 (``docs/validation.md``, "A cost per
+#: aggregation function") ``PERCENTILETDIGEST`` took about 80 ns per document more than ``COUNT``.
+COST_FUNCTION_NS_PER_DOC: Final[tuple[tuple[str, float], ...]] = ()
+#: The aggregation functions ``service.ns_per_doc`` itself prices (a value read and added per row; Pinot's
+#: names, canonical: lower case, no underscores): ``calibrate`` fits a per-function cost for the others only.
+PLAIN_AGGREGATIONS: Final = frozenset({"count", "sum", "min", "max", "avg", "minmaxrange", "sum0"})
+#: ``calibrate`` fits a function's cost only from at least this many logged queries that call it (fewer:
+#: held at none, and said).
+MIN_FUNCTION_QUERIES: Final = 20
 #: The idle time over which the wake-up cost builds up, ms (the time constant of ``1 - exp(-gap / tau)``):
 #: about 20-25 ms on that Pinot, fitted by ``calibrate`` with the cost; this default is that measurement.
 COST_WAKE_TAU_MS: Final = 20.0

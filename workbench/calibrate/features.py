@@ -30,6 +30,7 @@ from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import FilterOperator, Query, iter_predicates
 from workbench.pinot.table_config import TableConfig
 from workbench.sim.planner import SERVER_GROUP_TRIM_MIN
+from workbench.sim.service import function_calls
 
 __all__ = ["KINDS", "LogFeatures", "SqlShape", "classify", "log_features", "lookup_columns", "server_stats",
            "split_shape", "sql_shapes"]
@@ -132,14 +133,27 @@ class LogFeatures:
     shape_id: np.ndarray
     shapes: tuple[Shape, ...]
     arrival_s: np.ndarray
+    #: Per query the aggregation functions it calls, once per call, by Pinot's canonical name (an object array
+    #: of tuples; :func:`~workbench.sim.service.function_calls`); ``None``: not known (no call is assumed).
+    functions: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.time_ms)
 
+    @property
+    def calls(self) -> np.ndarray:
+        """``functions``, or no calls for every query when they are not known."""
+        if self.functions is not None:
+            return self.functions
+        out = np.empty(len(self), dtype=object)
+        out[:] = [()] * len(self)
+        return out
+
     def take(self, index: np.ndarray) -> LogFeatures:
         """The features of the rows at ``index`` (the shapes table is shared)."""
         fields = {name: getattr(self, name)[index] for name in _ARRAYS}
-        return LogFeatures(shapes=self.shapes, **fields)
+        return LogFeatures(shapes=self.shapes, functions=None if self.functions is None else self.functions[index],
+                           **fields)
 
 
 _ARRAYS = ("time_ms", "servers", "responded", "segments", "docs", "entries_in_filter", "entries_post_filter",
@@ -243,7 +257,14 @@ def log_features(frame: pd.DataFrame, shapes: Mapping[str, SqlShape], config: Se
         shape_id=shape_id,
         shapes=table,
         arrival_s=frame["arrival_s"].to_numpy(dtype=float),
+        functions=_calls([function_calls(s.query) for s in per_sql]),
     )
+
+
+def _calls(each: list[tuple[str, ...]]) -> np.ndarray:
+    out = np.empty(len(each), dtype=object)
+    out[:] = each
+    return out
 
 
 _SERVER_STAT = r";([^;=]+)=(-?\d+),(-?\d+)"

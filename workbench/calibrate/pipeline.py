@@ -34,6 +34,7 @@ from workbench.calibrate.backtest import Backtester, holdout_backtest
 from workbench.calibrate.broker import MIN_SHARES, broker_costs
 from workbench.calibrate.features import SqlShape, log_features, lookup_columns, sql_shapes
 from workbench.calibrate.fit import FitOptions, ServiceFit, fit_service, refit_overhead
+from workbench.calibrate.functions import FUNCTION_KEY, candidates
 from workbench.calibrate.inputs import COUNTERS, CalibrationInputs, read_inputs
 from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated, leave_out_overlapped
 from workbench.calibrate.profile import DayProfile, day_profile
@@ -523,7 +524,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     slowest = fit_rows["slowest_response_ms"].to_numpy(dtype=float)
     work = server_work_ms(fit_rows)
     delay: Delay | None = None
-    work_note = calm_note = route_note = None
+    work_note = calm_note = route_note = function_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
         charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
@@ -535,6 +536,13 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
         if opts.server_work and np.isfinite(work).any():
             work_note = (f"the servers' CPU time is on only {measured_share(work, features.servers):.0%} of the "
                          f"queries (at least {MIN_MEASURED_SHARE:.0%} needed): fitted to timeMs instead")
+        tried, held = candidates(list(features.calls))
+        heavy = sorted(set(tried) | {c.name for c in held})
+        if heavy:
+            names = ", ".join(n.upper() for n in heavy)
+            function_note = (f"{FUNCTION_KEY}: not fitted ({names} in the log): read only "
+                             "from the servers' measured work (ThreadCpuTimeNs); assumed to cost what "
+                             "service.ns_per_doc charges")
         shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
         features, route_note = _routed(features, fit_rows, np.flatnonzero(mask & split.before), shapes, segs,
                                        inputs, shape.servers, config)
@@ -556,7 +564,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     gc, gc_docs = _gc(serving)
     span = float(replay["arrival_s"].iloc[-1])
     tail = max(1.0, 2.0 * float(replay["time_ms"].max()) / 1000.0)
-    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note, route_note, gc_note) if n)
+    notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note, route_note, function_note,
+                              gc_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
     entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)

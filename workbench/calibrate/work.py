@@ -38,6 +38,7 @@ model charges by the quiet time it simulates, and leaves the delay.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -66,6 +67,15 @@ from workbench.calibrate.fit import (
     identifiable,
     predict,
     segment_mean,
+)
+from workbench.calibrate.functions import (
+    FUNCTION_KEY,
+    FUNCTION_UNIT,
+    FunctionCost,
+    calls_design,
+    candidates,
+    extra_ns,
+    key_of,
 )
 from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
@@ -315,7 +325,15 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
                "cannot tell it from the other costs" for k in FIT_KEYS}
     target = w - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(w)))
     cols = [FIT_KEYS.index(k) for k in free]
-    values.update(zip(free, _solve(x[:, cols], target).tolist(), strict=True))
+    blocks = bootstrap_blocks(int(use.sum()))
+    beta, xc, functions = _with_functions(f, use, x[:, cols], target, blocks, opts)
+    values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
+    fitted_functions = [c for c in functions if c.fitted]
+    if fitted_functions and values["service.ns_per_doc"] > 0:
+        # a query's function work folded into its documents, so every later step charges it as the model does
+        f = with_model_docs(f, f.docs * (1.0 + extra_ns(list(f.calls), functions) / values["service.ns_per_doc"]))
+        x_all = _work_design(f)
+        x = x_all[use]
     _within_measured(values, sources, held, x, float(w.sum()))
     fitted = base = x_all @ np.array([values[k] for k in FIT_KEYS])
     extra_note, extra = None, 0.0
@@ -338,16 +356,14 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         if se is not None:
             broker_se[k] = se
 
-    blocks = bootstrap_blocks(int(use.sum()))
     shape_id, shapes = _sum_shapes(f.segments[use] * (f.servers[use] > 0))
     residuals = w - base[use]
     var = fit_variability(residuals, segment_mean(f.take(np.flatnonzero(use)), values), shape_id, shapes, blocks=blocks,
                           seed=opts.seed, bootstrap=min(opts.bootstrap, 200), clock=False)
     if var.se is not None and not shown(var.sigma, var.se):
         var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, not_shown(var.sigma, var.se))
-    cov = block_bootstrap(x[:, cols], target, np.ones(len(w)), blocks, opts.bootstrap,
-                     np.random.default_rng([opts.seed, 2]))
-    keys = list(free)
+    cov = block_bootstrap(xc, target, np.ones(len(w)), blocks, opts.bootstrap, np.random.default_rng([opts.seed, 2]))
+    keys = list(free) + [key_of(c.name) for c in fitted_functions]
     if var.se is not None:
         keys.append(VARIABILITY_KEY)
         grown = np.zeros((len(keys), len(keys)))
@@ -373,6 +389,9 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     raw = f.time_ms - broker - (critical - outside) * ratio - outside
     wake, raw, wake_note = _wake(f, raw, reached, values, extra, use, process_ms is not None)
     params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
+    params += tuple(Parameter(key_of(c.name), c.value, FUNCTION_UNIT,
+                              f"fitted to the {c.queries:,} queries that call it" if c.fitted else c.why,
+                              se_of.get(key_of(c.name)) if c.fitted else None) for c in functions)
     delay = without_clock(raw[one])
     fanout = f.servers[one]
     if len(fanout) and int(np.min(fanout)) > 1:
@@ -391,6 +410,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     if extra_note:
         notes.append(extra_note)
     notes.append(wake_note)
+    notes.append(_functions_note(functions))
     quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
@@ -398,6 +418,46 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     quality["model_work_ms_per_query"] = float(fitted[use].mean())
     fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
     return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"], wake)
+
+
+def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.ndarray,
+                    blocks: list[np.ndarray], opts: FitOptions) -> tuple[np.ndarray, np.ndarray, list[FunctionCost]]:
+    """The costs fitted jointly with each heavier aggregation function's own per-document cost
+    (:mod:`~workbench.calibrate.functions`): the estimates (``x``'s columns, then the fitted functions'), the
+    design they were fitted on, and every function the log calls beyond the plain ones, fitted or held at none
+    with why. A function whose extra is not above two standard errors (block bootstrap, as the other costs) is
+    held and the rest fitted again without it."""
+    calls = list(f.calls[use])
+    tried, functions = candidates(calls)
+    docs = _work_design(f)[use][:, FIT_KEYS.index("service.ns_per_doc")]
+    count = Counter(n for each in calls for n in set(each))
+    while True:
+        xc = np.column_stack([x, calls_design(calls, docs, tried)])
+        beta = _solve(xc, target)
+        if not tried:
+            return beta, xc, functions
+        cov = block_bootstrap(xc, target, np.ones(len(target)), blocks, opts.bootstrap,
+                              np.random.default_rng([opts.seed, 2]))
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))[x.shape[1]:]
+        value = beta[x.shape[1]:]
+        weak = [i for i in range(len(tried)) if not value[i] > 2.0 * se[i]]
+        if not weak:
+            fitted = [FunctionCost(n, count[n], float(v), float(e)) for n, v, e in zip(tried, value, se, strict=True)]
+            return beta, xc, sorted(functions + fitted, key=lambda c: c.name)
+        functions += [FunctionCost(tried[i], count[tried[i]], why=(
+            f"held at none: fitted {value[i]:.3g} ± {se[i]:.2g} ns per document from its {count[tried[i]]:,} queries, "
+            "not above two standard errors; assumed to cost what service.ns_per_doc charges")) for i in weak]
+        tried = [n for i, n in enumerate(tried) if i not in weak]
+
+
+def _functions_note(functions: list[FunctionCost]) -> str:
+    """What the fit says of the aggregation functions' own costs, in one note."""
+    if not functions:
+        return (f"{FUNCTION_KEY}: none: the log's queries call only the plain aggregations (COUNT, SUM, MIN, MAX, "
+                "AVG...) that service.ns_per_doc prices")
+    said = [f"{c.name.upper()} {c.value:.3g} ± {c.se:.2g} ns per document per call, fitted to its {c.queries:,} "
+            "queries" if c.fitted else f"{c.name.upper()} {c.why}" for c in functions]
+    return f"{FUNCTION_KEY}: " + "; ".join(said)
 
 
 def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str, float], extra: float,

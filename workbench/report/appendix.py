@@ -139,7 +139,9 @@ def method(d: SizingData, f: Findings) -> list[Figure]:
         ("Service cost", f"{sc.service.model} model; {sc.service.ns_per_doc:g} ns per document, "
                          f"{sc.service.per_segment_ms:g} ms per segment, {sc.service.per_request_ms:g} ms per request"
                          + (f", a wake-up of {sc.service.wake_ms:g} ms after a quiet stretch (over "
-                            f"{sc.service.wake_tau_ms:g} ms)" if sc.service.wake_ms > 0 else "")),
+                            f"{sc.service.wake_tau_ms:g} ms)" if sc.service.wake_ms > 0 else "")
+                         + "".join(f", {name} +{ns:g} ns per document" for name, ns
+                                   in sc.service.function_ns_per_doc.items() if ns > 0)),
         ("GC", f"{sc.cluster.gc.collector}"),
         ("Prices", d.prices.describe() if d.prices is not None else "none"),
     ], label_width=0.22)

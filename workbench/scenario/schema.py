@@ -20,6 +20,7 @@ from workbench.pinot.execution_config import BROKER_TIMEOUT_KEY, BrokerQueryConf
 from workbench.pinot.failure_detector import FailureDetectorConfig
 from workbench.pinot.options import QueryOptions
 from workbench.pinot.routing.adaptive import AdaptiveConfig, AdaptiveSelectorType
+from workbench.pinot.sql.query import Function
 from workbench.workload.spec import GenerateSpec
 
 __all__ = [
@@ -555,10 +556,22 @@ class ServiceSpec:
     #: query arrived (0: none).
     wake_ms: float = _f(D.COST_WAKE_MS, min=0, kind="duration_ms")
     wake_tau_ms: float = _f(D.COST_WAKE_TAU_MS, gt=0, kind="duration_ms")
+    #: ``cost``: extra ns per document scanned for each call of these aggregation functions in a query (Pinot's
+    #: names, e.g. ``PERCENTILETDIGEST: 80``): their per-row work is heavier than ``ns_per_doc``'s plain
+    #: aggregations (none by default).
+    function_ns_per_doc: Mapping[str, float] = _f(lambda: dict(D.COST_FUNCTION_NS_PER_DOC))
 
     def check(self, path: str) -> None:
         if self.model == "empirical" and not self.values_ms:
             raise ScenarioError(f"{path}.values_ms", "is required (a list of ms) when model is empirical")
+        for name, ns in self.function_ns_per_doc.items():
+            if not Function(str(name)).is_aggregation:
+                raise ScenarioError(f"{path}.function_ns_per_doc.{name}",
+                                    "is not an aggregation function Pinot knows (e.g. PERCENTILETDIGEST, "
+                                    "DISTINCTCOUNTHLL)")
+            if not isinstance(ns, (int, float)) or isinstance(ns, bool) or not math.isfinite(ns) or ns < 0:
+                raise ScenarioError(f"{path}.function_ns_per_doc.{name}",
+                                    f"must be a number of ns per document, at least 0, got {ns!r}")
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from workbench.sim.memory import Memory, server_memory
 from workbench.sim.pauses import PauseSchedule
 from workbench.sim.planner import Planner, QueryPlan
 from workbench.sim.routes import RouteCache, Routes, route_queries
-from workbench.sim.service import ServiceModel, make_service_model
+from workbench.sim.service import ServiceModel, function_ns_per_doc, make_service_model
 from workbench.sim.streams import Streams
 
 __all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "prepare_ms", "query_options",
@@ -298,8 +298,15 @@ def _work(queries: Queries, service: ServiceModel, layout: Layout, rng: np.rando
     plan_seg = np.concatenate([segs for segs, _ in per_plan]).astype(np.int32)
     plan_docs = np.concatenate([docs for _, docs in per_plan]).astype(float)
     # the cost model's mean time of each kept segment (elementwise, so the same bits as per plan)
-    plan_mean = (service.per_segment_ms + plan_docs * (service.ns_per_doc * 1e-6) if service.draw is None
-                 else plan_docs * 0.0)
+    if service.draw is not None:
+        plan_mean = plan_docs * 0.0
+    elif service.function_costs:
+        # each plan's documents at ns_per_doc plus its aggregation functions' extra (service.function_ns_per_doc)
+        ns = np.repeat([service.ns_per_doc + function_ns_per_doc(p.query, service.function_costs)
+                        for p in queries.plans], np.diff(plan_offsets))
+        plan_mean = service.per_segment_ms + plan_docs * (ns * 1e-6)
+    else:
+        plan_mean = service.per_segment_ms + plan_docs * (service.ns_per_doc * 1e-6)
     query_segments = offsets(np.diff(plan_offsets)[queries.plan_index])
     total = int(query_segments[-1])
     if service.draw is not None:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.distributions import Deterministic, Distribution, Empirical, Exponential, Lognormal
+from workbench.pinot.sql.query import Query, canonical_function_name
 from workbench.scenario.schema import ServiceSpec
 
-__all__ = ["SERVICE_MODELS", "ServiceModel", "make_service_model"]
+__all__ = ["SERVICE_MODELS", "ServiceModel", "function_calls", "function_ns_per_doc", "make_service_model"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class ServiceModel:
     #: :func:`workbench.sim.decisions.wake_work`.
     wake_ms: float = 0.0
     wake_tau_ms: float = 1.0
+    #: Extra ns per document per call of an aggregation function (``service.function_ns_per_doc``, by Pinot's
+    #: canonical name): see :func:`function_ns_per_doc`. Empty: none.
+    function_costs: tuple[tuple[str, float], ...] = ()
 
     def vary(self, rng: np.random.Generator, times: list[float]) -> list[float]:
         """Each run of a segment takes its mean time times a lognormal factor of mean 1 (``variability``
@@ -49,9 +53,45 @@ class ServiceModel:
         return self.per_segment_ms + docs_scanned * (self.ns_per_doc * 1e-6)
 
 
+def function_calls(query: Query | None) -> tuple[str, ...]:
+    """The aggregation functions a query calls, by Pinot's canonical name (lower case, no underscores), once
+    per call, in select-list order (``()`` for no query or no aggregation).
+
+    >>> from workbench.pinot.sql import parse_query
+    >>> function_calls(parse_query("SELECT PERCENTILE_TDIGEST(v, 99), COUNT(*), percentileTDigest(w, 50) FROM t"))
+    ('percentiletdigest', 'count', 'percentiletdigest')
+    """
+    if query is None:
+        return ()
+    return tuple(f.canonical_name for f in query.aggregations)
+
+
+def function_ns_per_doc(query: Query | None, costs: Mapping[str, float] | tuple[tuple[str, float], ...]) -> float:
+    """The extra ns per document scanned a query's aggregation functions cost beyond ``ns_per_doc``: the sum over
+    its calls of the function's ``service.function_ns_per_doc`` (0 for a function not named there).
+
+    Why per document and per call: Pinot's aggregation operators feed each function every matched row of a
+    block (``AggregationFunction.aggregate``), so a function whose per-row work is heavier (a t-digest's
+    centroid insert, an HLL's hash and register update) adds to every document, once per call; the plain
+    aggregations ``ns_per_doc`` prices read one value and add it. Against Apache Pinot 1.5.1
+    (``docs/validation.md``) a ``PERCENTILETDIGEST`` query took about 8x ``COUNT``'s CPU per document.
+
+    >>> from workbench.pinot.sql import parse_query
+    >>> q = parse_query("SELECT PERCENTILETDIGEST(v, 99), COUNT(*) FROM t")
+    >>> function_ns_per_doc(q, {"PERCENTILE_TDIGEST": 80.0})
+    80.0
+    >>> function_ns_per_doc(parse_query("SELECT COUNT(*) FROM t"), {"percentiletdigest": 80.0})
+    0.0
+    """
+    pairs = costs.items() if isinstance(costs, Mapping) else costs
+    by_name = {canonical_function_name(str(k)): float(v) for k, v in pairs}
+    return float(sum(by_name.get(name, 0.0) for name in function_calls(query))) if by_name else 0.0
+
+
 def _cost(s: ServiceSpec) -> ServiceModel:
+    costs = tuple((canonical_function_name(str(k)), float(v)) for k, v in s.function_ns_per_doc.items() if v > 0)
     return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability,
-                        s.wake_ms, s.wake_tau_ms)
+                        s.wake_ms, s.wake_tau_ms, costs)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:
