@@ -1,14 +1,17 @@
 """``workbench measure``: a scenario's own table served by Pinot's query path across processes, at open-loop rates.
 
-A user with no cluster yet has no broker log to calibrate from. This runs one: the scenario's table config (a
-REALTIME table as its OFFLINE twin, as ``workbench agree`` does), schema, completed segments with their rows and its
-workload's queries go to one Pinot server JVM per scenario server (:func:`~workbench.groundtruth.cluster.run_cluster`:
-Pinot 1.5.1's Netty ``QueryServer``, scheduler and ``ServerQueryExecutorV1Impl``) and one broker/load-generator JVM
-(the table's own pruners and instance selector on the ideal state Pinot's controller would build, ``QueryRouter``,
-``BrokerReduceService``, ``QueryLogger``), one fresh cluster per rate so one rate's queues and heap do not carry into
-the next. Each rate leaves what a real cluster would: the broker's ``querylog.log`` (which ``workbench calibrate``
-reads), each server's query log (``schedulerWaitMs``, ``totalExecMs``) and GC log, each segment's ZK metadata (as
-``GET /segments/{table}/zkmetadata`` returns it), the per-query records and a summary.
+A user with no cluster yet has no broker log to calibrate from. This runs one, one fresh cluster per rate so one rate's
+queues and heap do not carry into the next (:data:`CLUSTERS`): by default a whole Helix cluster
+(:func:`~workbench.groundtruth.helix_cluster.helix_cluster`: Pinot's controller, broker and servers, each its own JVM)
+given the scenario's table config and schema and its workload's queries. An OFFLINE table gets its completed segments
+built and uploaded; a REALTIME table gets its events streamed through Kafka, Pinot cutting and committing its own
+segments (:mod:`workbench.groundtruth.streamed`: only the stream's connection keys rewritten), and the model is compared
+against the segments Pinot made. With ``--cluster processes`` (servers and an in-process broker on the ideal state the
+model assigns, :func:`~workbench.groundtruth.cluster.run_cluster`) a REALTIME table is served as its OFFLINE twin, as
+``workbench agree`` does, and ``measure.json`` says why. Each rate leaves what a real cluster would: the broker's
+``querylog.log`` (which ``workbench calibrate`` reads), each server's query log (``schedulerWaitMs``, ``totalExecMs``)
+and GC log, each segment's ZK metadata (as ``GET /segments/{table}/zkmetadata`` returns it), the per-query records and a
+summary.
 
 Where processes run matters to what the latencies mean. With at least one core per server plus one, each server is
 pinned to a core of its own and the broker/load generator to the rest (``taskset``; other programs on the machine are
@@ -370,6 +373,15 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     and broker, whose assignment, routing and query log are Pinot's own; ``processes``, the servers with the broker's
     scatter-gather in the load generator's JVM (a second opinion without the HTTP front end and controller).
 
+    A REALTIME table on ``helix`` is streamed (:data:`STREAMS`): the user's config with only its stream connection
+    keys pointed at a local Kafka (KRaft) broker, the workload's events produced in arrival order to their workload
+    partitions, Pinot's servers consuming them and committing segments by the table's own flush thresholds; the load
+    starts once every event is queryable and no segment is due to commit. ``measure.json`` says ``checked_as``
+    :data:`STREAMED` and what was streamed (``streamed``: topic, partitions, key, events, the keys rewritten); each
+    rate's ``agreement.json`` compares the model on Pinot's own segments (rows by their ZK offsets) and its
+    ``summary.json`` has the events Kafka took per partition (``produced``). On ``processes`` a REALTIME table is its
+    OFFLINE twin (``not_streamed_because``).
+
     ``slow`` makes scenario servers (``Server_1``: the second started) that many times slower, as the model's
     ``cluster.failures.slow`` does: from the end of the warm-up, each one's JVM runs limited to ``1/factor`` of one core
     (:mod:`workbench.groundtruth.throttle`: root and the cgroup v1 cpu controller, refused before anything runs
@@ -378,11 +390,11 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
 
     ``out`` gets ``measure.json`` (the placement, Pinot's version, the scenario's table type, one summary per rate),
     ``table_config.json`` (what Pinot served), ``scenario_table_config.json`` (the scenario's own, which
-    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for
-    ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
+    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, of
+    the last rate, for ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
     ``server-<host>-<port>-querylog.log``, ``gc-*.log``, ``records.parquet``, ``summary.json``, ``agreement.json``
     (the model against the recorded queries, :func:`~workbench.groundtruth.agreement.measured_agreement`),
-    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
+    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log (Kafka's and the producer's too).
     Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
     """
     if not rates:
