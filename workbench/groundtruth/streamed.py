@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.errors import InputError
 from workbench.groundtruth.helix_cluster import CONNECTION_KEYS, StreamTable
 from workbench.groundtruth.scenario import _pinot_rows
 from workbench.pinot.segment import SegmentMetadata
@@ -56,9 +57,21 @@ class StreamedTable:
                 "connection_keys_rewritten": list(CONNECTION_KEYS)}
 
 
-def _column(events: pd.DataFrame, name: str) -> pd.Series:
-    """A bookkeeping column under its plain name, or its ``$`` name when the rows are in the user's schema."""
-    return events[name] if name in events else events[f"${name}"]
+def _column(events: pd.DataFrame, name: str, data: Path) -> pd.Series:
+    """A bookkeeping column under its plain name, or its ``$`` name when the rows are in the user's schema.
+
+    Raises
+    ------
+    InputError
+        Neither is there: the events do not say where they went in the stream.
+    """
+    for column in (name, f"${name}"):
+        if column in events:
+            return events[column]
+    raise InputError(str(data / "events"), f"has no {name!r} column: streaming a REALTIME table needs each event's "
+                                           "stream partition, offset and arrival order (event_id), as `workbench "
+                                           "generate` writes them; generate the workload, or measure the table's "
+                                           "OFFLINE twin with --cluster processes")
 
 
 def _stream_key(table: TableConfig, schema: Mapping[str, Any], columns: pd.Index) -> str:
@@ -75,9 +88,10 @@ def streamed_table(sc: Scenario, data: Path, schema: Mapping[str, Any]) -> Strea
     config = sc.table.to_json()
     table = TableConfig.from_json(config)
     raw = read_events(data)
-    events = raw.assign(__partition=_column(raw, "partition").astype(int),
-                        __offset=_column(raw, "offset").astype(int),
-                        __order=_column(raw, "event_id")).sort_values("__order", kind="stable").reset_index(drop=True)
+    events = raw.assign(__partition=_column(raw, "partition", data).astype(int),
+                        __offset=_column(raw, "offset", data).astype(int),
+                        __order=_column(raw, "event_id", data)).sort_values("__order", kind="stable").reset_index(
+        drop=True)
     partitions = int(read_segments(data)["partition"].max()) + 1
     rows = _pinot_rows(events.drop(columns=["__partition", "__offset", "__order"]))
     key = _stream_key(table, schema, rows.columns)
