@@ -27,11 +27,11 @@ import pandas as pd
 
 from workbench.errors import InputError
 from workbench.groundtruth.helix_cluster import CONNECTION_KEYS, StreamTable
-from workbench.groundtruth.scenario import _pinot_rows
+from workbench.groundtruth.scenario import pinot_rows
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import Scenario
-from workbench.workload.directory import read_events, read_segments
+from workbench.workload.directory import EVENTS_DIR, read_events, read_segments
 from workbench.workload.segments import consuming_partition_metadata
 
 __all__ = ["PARTITION_FIELD", "StreamedTable", "pinot_segments", "streamed_table"]
@@ -68,7 +68,7 @@ def _column(events: pd.DataFrame, name: str, data: Path) -> pd.Series:
     for column in (name, f"${name}"):
         if column in events:
             return events[column]
-    raise InputError(str(data / "events"), f"has no {name!r} column: streaming a REALTIME table needs each event's "
+    raise InputError(str(data / EVENTS_DIR), f"has no {name!r} column: streaming a REALTIME table needs each event's "
                                            "stream partition, offset and arrival order (event_id), as `workbench "
                                            "generate` writes them; generate the workload, or measure the table's "
                                            "OFFLINE twin with --cluster processes")
@@ -93,7 +93,7 @@ def streamed_table(sc: Scenario, data: Path, schema: Mapping[str, Any]) -> Strea
                         __order=_column(raw, "event_id", data)).sort_values("__order", kind="stable").reset_index(
         drop=True)
     partitions = int(read_segments(data)["partition"].max()) + 1
-    rows = _pinot_rows(events.drop(columns=["__partition", "__offset", "__order"]))
+    rows = pinot_rows(events.drop(columns=["__partition", "__offset", "__order"]))
     key = _stream_key(table, schema, rows.columns)
     stream = StreamTable(config, schema, rows.assign(**{PARTITION_FIELD: events["__partition"].to_numpy()}), key,
                          partitions, PARTITION_FIELD)
@@ -115,7 +115,7 @@ def pinot_segments(st: StreamedTable, zk: Mapping[str, Mapping[str, str]]
         rows = events[events["__offset"] >= start]
         if fields.get("segment.realtime.endOffset"):
             rows = rows[rows["__offset"] < int(fields["segment.realtime.endOffset"])]
-        segments[name] = _pinot_rows(rows.drop(columns=["__partition", "__offset", "__order"]))
+        segments[name] = pinot_rows(rows.drop(columns=["__partition", "__offset", "__order"]))
         if fields.get("segment.realtime.status") == "IN_PROGRESS":
             consuming[name] = SegmentMetadata(name, None, None, total_docs=len(rows),
                                               partitions=consuming_partition_metadata(columns, st.stream.partitions,
