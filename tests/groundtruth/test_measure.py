@@ -1,11 +1,12 @@
-"""``workbench measure``: the demo's table served by Pinot's processes at one low rate, as a user runs it.
+"""``workbench measure``: the demo's table served by a local Pinot cluster at one low rate, as a user runs it.
 
-The demo scenario's table (a REALTIME table, served as its OFFLINE twin; time and Modulo partition pruning, balanced
-routing over two replicas) made small and generated in-process, on two server JVMs and a broker/load JVM. Expected
-values come from Pinot's own single-process run of the same queries on the same ideal state and request ids
-(``run_pinot``), from the generated rows counted with pandas, and from the Poisson arrival process; none from the
-measured run itself. No assertion is about how fast anything was. Where this process may create cpu cgroups (root,
-cgroup v1), the run makes ``Server_1`` twice as slow (``--slow Server_1=2``) and checks what is recorded of it.
+The demo scenario's REALTIME table (time and Modulo partition pruning, balanced routing over two replicas) made small
+and generated in-process, streamed for real: its events through Kafka into two server JVMs, which consume them and
+commit segments with the controller by the table's own flush threshold. Expected values come from Pinot's documented
+rules (the flush threshold divided among the partitions a server consumes; LLC segment names and offsets), from the
+generated events counted with pandas, and from the Poisson arrival process; none from the measured run itself. No
+assertion is about how fast anything was. Where this process may create cpu cgroups (root, cgroup v1), the run makes
+``Server_1`` twice as slow (``--slow Server_1=2``) and checks what is recorded of it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from scipy import stats
 from workbench.api import load_generate_spec, measure
 from workbench.cli import main
 from workbench.errors import InputError
-from workbench.groundtruth import PinotTable, run_pinot
-from workbench.groundtruth.scenario import scenario_table
 from workbench.groundtruth.throttle import CPU_CGROUP, cpu_cgroup_usable
 from workbench.scenario import load_scenario
 from workbench.workload.directory import read_events
@@ -39,6 +38,11 @@ RATE, QUERIES, WARMUP = 20.0, 80, 10
 
 
 CGROUP = cpu_cgroup_usable()
+
+
+def _ours(command: bytes) -> bool:
+    """Whether a process is one of the JVMs ``measure`` starts: Pinot's roles or Kafka's broker and producer."""
+    return b"workbench.cluster" in command or b"workbench.kafka" in command
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +73,13 @@ def test_the_broker_log_has_one_line_per_query_sent_and_the_importer_reads_it(
     text = (rate / "broker-querylog.log").read_text()
     completed = [int(m) for m in re.findall(r"\[QueryLogger\] \[[^]]+\] requestId=(\d+),", text)]
     # Pinot's broker numbers its requests base * 10**9 + a counter from 0 (BrokerRequestIdGenerator, 1.5.1): the
-    # warm-up took counters 0..9 and its lines are not kept; the measured queries follow, one line each.
+    # cluster's checks that every streamed event is queryable (its COUNT(*) with skipUpsert) took the first counters,
+    # the warm-up the next 10, and their lines are not kept; the measured queries follow, one line each.
     assert len({c // 10**9 for c in completed}) == 1
-    assert sorted(c % 10**9 for c in completed) == list(range(WARMUP, WARMUP + QUERIES))
+    everything = (rate / "broker-querylog.all.log").read_text()
+    checks = everything.count("query=SET skipUpsert = true; SELECT COUNT(*) FROM events")
+    assert checks >= 1
+    assert sorted(c % 10**9 for c in completed) == list(range(checks + WARMUP, checks + WARMUP + QUERIES))
     log = read_query_log(rate / "broker-querylog.log")
     assert len(log.frame) == QUERIES and log.counts["skipped"] == 0
     assert sorted(log.frame["request_id"]) == sorted(completed)
@@ -86,54 +94,75 @@ def test_the_broker_log_has_one_line_per_query_sent_and_the_importer_reads_it(
     assert sorted(records["requestId"]) == sorted(completed)
 
 
-def test_each_query_scans_and_routes_as_pinots_own_broker_and_servers_do(measured: tuple[Path, Path, set[int]]) -> None:
-    """The same SQL, request ids and ideal state through Pinot's single-process parts: the same documents scanned,
-    segments queried and servers queried (balanced routing over two replicas rotates on the request id)."""
+def _llc(name: str) -> tuple[int, int]:
+    """(partition, sequence) of Pinot's LLC segment name ``table__partition__sequence__time``."""
+    _, partition, sequence, _ = name.split("__")
+    return int(partition), int(sequence)
+
+
+def test_the_events_were_streamed_and_pinot_cut_its_own_segments(measured: tuple[Path, Path, set[int]]) -> None:
+    """Each workload partition's events went to its Kafka partition, in order, and Pinot completed a segment every
+    time a CONSUMING one held its threshold: the table's ``realtime.segment.flush.threshold.rows`` (5000) divided
+    among the partitions a server consumes (two replicas of four partitions on two servers: all four each), 1250
+    rows, not the workload's own 2000-row cut; the rest of each partition is in its CONSUMING segment."""
+    scenario, out, _ = measured
+    document = json.loads((out / "measure.json").read_text())
+    assert document["checked_as"].startswith("REALTIME, streamed")
+    assert document["streamed"]["partitions"] == 4 and "stream.kafka.broker.list" in document["streamed"][
+        "connection_keys_rewritten"]
+    events = read_events(Path(json.loads(scenario.read_text())["workload"]["data"]))
+    per_partition = events.groupby("partition").size()
+    assert document["rates"]["rate-20"]["produced"] == {str(p): int(n) for p, n in per_partition.items()}
+    threshold = 5000 // 4
+    zk = json.loads((out / "segments.json").read_text())
+    expected = {}
+    for partition, n in per_partition.items():
+        for seq in range(n // threshold):
+            expected[(partition, seq)] = ("DONE", seq * threshold, (seq + 1) * threshold)
+        expected[(partition, n // threshold)] = ("IN_PROGRESS", n // threshold * threshold, None)
+    assert {_llc(name): (f["segment.realtime.status"], int(f["segment.realtime.startOffset"]),
+                         int(f["segment.realtime.endOffset"]) if "segment.realtime.endOffset" in f else None)
+            for name, f in zk.items()} == expected
+    for name, f in zk.items():  # a completed segment holds its partition's events at its offsets
+        partition, _ = _llc(name)
+        if f["segment.realtime.status"] == "DONE":
+            offsets = events.loc[events["partition"] == partition, "offset"]
+            held = offsets.between(int(f["segment.realtime.startOffset"]), int(f["segment.realtime.endOffset"]) - 1)
+            assert int(f["segment.total.docs"]) == int(held.sum()) == threshold
+    agreement = json.loads((out / "rate-20" / "agreement.json").read_text())
+    assert agreement["checked_as"] == document["checked_as"] and "Pinot's own segments" in agreement["compared"]
+    # Pinot's ZK time ranges and partitions of its completed segments are what the model reads from their rows
+    assert [d for d in agreement["disagreements"] if d["field"].startswith("segmentMetadata")] == []
+
+
+def test_every_event_is_counted_from_consuming_and_completed_segments(measured: tuple[Path, Path, set[int]]) -> None:
     scenario, out, _ = measured
     rate = out / "rate-20"
-    sc = load_scenario(scenario)
-    st = scenario_table(sc, Path(json.loads(scenario.read_text())["workload"]["data"]), QUERIES)
-    ideal = json.loads((rate / "ideal_state.json").read_text())
-    servers = tuple(sorted({s for states in ideal.values() for s in states}))
-    assert len(servers) == 2 and all(len(states) == 2 for states in ideal.values())  # two replicas on two servers
-    log = read_query_log(rate / "broker-querylog.log").frame.set_index("request_id")
-    # Each measured query's SQL and the request id Pinot's broker gave it, from the client's records (two queries sent
-    # within a millisecond may reach the broker in either order, so the id does not say the query's place in turn).
+    events = read_events(Path(json.loads(scenario.read_text())["workload"]["data"]))
     records = pd.read_parquet(rate / "records.parquet")
-    assert set(records["sql"]) <= set(st.sql) and sorted(records["requestId"]) == sorted(log.index)
-    asked = [(str(sql), int(rid)) for sql, rid in zip(records["sql"], records["requestId"], strict=True)]
-    pinot = run_pinot(PinotTable(st.config, st.schema, st.segments, servers, ideal), asked)
-    compared = 0
-    for answer in pinot.answers:
-        row = log.loc[answer.request_id]
-        assert row["sql"] == answer.sql
-        assert (row["num_segments_queried"], row["num_servers_queried"]) == (
-            answer["numSegmentsQueried"], answer["numServersQueried"]), answer.sql
-        # A selection stops scanning at a point that depends on which of the server's threads finish first, and which
-        # differs between two runs of Pinot itself: with no ORDER BY once it has its LIMIT's rows, ordered by a column
-        # as its ordered combine skips segments whose min/max cannot beat the rows kept. Its documents are not compared.
-        early_stop = "GROUP BY" not in answer.sql and "(" not in answer.sql.split("FROM")[0]
-        if not early_stop:
-            compared += 1
-            assert row["num_docs_scanned"] == answer["numDocsScanned"], answer.sql
-    assert compared >= QUERIES // 3, compared  # the dashboards' aggregations and group-bys
+    assert (records["exceptions"] == "").all()
+    # A query the broker pruned nothing of ran on every segment, the four CONSUMING ones included: all events.
+    whole = records[records["numSegmentsPrunedByBroker"] == 0]
+    assert len(whole) > 0 and (whole["totalDocs"] == len(events)).all()
+    assert (whole["numConsumingSegmentsQueried"] == 4).all()
+    # The dashboards' COUNT(*) since a time before the first event: every event, counted by Pinot.
+    since = records["sql"].str.extract(r"^SELECT COUNT\(\*\) FROM events WHERE event_time_ms >= (\d+)$")[0].dropna()
+    assert len(since) > 0
+    for i, start in since.items():
+        assert (events["event_time_ms"] >= int(start)).all()
+        assert records.loc[i, "numDocsScanned"] == len(events)
     # Each server's query log has one line per query it was asked: together, the broker's servers-queried sum.
+    log = read_query_log(rate / "broker-querylog.log").frame
+    measured_ids = set(int(i) for i in log["request_id"])
     lines = 0
-    measured_ids = set(int(i) for i in log.index)
     for path in rate.glob("server-*-querylog.log"):
         ids = [int(m) for m in re.findall(r"Processed requestId=(\d+),", path.read_text())]
         lines += sum(1 for i in ids if i in measured_ids)
     assert lines == int(log["num_servers_queried"].sum())
 
 
-def test_zk_metadata_and_gc_logs_are_pinots_and_read_by_the_importers(measured: tuple[Path, Path, set[int]]) -> None:
+def test_gc_logs_are_pinots_and_read_by_the_importer(measured: tuple[Path, Path, set[int]]) -> None:
     scenario, out, _ = measured
-    data = Path(json.loads(scenario.read_text())["workload"]["data"])
-    events = read_events(data)
-    zk = json.loads((out / "segments.json").read_text())
-    rows = events.groupby("segment_name").size()
-    assert {name: int(f["segment.total.docs"]) for name, f in zk.items()} == {
-        name: int(rows[name]) for name in zk}
     gc_logs = sorted((out / "rate-20").glob("gc-*.log"))
     assert [p.name.split("-")[1].removesuffix(".log") for p in gc_logs] == ["broker", "server", "server"]
     for path in gc_logs:
@@ -157,8 +186,9 @@ def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tu
     summary = document["rates"]["rate-20"]
     assert "warning" not in summary and summary["errors"]["queries_with_exceptions"] == 0
     assert list(summary["client_latency_ms"]) == ["p50", "p90", "p99", "p99.9"]
-    # Started under this test process (other sessions may run Pinot's JVMs at the same time): none is left.
-    assert [pid for pid in descendants(os.getpid()) if b"workbench.cluster" in cmdline(pid)] == []
+    # Started under this test process (other sessions may run Pinot's JVMs at the same time): none is left, Kafka's
+    # broker and producer included.
+    assert [pid for pid in descendants(os.getpid()) if _ours(cmdline(pid))] == []
 
 
 @pytest.mark.skipif(not CGROUP, reason=f"needs root and the cgroup v1 cpu controller at {CPU_CGROUP}")
@@ -221,15 +251,16 @@ def test_ctrl_c_during_measure_stops_every_jvm_and_leaves_no_directory(
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-    # Pinot's JVMs (the test session's Spark JVM, also a descendant, is not one)
-    assert [pid for pid in descendants(os.getpid()) if b"workbench.cluster" in cmdline(pid)] == []
+    # Pinot's and Kafka's JVMs (the test session's Spark JVM, also a descendant, is not one)
+    assert [pid for pid in descendants(os.getpid()) if _ours(cmdline(pid))] == []
     assert not (tmp_path / "cut").exists()
 
 
 def test_a_table_config_pinot_refuses_gets_pinots_own_message_in_one_line(
         measured: tuple[Path, Path, set[int]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """An inverted index on a column the schema does not have: Pinot's segment creator refuses it (its own message,
-    ``Failed to find column: ... in the schema``), said once, naming the scenario's ``table``; nothing written."""
+    """An inverted index on a column the schema does not have: Pinot's controller refuses the REALTIME table when it is
+    created (its own message, ``TableConfigUtils``: ``Failed to find column: ... in schema``), said once, naming the
+    scenario's ``table``; nothing written."""
     scenario, _, _ = measured
     data = json.loads(scenario.read_text())
     table = json.loads(Path(data["table"]).read_text())
@@ -240,6 +271,6 @@ def test_a_table_config_pinot_refuses_gets_pinots_own_message_in_one_line(
     assert main(["measure", str(tmp_path / "scenario.json"), "--out", str(tmp_path / "o"), "--queries", "5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert err[0].startswith("workbench measure: table: Pinot's segment creator refused it (Apache Pinot 1.5.1)")
-    assert "Failed to find column: no_such_column in the schema" in err[0]
+    assert err[0].startswith("workbench measure: table: Pinot's controller refused it (POST ")
+    assert "(Apache Pinot 1.5.1)" in err[0] and "Failed to find column: no_such_column in schema" in err[0]
     assert not (tmp_path / "o").exists()

@@ -1,6 +1,6 @@
 """From nothing to a calibrated scenario on Pinot's processes: ``measure``, ``calibrate --measured``, ``simulate``.
 
-The demo's REALTIME table (served as its OFFLINE twin, its segments keeping their LLC names), small, on two server
+The demo's REALTIME table (its events streamed through Kafka, Pinot cutting its own LLC segments), small, on two server
 JVMs with two replicas, at one low rate, through the command line as a user runs it. Expected values come from
 Pinot's own records of the run (``records.parquet``: each server's measured work, the segments and servers queried,
 the documents scanned) and from the model's parts (pruners, router, filter evaluator) applied to the same SQL and
@@ -23,34 +23,57 @@ from workbench.cli import main
 from workbench.errors import InputError
 from workbench.groundtruth.agreement import model_segment_metadata
 from workbench.groundtruth.measure import measured_files
-from workbench.groundtruth.scenario import scenario_table
 from workbench.pinot.schema import Schema
+from workbench.pinot.segment import ColumnPartitionMetadata, SegmentMetadata
 from workbench.pinot.sql.evaluate import evaluate_filter
 from workbench.pinot.table_config import TableConfig
 from workbench.scenario import load_scenario
 from workbench.sim.layout import Layout
 from workbench.sim.planner import Planner
 from workbench.sim.router import Router, own_routing_options
+from workbench.workload.directory import read_events
 from workbench.workload.pure import generate_local
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE, QUERIES, WARMUP = 10.0, 60, 10
 
 
-def _model_agreed(scenario: Path, rate: Path) -> int:
-    """Queries of the run where every compared count of Pinot's records equals the model's, recomputed here."""
+def _pinot_segments(data: Path, zk: dict[str, dict[str, str]]) -> dict[str, pd.DataFrame]:
+    """The rows of each segment Pinot made of the streamed events: an LLC segment ``table__partition__seq__time``
+    holds its partition's events from its ZK ``startOffset`` up to its ``endOffset`` (all the rest while consuming)."""
+    events = read_events(data)
+    out = {}
+    for name, f in zk.items():
+        partition = int(name.split("__")[1])
+        offsets = events["offset"].where(events["partition"] == partition, -1)
+        end = int(f.get("segment.realtime.endOffset", len(events) + 1))
+        out[name] = events[(offsets >= int(f["segment.realtime.startOffset"])) & (offsets < end)]
+    return out
+
+
+def _model_agreed(scenario: Path, measured: Path, rate: Path) -> int:
+    """Queries of the run where every compared count of Pinot's records equals the model's, recomputed here on the
+    segments Pinot cut from the stream (not the workload's own cut)."""
     sc = load_scenario(scenario)
-    st = scenario_table(sc, Path(json.loads(scenario.read_text())["workload"]["data"]), QUERIES)
-    table = TableConfig.from_json(st.config)
+    segments = _pinot_segments(Path(json.loads(scenario.read_text())["workload"]["data"]),
+                               json.loads((measured / "segments.json").read_text()))
+    zk = json.loads((measured / "segments.json").read_text())
+    schema = json.loads((measured / "schema.json").read_text())
+    table = TableConfig.from_json(sc.table.to_json())
     ideal = json.loads((rate / "ideal_state.json").read_text())
-    names = tuple(st.segments)
+    names = tuple(sorted(segments))
     servers = tuple(sorted({s for states in ideal.values() for s in states}))
-    metadata = {n: model_segment_metadata(table, st.schema, n, rows) for n, rows in st.segments.items()}
-    docs = np.array([len(st.segments[n]) for n in names], float)
+    consuming = {n for n in names if zk[n]["segment.realtime.status"] == "IN_PROGRESS"}
+    # A consuming segment has no time range for the broker, and the controller's partition: its stream partition of
+    # the table's one partition column (key_id, Modulo over the topic's four partitions).
+    metadata = {n: (SegmentMetadata(n, None, None, total_docs=len(segments[n]), partitions={"key_id": (
+        ColumnPartitionMetadata("Modulo", 4, frozenset([int(n.split("__")[1])])))}) if n in consuming
+        else model_segment_metadata(table, schema, n, segments[n])) for n in names}
+    docs = np.array([len(segments[n]) for n in names], float)
     index = {s: i for i, s in enumerate(servers)}
-    layout = Layout(servers, names, docs, np.zeros(len(names), bool), ideal,
+    layout = Layout(servers, names, docs, np.array([n in consuming for n in names]), ideal,
                     tuple(tuple(index[s] for s in ideal[n]) for n in names), metadata, np.zeros(len(names), int))
-    planner, router = Planner(names, docs, table, Schema.from_json(dict(st.schema)), metadata), Router(layout, table)
+    planner, router = Planner(names, docs, table, Schema.from_json(schema), metadata), Router(layout, table)
     agreed = 0
     for rec in pd.read_parquet(rate / "records.parquet").to_dict("records"):
         sql = rec["sql"]
@@ -71,7 +94,7 @@ def _model_agreed(scenario: Path, rate: Path) -> int:
         if "GROUP BY" not in sql and "(" not in sql.split("FROM")[0]:
             agreed += same
             continue
-        matched = [int(evaluate_filter(plan.query.filter, st.segments[n]).sum()) for n in kept]
+        matched = [int(evaluate_filter(plan.query.filter, segments[n]).sum()) for n in kept]
         agreed += same and rec["numDocsScanned"] == sum(matched) and rec["numSegmentsMatched"] == sum(
             1 for m in matched if m > 0)
     return agreed
@@ -102,7 +125,7 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     # The agreement file: every query sent, and as many agreeing as this test's own comparison finds.
     agreement = json.loads((rate / "agreement.json").read_text())
     assert agreement["queries"] == QUERIES
-    assert agreement["agreed"] == _model_agreed(scenario, rate)
+    assert agreement["agreed"] == _model_agreed(scenario, measured, rate)
     assert "LIMIT and no ORDER BY" in agreement["compared"]
     captured = capsys.readouterr()
     said = captured.err + captured.out
@@ -126,8 +149,8 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     # windows with no segment.
     reached = records[records["numServersQueried"] > 0]
     assert len(reached) > 0
-    work_ms = float((reached["offlineThreadCpuTimeNs"] + reached["offlineSystemActivitiesCpuTimeNs"]
-                     + reached["offlineResponseSerializationCpuTimeNs"]).mean() / 1e6)
+    work_ms = float(sum(reached[f"{side}{part}"] for side in ("offline", "realtime") for part in (
+        "ThreadCpuTimeNs", "SystemActivitiesCpuTimeNs", "ResponseSerializationCpuTimeNs")).mean() / 1e6)
     assert work_ms > 0
     fitted = calibration["fit"]["quality"]["model_work_ms_per_query"]
     assert abs(fitted - work_ms) <= 0.05 * work_ms, (fitted, work_ms)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,11 +224,12 @@ def _compare_query(table: TableConfig, planner: Planner, router: Router, layout:
 
 
 def _layout(names: tuple[str, ...], docs: np.ndarray, servers: tuple[str, ...],
-            ideal_state: Mapping[str, Mapping[str, str]], metadata: Mapping[str, SegmentMetadata]) -> Layout:
-    """The simulator's layout of these segments on ``ideal_state`` (every segment sealed)."""
+            ideal_state: Mapping[str, Mapping[str, str]], metadata: Mapping[str, SegmentMetadata],
+            consuming: AbstractSet[str] = frozenset()) -> Layout:
+    """The simulator's layout of these segments on ``ideal_state`` (sealed but for the ``consuming`` ones)."""
     index = {server: i for i, server in enumerate(servers)}
     replicas = tuple(tuple(index[s] for s in ideal_state[name]) for name in names)
-    return Layout(servers, names, docs, np.zeros(len(names), bool),
+    return Layout(servers, names, docs, np.array([n in consuming for n in names], bool),
                   {seg: dict(states) for seg, states in ideal_state.items()}, replicas, metadata,
                   np.zeros(len(names), int))
 
@@ -261,21 +263,23 @@ def agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any], segmen
 def measured_agreement(table_config: Mapping[str, Any], schema: Mapping[str, Any],
                        segments: Mapping[str, pd.DataFrame], ideal_state: Mapping[str, Mapping[str, str]],
                        zk_metadata: Mapping[str, Mapping[str, str]], records: pd.DataFrame,
-                       pinot_version: str) -> Agreement:
+                       pinot_version: str, consuming: Mapping[str, SegmentMetadata] | None = None) -> Agreement:
     """The model against one measured run of Pinot's processes (``workbench measure``'s ``records.parquet``).
 
     Each record (``requestId``, ``sql``, ``exceptions``, ``numSegmentsQueried``, ``numSegmentsPrunedByBroker``,
     ``numServersQueried``, ``numDocsScanned``, ``numSegmentsMatched``, ``servers``: per server its ``instance``)
     is planned by the model with the same request id through the same :class:`~workbench.sim.router.Router`,
-    on the run's ideal state; :data:`MEASURED_RULE` says what is compared.
+    on the run's ideal state; :data:`MEASURED_RULE` says what is compared. ``consuming`` gives the model's metadata
+    of a streamed table's CONSUMING segments (the others' the model derives from their rows).
     """
     table = TableConfig.from_json(dict(table_config))
     names = tuple(segments)
     model = {name: model_segment_metadata(table, schema, name, rows) for name, rows in segments.items()}
+    model.update(consuming or {})
     docs = np.array([len(segments[n]) for n in names], float)
     planner = Planner(names, docs, table, Schema.from_json(schema), model)
     servers = tuple(sorted({s for states in ideal_state.values() for s in states}))
-    layout = _layout(names, docs, servers, ideal_state, model)
+    layout = _layout(names, docs, servers, ideal_state, model, frozenset(consuming or {}))
     router = Router(layout, table)
     found = _compare_segments(table, zk_metadata, model)
     agreed = 0

@@ -66,7 +66,8 @@ from workbench.groundtruth.cluster import (
 from workbench.groundtruth.harness import free_port
 from workbench.pinot.rest import pinot_message
 
-__all__ = ["HelixCluster", "HelixTable", "StreamTable", "helix_cluster", "stream_config"]
+__all__ = ["CONNECTION_KEYS", "HelixCluster", "HelixTable", "StreamTable", "connection", "helix_cluster",
+           "stream_config"]
 
 #: The Helix cluster's name.
 CLUSTER = "workbench"
@@ -180,51 +181,70 @@ class HelixTable:
 class StreamTable:
     """One REALTIME table a cluster streams: the user's table config and schema as Pinot's REST API takes them, and
     the events produced once the table exists, in order, each a Kafka message (a JSON object) keyed by its ``key``
-    column (so every event of one key lands in one partition, as upsert requires) on a topic of ``partitions``.
+    column on a topic of ``partitions``. Without ``partition_column`` Kafka's partitioner places each event by its key
+    (so every event of one key lands in one partition, as upsert requires); with it, each event goes to the partition
+    that column names (the column is not part of the message), as a workload planned its stream.
 
-    The config's first stream config keeps its own keys (flush thresholds, offsets); the workbench sets where the
-    stream is and how it is read (:func:`stream_config`)."""
+    The config's stream config keeps its own keys (flush thresholds, offsets) where the user put it; the workbench
+    sets where the stream is and how it is read (:func:`stream_config`, :data:`CONNECTION_KEYS`)."""
 
     config: Mapping[str, Any]
     schema: Mapping[str, Any]
     events: pd.DataFrame
     key: str
     partitions: int = 2
+    partition_column: str | None = None
 
     @property
     def raw(self) -> str:
         """The raw table name (``tableName`` without ``_REALTIME``), also the Kafka topic's."""
         return str(self.config["tableName"]).removesuffix("_REALTIME")
 
-    @property
-    def segment_rows(self) -> int | None:
-        """The rows after which Pinot completes each CONSUMING segment
-        (``realtime.segment.flush.threshold.segment.rows``), if the config fixes it."""
-        value = _first_stream_config(self.config).get("realtime.segment.flush.threshold.segment.rows")
-        return int(value) if value is not None else None
+
+def _stream_maps(config: Mapping[str, Any]) -> tuple[str, Mapping[str, str]]:
+    """Where ``config`` keeps its (first) stream config, ``ingestion`` (``ingestionConfig.streamIngestionConfig.
+    streamConfigMaps[0]``) or ``indexing`` (the older ``tableIndexConfig.streamConfigs``), and that map."""
+    maps = ((config.get("ingestionConfig") or {}).get("streamIngestionConfig") or {}).get("streamConfigMaps")
+    if maps:
+        return "ingestion", dict(maps[0])
+    legacy = (config.get("tableIndexConfig") or {}).get("streamConfigs")
+    return ("indexing", dict(legacy)) if legacy else ("ingestion", {})
 
 
-def _first_stream_config(config: Mapping[str, Any]) -> Mapping[str, str]:
-    maps = ((config.get("ingestionConfig") or {}).get("streamIngestionConfig") or {}).get("streamConfigMaps") or [{}]
-    return dict(maps[0])
+def connection(topic: str, kafka: str) -> dict[str, str]:
+    """The stream keys the workbench sets so that a table reads ``topic`` of the local broker ``kafka``: Kafka,
+    partition-level ("lowlevel") consumption from the smallest offset, the workbench's consumer factory and JSON
+    decoder (:data:`CONNECTION_KEYS` lists them)."""
+    return {"streamType": "kafka", "stream.kafka.topic.name": topic, "stream.kafka.broker.list": kafka,
+            "stream.kafka.consumer.type": "lowlevel", "stream.kafka.consumer.factory.class.name": CONSUMER_FACTORY,
+            "stream.kafka.decoder.class.name": DECODER, "stream.kafka.consumer.prop.auto.offset.reset": "smallest"}
+
+
+#: The stream config keys :func:`stream_config` rewrites; every other key of the user's config is kept.
+CONNECTION_KEYS = tuple(connection("", ""))
 
 
 def stream_config(table: StreamTable, kafka: str) -> dict[str, Any]:
-    """``table``'s config with its first stream config pointed at the topic ``table.raw`` of the broker ``kafka``:
-    Kafka, partition-level ("lowlevel") consumption from the smallest offset, the workbench's consumer factory and
-    JSON decoder; the config's other stream keys are kept.
+    """``table``'s config with its stream config, where the config keeps it (``ingestionConfig.streamIngestionConfig.
+    streamConfigMaps[0]``, or ``tableIndexConfig.streamConfigs``), pointed at the topic ``table.raw`` of the broker
+    ``kafka`` (:func:`connection`); the config's other keys, the stream's included, are kept.
 
     >>> t = StreamTable({"tableName": "ev_REALTIME", "ingestionConfig": {"streamIngestionConfig": {
     ...     "streamConfigMaps": [{"realtime.segment.flush.threshold.segment.rows": "300"}]}}}, {}, pd.DataFrame(), "k")
     >>> m = stream_config(t, "127.0.0.1:9092")["ingestionConfig"]["streamIngestionConfig"]["streamConfigMaps"][0]
     >>> m["stream.kafka.topic.name"], m["stream.kafka.broker.list"], m["realtime.segment.flush.threshold.segment.rows"]
     ('ev', '127.0.0.1:9092', '300')
+    >>> legacy = StreamTable({"tableName": "ev", "tableIndexConfig": {"loadMode": "MMAP", "streamConfigs": {
+    ...     "stream.kafka.topic.name": "prod-events", "realtime.segment.flush.threshold.rows": "5000"}}}, {},
+    ...     pd.DataFrame(), "k")
+    >>> c = stream_config(legacy, "127.0.0.1:9092")
+    >>> "ingestionConfig" in c, c["tableIndexConfig"]["streamConfigs"]["stream.kafka.topic.name"]
+    (False, 'ev')
     """
-    stream = {**_first_stream_config(table.config), "streamType": "kafka", "stream.kafka.topic.name": table.raw,
-              "stream.kafka.broker.list": kafka, "stream.kafka.consumer.type": "lowlevel",
-              "stream.kafka.consumer.factory.class.name": CONSUMER_FACTORY,
-              "stream.kafka.decoder.class.name": DECODER,
-              "stream.kafka.consumer.prop.auto.offset.reset": "smallest"}
+    where, stream = _stream_maps(table.config)
+    stream = {**stream, **connection(table.raw, kafka)}
+    if where == "indexing":
+        return {**table.config, "tableIndexConfig": {**table.config["tableIndexConfig"], "streamConfigs": stream}}
     ingestion = dict(table.config.get("ingestionConfig") or {})
     ingestion["streamIngestionConfig"] = {**(ingestion.get("streamIngestionConfig") or {}),
                                           "streamConfigMaps": [stream]}
@@ -387,7 +407,7 @@ def _produce(jars: PinotJars, work: Path, logs: Path, processes: Processes, tabl
     table.events.to_json(rows, orient="records", lines=True)
     log = logs / f"produce-{table.raw}.log"
     command = ["java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", jars.classpath, "workbench.kafka.ProduceMain",
-               bootstrap, table.raw, table.key, str(rows)]
+               bootstrap, table.raw, table.key, str(rows), *filter(None, [table.partition_column])]
     last = run_to_end(processes.start(command, log, roles.cpus()), log, f"Kafka producer of {table.raw}", SLACK_S)
     counts = last.removeprefix("PRODUCED ").split(" ", 1)
     per_partition = {int(p): int(n) for p, n in (kv.split("=") for kv in counts[1].split(",") if kv)} \
@@ -421,30 +441,53 @@ def _wait_online(cluster: HelixCluster, raw: str, segments: Sequence[str], serve
 
 def _wait_consumed(cluster: HelixCluster, table: StreamTable, produced: Mapping[int, int],
                    server_logs: Sequence[Path]) -> None:
-    """Until every produced event of ``table`` is queryable (``COUNT(*)`` with upsert skipped), each partition has as
-    many ONLINE (completed) segments as its events fill at the table's fixed segment rows, and the external view
-    equals the ideal state (no commit under way)."""
-    raw, rows = table.raw, table.segment_rows
-    due = {p: n // rows for p, n in produced.items()} if rows else {}
+    """Until every produced event of ``table`` is queryable (``COUNT(*)`` with upsert skipped), no partition's
+    CONSUMING segment holds its flush threshold (the ``segment.flush.threshold.size`` the controller wrote in its ZK
+    record, whichever flush setting made it: a segment holding that many rows is about to be committed), and the
+    external view equals the ideal state (no commit under way)."""
+    raw = table.raw
     total = sum(produced.values())
     deadline = time.monotonic() + CONSUME_TIMEOUT_S
-    count = -1
+    count, due = -1, {}
     while True:
         ideal, view = cluster.ideal_state(raw, "REALTIME"), cluster.external_view(raw, "REALTIME")
         errors = sorted(s for s, states in view.items() if "ERROR" in states.values())
         if errors:
             raise GroundTruthError(f"segments {errors} of {raw} went to ERROR on their servers; last lines of their "
                                    "logs:\n" + "\n".join(log_tail(log) for log in server_logs))
-        done = _completed_per_partition(view)
-        if view == ideal and all(done.get(p, 0) >= k for p, k in due.items()):
+        if view == ideal:
+            due = _due(cluster.get(f"/segments/{raw}/zkmetadata?type=REALTIME"), produced)
+        if view == ideal and not due:
             response = cluster.query(f"SET skipUpsert = true; SELECT COUNT(*) FROM {raw}")
             count = int(response["resultTable"]["rows"][0][0]) if response.get("resultTable") else -1
             if count == total:
                 return
         if time.monotonic() > deadline:
-            raise GroundTruthError(f"{raw}: {count} of {total} events queryable and completed segments {done} (due "
-                                   f"{due}) after {CONSUME_TIMEOUT_S:.0f} s; external view {view}")
+            raise GroundTruthError(f"{raw}: {count} of {total} events queryable, partitions {sorted(due)} with a "
+                                   f"segment due to complete after {CONSUME_TIMEOUT_S:.0f} s; external view {view}")
         time.sleep(0.2)
+
+
+def _due(zk: Mapping[str, Mapping[str, Any]], produced: Mapping[int, int]) -> dict[int, str]:
+    """The partitions whose CONSUMING segment holds at least its flush threshold of the produced events (or that have
+    none yet): segment name by partition.
+
+    >>> zk = {"t__0__1__20250101T0000Z": {"segment.realtime.status": "IN_PROGRESS",
+    ...                                   "segment.realtime.startOffset": "300", "segment.flush.threshold.size": "300"},
+    ...       "t__1__0__20250101T0000Z": {"segment.realtime.status": "IN_PROGRESS",
+    ...                                   "segment.realtime.startOffset": "0", "segment.flush.threshold.size": "300"}}
+    >>> _due(zk, {0: 599, 1: 300})
+    {1: 't__1__0__20250101T0000Z'}
+    """
+    consuming = {int(name.split("__")[1]): (name, fields) for name, fields in zk.items()
+                 if fields.get("segment.realtime.status") == "IN_PROGRESS" and len(name.split("__")) == 4}
+    out = {}
+    for partition, n in produced.items():
+        name, fields = consuming.get(partition, ("", {}))
+        threshold = int(fields.get("segment.flush.threshold.size", 0) or 0)
+        if not fields or (threshold > 0 and n - int(fields.get("segment.realtime.startOffset", 0)) >= threshold):
+            out[partition] = name
+    return out
 
 
 def _completed_per_partition(view: Mapping[str, Mapping[str, str]]) -> dict[int, int]:

@@ -1,14 +1,17 @@
 """``workbench measure``: a scenario's own table served by Pinot's query path across processes, at open-loop rates.
 
-A user with no cluster yet has no broker log to calibrate from. This runs one: the scenario's table config (a
-REALTIME table as its OFFLINE twin, as ``workbench agree`` does), schema, completed segments with their rows and its
-workload's queries go to one Pinot server JVM per scenario server (:func:`~workbench.groundtruth.cluster.run_cluster`:
-Pinot 1.5.1's Netty ``QueryServer``, scheduler and ``ServerQueryExecutorV1Impl``) and one broker/load-generator JVM
-(the table's own pruners and instance selector on the ideal state Pinot's controller would build, ``QueryRouter``,
-``BrokerReduceService``, ``QueryLogger``), one fresh cluster per rate so one rate's queues and heap do not carry into
-the next. Each rate leaves what a real cluster would: the broker's ``querylog.log`` (which ``workbench calibrate``
-reads), each server's query log (``schedulerWaitMs``, ``totalExecMs``) and GC log, each segment's ZK metadata (as
-``GET /segments/{table}/zkmetadata`` returns it), the per-query records and a summary.
+A user with no cluster yet has no broker log to calibrate from. This runs one, one fresh cluster per rate so one rate's
+queues and heap do not carry into the next (:data:`CLUSTERS`): by default a whole Helix cluster
+(:func:`~workbench.groundtruth.helix_cluster.helix_cluster`: Pinot's controller, broker and servers, each its own JVM)
+given the scenario's table config and schema and its workload's queries. An OFFLINE table gets its completed segments
+built and uploaded; a REALTIME table gets its events streamed through Kafka, Pinot cutting and committing its own
+segments (:mod:`workbench.groundtruth.streamed`: only the stream's connection keys rewritten), and the model is compared
+against the segments Pinot made. With ``--cluster processes`` (servers and an in-process broker on the ideal state the
+model assigns, :func:`~workbench.groundtruth.cluster.run_cluster`) a REALTIME table is served as its OFFLINE twin, as
+``workbench agree`` does, and ``measure.json`` says why. Each rate leaves what a real cluster would: the broker's
+``querylog.log`` (which ``workbench calibrate`` reads), each server's query log (``schedulerWaitMs``, ``totalExecMs``)
+and GC log, each segment's ZK metadata (as ``GET /segments/{table}/zkmetadata`` returns it), the per-query records and a
+summary.
 
 Where processes run matters to what the latencies mean. With at least one core per server plus one, each server is
 pinned to a core of its own and the broker/load generator to the rest (``taskset``; other programs on the machine are
@@ -36,19 +39,21 @@ from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import PinotRefused, ensure_built
 from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
-from workbench.groundtruth.helix_cluster import HelixTable, helix_cluster
+from workbench.groundtruth.helix_cluster import HelixTable, StreamTable, helix_cluster
 from workbench.groundtruth.helix_load import run_helix_load
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
+from workbench.groundtruth.streamed import StreamedTable, pinot_segments, streamed_table
 from workbench.groundtruth.throttle import cpu_cgroup_root, cpu_limit
 from workbench.io import atomic_dir, check_output, write_json_atomic
 from workbench.pinot.routing.adaptive import CONFIG_PREFIX as ADAPTIVE_PREFIX
+from workbench.pinot.segment import SegmentMetadata
 from workbench.scenario import Scenario
 from workbench.workload.importers.gc_log import read_gc_log
 from workbench.workload.importers.query_log import read_query_log
 
 __all__ = ["CALIBRATE_TABLE_CONFIG", "CLUSTERS", "CLUSTER_PARTS", "DEFAULT_QUERIES", "DEFAULT_WARMUP",
-           "MAX_SHARED_SERVERS", "PERCENTILES", "MeasuredFiles", "Placement", "broker_config", "measure",
-           "measured_files", "placement", "rate_dir_name"]
+           "MAX_SHARED_SERVERS", "PERCENTILES", "STREAMED", "STREAMS", "TWIN_WHY", "MeasuredFiles", "Placement",
+           "broker_config", "measure", "measured_files", "placement", "rate_dir_name"]
 
 #: The table config ``calibrate --measured`` reads (the scenario's own, of the type its segments' names say).
 CALIBRATE_TABLE_CONFIG = "scenario_table_config.json"
@@ -233,19 +238,25 @@ def broker_config(config: Mapping[str, Any]) -> dict[str, str]:
 class _Served:
     """One rate's run as served by either kind of cluster: the run (with the ideal state routed on and each segment's
     ZK metadata), the CPUs each JVM was pinned to, the slow servers (``host:port`` -> scenario name and factor), and
-    the table config and schema Pinot served."""
+    the table config and schema Pinot served. A streamed table's run also carries Pinot's segments with their rows
+    and the model's metadata of the CONSUMING ones (:func:`~workbench.groundtruth.streamed.pinot_segments`), which the
+    model is compared against instead of the workload's, and the events Kafka took per partition."""
 
     run: ClusterRun
     cpus: dict[str, Sequence[int]]
     slowed: dict[str, tuple[str, float]]
     table_config: dict[str, Any]
     schema: dict[str, Any]
+    segments: Mapping[str, pd.DataFrame] | None = None
+    consuming: Mapping[str, SegmentMetadata] | None = None
+    produced: Mapping[int, int] | None = None
 
 
 def _processes_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: Path, slow: Mapping[str, float],
-                    broker: Mapping[str, str]) -> _Served:
+                    broker: Mapping[str, str], stream: StreamedTable | None = None) -> _Served:
     """The rate on Pinot's query path across processes: servers and an in-process broker, the ideal state the model
-    assigns (:meth:`~workbench.groundtruth.scenario.ScenarioTable.ideal_state`)."""
+    assigns (:meth:`~workbench.groundtruth.scenario.ScenarioTable.ideal_state`). Never streamed (``stream`` is
+    ``None``): no controller commits segments here."""
     servers = allocate_servers(where.servers)
     # The scenario's Server_i is the i-th server started (the ideal state is assigned over them in that order).
     slowed = {servers[int(name.removeprefix("Server_"))]: (name, factor) for name, factor in slow.items()}
@@ -260,26 +271,30 @@ def _processes_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directo
 
 
 def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: Path, slow: Mapping[str, float],
-                broker: Mapping[str, str]) -> _Served:
+                broker: Mapping[str, str], stream: StreamedTable | None = None) -> _Served:
     """The rate on a whole Helix cluster (:func:`~workbench.groundtruth.helix_cluster.helix_cluster`): the table
-    created and its segments uploaded through the real controller, which assigns them; queries through the real
-    broker's HTTP API (:func:`~workbench.groundtruth.helix_load.run_helix_load`). The ideal state, each segment's ZK
-    metadata, the table config and the schema are what the controller's REST API returns."""
-    raw = str(st.config["tableName"]).removesuffix("_OFFLINE")
+    created and its segments uploaded through the real controller, which assigns them, or with ``stream`` the
+    REALTIME table created and its events streamed through Kafka, Pinot cutting and committing its own segments;
+    queries through the real broker's HTTP API (:func:`~workbench.groundtruth.helix_load.run_helix_load`). The ideal
+    state, each segment's ZK metadata, the table config and the schema are what the controller's REST API returns."""
+    table: HelixTable | StreamTable = HelixTable(st.config, st.schema, st.segments) if stream is None else stream.stream
+    kind = "OFFLINE" if stream is None else "REALTIME"
+    raw = table.raw
     config = {**broker, "pinot.broker.timeoutMs": str(load.timeout_ms)}
     with tempfile.TemporaryDirectory(prefix="workbench-measure-") as tmp, \
-            helix_cluster(HelixTable(st.config, st.schema, st.segments), num_servers=where.servers, logs_dir=directory,
+            helix_cluster(table, num_servers=where.servers, logs_dir=directory,
                           work_dir=tmp, server_config=SERVER_CONFIG, broker_config=config,
                           server_cpus=where.server_cpus, broker_cpus=where.broker_cpus,
                           server_processors=where.server_processors) as cluster:
         by_index = dict(enumerate(cluster.servers))
         run = run_helix_load(cluster, st.sql, load, Path(tmp), cpus=where.broker_cpus,
                              slow={by_index[int(n.removeprefix("Server_"))]: f for n, f in slow.items()})
-        ideal = cluster.ideal_state(raw)
+        ideal = cluster.ideal_state(raw, kind)
         zk = {name: {str(k): str(v) for k, v in fields.items()}
-              for name, fields in cluster.get(f"/segments/{raw}/zkmetadata?type=OFFLINE").items()}
-        served = cluster.get(f"/tables/{raw}?type=OFFLINE")["OFFLINE"]
+              for name, fields in cluster.get(f"/segments/{raw}/zkmetadata?type={kind}").items()}
+        served = cluster.get(f"/tables/{raw}?type={kind}")[kind]
         schema = cluster.get(f"/schemas/{st.schema['schemaName']}")
+        produced = dict(cluster.produced.get(raw, {}))
     write_json_atomic(directory / "ideal_state.json", ideal)
     write_json_atomic(directory / "zk_metadata.json", zk)
     hosts = {name: f"{name.split('_')[1]}:{name.rsplit('_', 1)[1]}" for name in cluster.servers}
@@ -288,14 +303,29 @@ def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: 
     if where.broker_cpus:
         cpus["broker"] = where.broker_cpus
     slowed = {hosts[by_index[int(n.removeprefix("Server_"))]]: (n, f) for n, f in slow.items()}
-    return _Served(dataclasses.replace(run, ideal_state=ideal, zk_metadata=zk), cpus, slowed, served, schema)
+    run = dataclasses.replace(run, ideal_state=ideal, zk_metadata=zk)
+    if stream is None:
+        return _Served(run, cpus, slowed, served, schema)
+    segments, consuming = pinot_segments(stream, zk)
+    return _Served(run, cpus, slowed, served, schema, segments, consuming, produced)
 
 
 #: How ``measure`` runs Pinot (``--cluster``): ``helix``, a whole cluster (ZooKeeper, Pinot's controller and broker,
 #: servers joined through Helix; queries over the broker's HTTP API); ``processes``, Pinot's query path across
 #: server JVMs with the broker's scatter-gather in the load generator's JVM (no controller, no HTTP front end).
-CLUSTERS: dict[str, Callable[[ScenarioTable, Placement, LoadSpec, Path, Mapping[str, float], Mapping[str, str]],
-                             _Served]] = {"helix": _helix_rate, "processes": _processes_rate}
+CLUSTERS: dict[str, Callable[[ScenarioTable, Placement, LoadSpec, Path, Mapping[str, float], Mapping[str, str],
+                              StreamedTable | None], _Served]] = {"helix": _helix_rate, "processes": _processes_rate}
+#: Which kinds of cluster stream a REALTIME table through Kafka (the others serve its OFFLINE twin).
+STREAMS = {"helix": True, "processes": False}
+#: ``checked_as`` of a streamed REALTIME table, and why a REALTIME table was served as its twin instead.
+STREAMED = ("REALTIME, streamed: the workload's events through Kafka (KRaft) into Pinot's servers, which built the "
+            "consuming and completed segments by the table's own flush thresholds")
+TWIN_WHY = ("--cluster processes has no controller to commit segments and no stream consumer; --cluster helix streams "
+            "a REALTIME table")
+#: How each streamed rate's ``agreement.json`` says what the model was compared against.
+STREAMED_RULE = ("the model on Pinot's own segments (each LLC segment's rows: its partition's events from its ZK "
+                 "startOffset to its endOffset, to the end while CONSUMING), not the workload's, which Pinot may cut "
+                 "differently; ")
 #: What each kind of cluster runs of Pinot, said in ``measure.json``.
 CLUSTER_PARTS = {
     "helix": "ZooKeeper, Pinot's ControllerStarter and HelixBrokerStarter (multi-stage engine off), servers with "
@@ -308,18 +338,25 @@ CLUSTER_PARTS = {
 
 def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
               timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
-              broker: Mapping[str, str], cluster: str) -> tuple[dict[str, Any], _Served]:
+              broker: Mapping[str, str], cluster: str, stream: StreamedTable | None) -> tuple[dict[str, Any], _Served]:
     directory.mkdir(parents=True)
     load = LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms, warmup_queries=warmup)
-    served = CLUSTERS[cluster](st, where, load, directory, slow, broker)
+    served = CLUSTERS[cluster](st, where, load, directory, slow, broker, stream)
     run = served.run
     flat = _flat(run.records)
     flat.to_parquet(directory / "records.parquet", index=False)
     summary = _summary(run, rate, queries, warmup, directory, where, served.cpus, served.slowed)
-    agreed = measured_agreement(st.config, st.schema, st.segments, run.ideal_state, run.zk_metadata, flat,
-                                pinot_version)
-    write_json_atomic(directory / "agreement.json", {**agreed.to_json(), "compared": MEASURED_RULE,
-                                                     "checked_as": st.checked_as})
+    if stream is None or served.segments is None:
+        agreed = measured_agreement(st.config, st.schema, st.segments, run.ideal_state, run.zk_metadata, flat,
+                                    pinot_version)
+        compared, checked_as = MEASURED_RULE, st.checked_as
+    else:
+        agreed = measured_agreement(stream.stream.config, st.schema, served.segments, run.ideal_state,
+                                    run.zk_metadata, flat, pinot_version, served.consuming)
+        compared, checked_as = STREAMED_RULE + MEASURED_RULE, STREAMED
+        summary["produced"] = {str(p): n for p, n in sorted((served.produced or {}).items())}
+    write_json_atomic(directory / "agreement.json", {**agreed.to_json(), "compared": compared,
+                                                     "checked_as": checked_as})
     summary["agreement"] = {"queries": agreed.queries, "agreed": agreed.agreed, "file": "agreement.json"}
     write_json_atomic(directory / "summary.json", summary)
     return summary, served
@@ -336,6 +373,15 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     and broker, whose assignment, routing and query log are Pinot's own; ``processes``, the servers with the broker's
     scatter-gather in the load generator's JVM (a second opinion without the HTTP front end and controller).
 
+    A REALTIME table on ``helix`` is streamed (:data:`STREAMS`): the user's config with only its stream connection
+    keys pointed at a local Kafka (KRaft) broker, the workload's events produced in arrival order to their workload
+    partitions, Pinot's servers consuming them and committing segments by the table's own flush thresholds; the load
+    starts once every event is queryable and no segment is due to commit. ``measure.json`` says ``checked_as``
+    :data:`STREAMED` and what was streamed (``streamed``: topic, partitions, key, events, the keys rewritten); each
+    rate's ``agreement.json`` compares the model on Pinot's own segments (rows by their ZK offsets) and its
+    ``summary.json`` has the events Kafka took per partition (``produced``). On ``processes`` a REALTIME table is its
+    OFFLINE twin (``not_streamed_because``).
+
     ``slow`` makes scenario servers (``Server_1``: the second started) that many times slower, as the model's
     ``cluster.failures.slow`` does: from the end of the warm-up, each one's JVM runs limited to ``1/factor`` of one core
     (:mod:`workbench.groundtruth.throttle`: root and the cgroup v1 cpu controller, refused before anything runs
@@ -344,11 +390,11 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
 
     ``out`` gets ``measure.json`` (the placement, Pinot's version, the scenario's table type, one summary per rate),
     ``table_config.json`` (what Pinot served), ``scenario_table_config.json`` (the scenario's own, which
-    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, for
-    ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
+    ``workbench calibrate --measured`` reads), ``schema.json`` and ``segments.json`` (each segment's ZK metadata, of
+    the last rate, for ``workbench calibrate --segments``), and per rate ``rate-<qps>/``: ``broker-querylog.log``,
     ``server-<host>-<port>-querylog.log``, ``gc-*.log``, ``records.parquet``, ``summary.json``, ``agreement.json``
     (the model against the recorded queries, :func:`~workbench.groundtruth.agreement.measured_agreement`),
-    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log.
+    ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log (Kafka's and the producer's too).
     Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
     """
     if not rates:
@@ -366,7 +412,9 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         raise InputError("--cluster", f"{cluster!r} is not a kind of cluster measure runs: {', '.join(CLUSTERS)}")
     check_output(out, overwrite=overwrite)
     st = scenario_table(sc, data, max(queries, 1))
-    if not st.segments:
+    realtime = sc.table.table_type == "REALTIME"
+    stream = streamed_table(sc, data, st.schema) if realtime and STREAMS[cluster] else None
+    if stream is None and not st.segments:
         raise InputError(str(data), "holds no completed segment with rows to serve: generate the workload "
                                     "(`workbench generate`) or import one with its rows")
     if not st.sql:
@@ -387,7 +435,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
             directory = tmp / rate_dir_name(rate)
             try:
                 summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
-                                            jars.version, slow, broker_config(sc.cluster.broker.config), cluster)
+                                            jars.version, slow, broker_config(sc.cluster.broker.config), cluster,
+                                            stream)
             except PinotRefused as exc:
                 raise InputError("table", f"{exc.what} (Apache Pinot {jars.version}): {exc.pinot_message}; fix the "
                                           "scenario's table config or schema (the file its `table:` names) and "
@@ -397,9 +446,12 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
             if progress is not None:
                 progress(float(rate), summary)
         document = {"pinot_version": jars.version, "cluster": cluster, "pinot_parts": CLUSTER_PARTS[cluster],
-                    "table": st.config["tableName"], "checked_as": st.checked_as,
+                    "table": st.config["tableName"] if stream is None else stream.stream.config["tableName"],
+                    "checked_as": st.checked_as if stream is None else STREAMED,
+                    **({"streamed": stream.to_json()} if stream is not None else {}),
+                    **({"not_streamed_because": TWIN_WHY} if realtime and stream is None else {}),
                     "table_type": sc.table.table_type, "calibrate_table_config": CALIBRATE_TABLE_CONFIG,
-                    "segments": len(st.segments), "queries_in_rotation": len(st.sql),
+                    "segments": len(zk), "queries_in_rotation": len(st.sql),
                     "servers_requested": where.requested, "servers_started": where.servers,
                     "placement": where.shares, "latency_is_validation": where.dedicated,
                     "server_processors": (where.server_processors if cluster == "helix" and not where.dedicated

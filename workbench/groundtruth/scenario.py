@@ -28,8 +28,8 @@ from workbench.sim.layout import assign_layout
 from workbench.sim.planner import segment_metadata
 from workbench.workload.directory import read_events, read_replay_queries, read_segments
 
-__all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offline_twin", "scenario_table",
-           "server_names"]
+__all__ = ["DEFAULT_QUERIES", "ScenarioTable", "agree", "derived_schema", "offline_twin", "pinot_rows",
+           "scenario_table", "server_names"]
 
 #: How many of the workload's queries ``workbench agree`` checks by default (in arrival order).
 DEFAULT_QUERIES = 300
@@ -39,7 +39,7 @@ _PINOT_TYPES = {"int64": "LONG", "int32": "INT", "float64": "DOUBLE", "float32":
 _WORKLOAD_ONLY = ("segment_name", "doc_id")
 
 
-def _pinot_rows(rows: pd.DataFrame) -> pd.DataFrame:
+def pinot_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """A segment's rows as Pinot reads them: the table's columns only, TIMESTAMP values as epoch millis
     (pandas writes ``datetime64[ms]`` to JSON in the wrong unit, and Pinot reads a TIMESTAMP from a long)."""
     out = rows.drop(columns=[c for c in rows if c in _WORKLOAD_ONLY or str(c).startswith("$")])
@@ -126,7 +126,7 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     consuming = segments_table.get("status", pd.Series(dtype=str)).eq("IN_PROGRESS")
     completed = list(segments_table.loc[~consuming, "segment_name"])
     events = read_events(data)
-    by_segment = {name: _pinot_rows(rows) for name, rows in events.groupby("segment_name", sort=False)}
+    by_segment = {name: pinot_rows(rows) for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
     schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
     sql = list(read_replay_queries(data)["sql"].head(queries))

@@ -24,7 +24,7 @@ set of partitions of its rows, per configured column, as the segment creator com
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -38,8 +38,8 @@ from workbench.pinot.segment import ColumnPartitionMetadata
 from workbench.workload.context import Context
 from workbench.workload.events import BlockCounts
 
-__all__ = ["SegmentPlan", "SegmentStats", "llc_segment_name", "offline_segment_name", "plan_segments",
-           "seal_partition", "segments_table"]
+__all__ = ["SegmentPlan", "SegmentStats", "consuming_partition_metadata", "llc_segment_name", "offline_segment_name",
+           "plan_segments", "seal_partition", "segments_table"]
 
 I64 = npt.NDArray[np.int64]
 #: The time threshold size-based flushing reads when the spec sets none (no segment is sealed by time).
@@ -300,14 +300,28 @@ def _partition_sets(ctx: Context, plan: SegmentPlan, stats: Sequence[SegmentStat
     return out
 
 
+def consuming_partition_metadata(columns: Sequence[tuple[str, str, Mapping[str, Any] | None]],
+                                 stream_partitions: int, partition: int) -> dict[str, ColumnPartitionMetadata]:
+    """A CONSUMING segment's partition metadata as the controller writes it when it opens the segment: with exactly
+    one partition column (``column, function, function config``), that column's function over the stream's
+    partitions with the segment's stream partition alone; with none or several, none.
+
+    >>> consuming_partition_metadata([("key_id", "Modulo", None)], 4, 2)["key_id"].partitions
+    frozenset({2})
+    """
+    if len(columns) != 1:
+        return {}
+    column, function, config = columns[0]
+    return {column: ColumnPartitionMetadata(function, stream_partitions, frozenset([partition]), config)}
+
+
 def _partition_json(ctx: Context, sets: dict[str, list[int]], consuming_partition: int | None) -> str | None:
     """``segment.partition.metadata`` as the controller (consuming) or segment creator (sealed) writes it."""
     cmap: dict[str, Any] = {}
     if consuming_partition is not None:
-        if len(ctx.table_partitions) == 1:
-            col = ctx.table_partitions[0]
-            cmap[col.column] = ColumnPartitionMetadata(col.function, ctx.stream.num_partitions,
-                                                       frozenset([consuming_partition]), col.function_config).to_json()
+        columns = [(c.column, c.function, c.function_config) for c in ctx.table_partitions]
+        cmap = {k: v.to_json() for k, v in consuming_partition_metadata(columns, ctx.stream.num_partitions,
+                                                                        consuming_partition).items()}
     else:
         for col in ctx.table_partitions:
             ids = frozenset(sets.get(col.column, ()))

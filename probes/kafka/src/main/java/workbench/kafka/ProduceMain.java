@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -25,8 +26,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * puts every row of one key in one partition, which Pinot's upsert requires of the stream; the value is the line
  * unchanged. Sends are acknowledged by the broker ({@code acks=all}) before the count is printed.
  *
- * <p>Usage: {@code ProduceMain BOOTSTRAP TOPIC KEY_FIELD ROWS.jsonl}; prints {@code PRODUCED N partition=count,...}
- * (every partition that got a message), or {@code FAILED ...} and exits 1.
+ * <p>With a {@code PARTITION_FIELD}, each row goes to the partition that field names (an int) instead, and the field
+ * is removed from the message: a workload whose rows were already assigned their stream partitions (as the
+ * workbench's generator does, by the table's partition function) is streamed as it was planned. Messages are sent
+ * in file order, and Kafka's idempotent producer (the client's default) keeps that order within each partition, so
+ * each partition's offsets follow the rows' order.
+ *
+ * <p>Usage: {@code ProduceMain BOOTSTRAP TOPIC KEY_FIELD ROWS.jsonl [PARTITION_FIELD]}; prints
+ * {@code PRODUCED N partition=count,...} (every partition that got a message), or {@code FAILED ...} and exits 1.
  */
 public final class ProduceMain {
   private ProduceMain() {
@@ -34,10 +41,10 @@ public final class ProduceMain {
 
   public static void main(String[] args) {
     try {
-      if (args.length != 4) {
-        throw new IllegalArgumentException("usage: ProduceMain BOOTSTRAP TOPIC KEY_FIELD ROWS.jsonl");
+      if (args.length != 4 && args.length != 5) {
+        throw new IllegalArgumentException("usage: ProduceMain BOOTSTRAP TOPIC KEY_FIELD ROWS.jsonl [PARTITION_FIELD]");
       }
-      run(args[0], args[1], args[2], Path.of(args[3]));
+      run(args[0], args[1], args[2], Path.of(args[3]), args.length == 5 ? args[4] : null);
     } catch (Throwable t) {
       System.out.println("FAILED " + t);
       System.out.flush();
@@ -46,7 +53,7 @@ public final class ProduceMain {
     }
   }
 
-  private static void run(String bootstrap, String topic, String keyField, Path rows)
+  private static void run(String bootstrap, String topic, String keyField, Path rows, String partitionField)
       throws Exception {
     ObjectMapper json = new ObjectMapper();
     Map<String, Object> config = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -61,11 +68,22 @@ public final class ProduceMain {
         if (line.isBlank()) {
           continue;
         }
-        JsonNode key = json.readTree(line).get(keyField);
+        JsonNode row = json.readTree(line);
+        JsonNode key = row.get(keyField);
         if (key == null || key.isNull()) {
           throw new IllegalArgumentException(rows + ": a row without key field " + keyField + ": " + line);
         }
-        sent.add(producer.send(new ProducerRecord<>(topic, key.asText(), line)));
+        Integer partition = null;
+        if (partitionField != null) {
+          JsonNode p = ((ObjectNode) row).remove(partitionField);
+          if (p == null || !p.canConvertToInt()) {
+            throw new IllegalArgumentException(rows + ": a row without an int partition field " + partitionField
+                + ": " + line);
+          }
+          partition = p.intValue();
+          line = json.writeValueAsString(row);
+        }
+        sent.add(producer.send(new ProducerRecord<>(topic, partition, key.asText(), line)));
       }
       producer.flush();
     }
