@@ -486,10 +486,11 @@ def agree(
 
 
 def measure(
-    scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, rates: Sequence[float] = (10.0,),
+    scenario: Scenario | str | Path | Mapping[str, Any], out: str | Path, *, rates: Sequence[float] | None = None,
     data: str | Path | None = None, queries: int | None = None, warmup: int | None = None, seed: int | None = None,
     overwrite: bool = False, progress: Callable[[float, Mapping[str, Any]], None] | None = None,
-    slow: Mapping[str, float] | None = None, cluster: str = "helix",
+    slow: Mapping[str, float] | None = None, cluster: str = "helix", replay: bool = False,
+    duration_s: float | None = None,
 ) -> dict[str, Any]:
     """The scenario's table served by Apache Pinot at each open-loop rate
     (:func:`workbench.groundtruth.measure.measure`). ``cluster="helix"`` (the default) starts a whole cluster:
@@ -499,7 +500,9 @@ def measure(
     a summary with the p50/p90/p99/p99.9 client latency and broker ``timeMs``. For a user with no cluster yet: the
     broker log is what ``calibrate`` reads (``docs/validation.md``). ``slow`` (``{"Server_1": 4.0}``) limits those
     servers' JVMs to ``1/factor`` of a core from the end of the warm-up, the real counterpart of
-    ``cluster.failures.slow`` (root and a cgroup v1 cpu controller needed)."""
+    ``cluster.failures.slow`` (root and a cgroup v1 cpu controller needed). ``replay=True`` sends the workload's
+    queries at their own arrival times instead of Poisson arrivals at ``rates``; ``duration_s`` ends each run's
+    arrivals after that many seconds."""
     from workbench.groundtruth.measure import DEFAULT_QUERIES, DEFAULT_WARMUP
     from workbench.groundtruth.measure import measure as run
     from workbench.sim.run import workload_dir
@@ -510,6 +513,10 @@ def measure(
     if directory is None:
         raise InputError("workload.data", "measure serves the scenario's own segments and queries: generate them "
                                           "(`workbench generate`) and set workload.data, or pass --data DIR")
-    return run(sc, out, data=directory, rates=list(rates), queries=DEFAULT_QUERIES if queries is None else queries,
+    # no rate given: 10 queries/s, or none for a replay (a rate given with replay is refused by name)
+    chosen = list(rates) if rates is not None else ([] if replay else [10.0])
+    return run(sc, out, data=directory, rates=chosen,
+               queries=DEFAULT_QUERIES if queries is None else queries,
                warmup=DEFAULT_WARMUP if warmup is None else warmup, seed=0 if seed is None else seed,
-               overwrite=overwrite, progress=progress, slow=slow, cluster=cluster)
+               overwrite=overwrite, progress=progress, slow=slow, cluster=cluster, replay=replay,
+               duration_s=duration_s)

@@ -598,6 +598,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--slow", type=_slow, action="append", metavar="SERVER=FACTOR",
                    help="make a scenario server that many times slower (its JVM limited to 1/FACTOR of a core by a "
                         "cgroup; needs root), as cluster.failures.slow does in the model, e.g. Server_1=4; repeatable")
+    m.add_argument("--replay", action="store_true",
+                   help="send the workload's queries at their own arrival times instead of Poisson at --rate")
+    m.add_argument("--duration", type=float, metavar="S", help="end each run's arrivals after S seconds")
     m.add_argument("--cluster", choices=("helix", "processes"), default="helix",
                    help="helix (default): a whole cluster with Pinot's controller and broker; processes: the servers "
                         "with the broker's scatter-gather in the load generator (no controller, no HTTP)")
@@ -667,7 +670,8 @@ def _measure(args: argparse.Namespace) -> int:
             _say(f"measure: {rate:g}/s: the model agreed with Pinot on {a['agreed']} of {a['queries']} queries "
                  f"(agreed {a['agreed']} of {a['queries']}; {args.out}/rate-{rate:g}/{a['file']})")
 
-    document = measure(args.scenario, args.out, rates=args.rate or (10.0,), data=args.data, queries=args.queries,
+    document = measure(args.scenario, args.out, rates=args.rate, data=args.data,
+                       queries=args.queries, replay=args.replay, duration_s=args.duration,
                        warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said,
                        slow=dict(args.slow or ()), cluster=args.cluster)
     _say(f"measure: Apache Pinot {document['pinot_version']} ({document['cluster']}), "

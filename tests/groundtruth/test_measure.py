@@ -274,3 +274,27 @@ def test_a_table_config_pinot_refuses_gets_pinots_own_message_in_one_line(
     assert err[0].startswith("workbench measure: table: Pinot's controller refused it (POST ")
     assert "(Apache Pinot 1.5.1)" in err[0] and "Failed to find column: no_such_column in schema" in err[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_replay_sends_the_workloads_queries_at_their_own_arrival_times(
+        measured: tuple[Path, Path, set[int]], tmp_path: Path) -> None:
+    """``--replay --duration 8``: the workload's first 30 queries, each at its own arrival (seconds after the first,
+    read here from the workload's queries.parquet), those after 8 s left out; the directory is named by the replay's
+    mean rate over those 30 ((30 - 1) / span). On the in-process broker (``--cluster processes``, the same open-loop
+    scheduler as the Helix cluster's load, and a cheaper start)."""
+    scenario, _, _ = measured
+    data = Path(json.loads(scenario.read_text())["workload"]["data"])
+    queries = pd.read_parquet(data / "queries.parquet").sort_values("arrival_s", kind="stable").head(30)
+    arrival = (queries["arrival_s"] - queries["arrival_s"].min()).to_numpy(dtype=float)
+    out = tmp_path / "replayed"
+    assert main(["measure", str(scenario), "--out", str(out), "--replay", "--duration", "8", "--queries", "30",
+                 "--warmup", "5", "--cluster", "processes"]) == 0
+    document = json.loads((out / "measure.json").read_text())
+    assert document["arrivals"].startswith("the workload's own arrival times") and document["duration_s"] == 8.0
+    name = f"rate-{round((len(arrival) - 1) / arrival.max(), 1):g}"
+    assert list(document["rates"]) == [name]
+    records = pd.read_parquet(out / name / "records.parquet")
+    assert sorted(records["arrivalS"]) == sorted(a for a in arrival if a <= 8.0)
+    assert sorted(records["sql"]) == sorted(s for s, a in zip(queries["sql"], arrival, strict=True) if a <= 8.0)
+    with pytest.raises(InputError, match="--replay"):
+        measure(scenario, tmp_path / "both", rates=[5.0], replay=True)

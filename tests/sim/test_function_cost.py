@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from parity import same
 
-from tests.parity import same
 from workbench.errors import ScenarioError
 from workbench.scenario import load_scenario
 from workbench.sim.layout import build_layout

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from parity import same
 
-from tests.parity import same
 from workbench.scenario import load_scenario
 from workbench.sim.engines import ENGINES, Replication
 from workbench.sim.layout import build_layout

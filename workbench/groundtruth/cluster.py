@@ -59,6 +59,8 @@ class LoadSpec:
     duration_s: float | None = None
     warmup_queries: int = 0
     threads: int = 64
+    #: The queries' own arrival times (s from the run's start, one per query in turn), replacing the Poisson draws.
+    arrivals_s: tuple[float, ...] | None = None
 
     def open_loop(self, queries: Path, start_signal: Path | None = None) -> dict[str, Any]:
         """The keys both load generators' shared scheduler (``workbench.cluster.OpenLoop``) reads: this load, the SQL
@@ -71,11 +73,17 @@ class LoadSpec:
             spec["durationS"] = self.duration_s
         if start_signal is not None:
             spec["startSignal"] = str(start_signal)
+        if self.arrivals_s is not None:
+            arrivals = queries.with_suffix(".arrivals")
+            arrivals.write_text("".join(f"{a!r}\n" for a in self.arrivals_s))
+            spec["arrivals"] = str(arrivals)
         return spec
 
     def run_timeout_s(self) -> float:
         """How long a load generator may run, warm-up and slack included, before it is declared stuck."""
-        expected_s = min(self.duration_s or math.inf, 3.0 * self.num_queries / self.rate_per_s)
+        expected_s = min(self.duration_s or math.inf,
+                         3.0 * self.num_queries / self.rate_per_s if self.arrivals_s is None else
+                         max(self.arrivals_s, default=0.0) + 1.0)
         return expected_s + self.timeout_ms / 1000 + SLACK_S + 2 * self.warmup_queries
 
 

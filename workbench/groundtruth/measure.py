@@ -338,9 +338,12 @@ CLUSTER_PARTS = {
 
 def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
               timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
-              broker: Mapping[str, str], cluster: str, stream: StreamedTable | None) -> tuple[dict[str, Any], _Served]:
+              broker: Mapping[str, str], cluster: str, stream: StreamedTable | None,
+              arrivals: tuple[float, ...] | None = None, duration_s: float | None = None
+              ) -> tuple[dict[str, Any], _Served]:
     directory.mkdir(parents=True)
-    load = LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms, warmup_queries=warmup)
+    load = LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms, warmup_queries=warmup,
+                    arrivals_s=arrivals, duration_s=duration_s)
     served = CLUSTERS[cluster](st, where, load, directory, slow, broker, stream)
     run = served.run
     flat = _flat(run.records)
@@ -365,9 +368,14 @@ def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, wa
 def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float], queries: int = DEFAULT_QUERIES,
             warmup: int = DEFAULT_WARMUP, seed: int = 0, timeout_ms: int | None = None, overwrite: bool = False,
             progress: Callable[[float, Mapping[str, Any]], None] | None = None,
-            slow: Mapping[str, float] | None = None, cluster: str = "helix") -> dict[str, Any]:
+            slow: Mapping[str, float] | None = None, cluster: str = "helix", replay: bool = False,
+            duration_s: float | None = None) -> dict[str, Any]:
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
+
+    ``replay`` sends the workload's first ``queries`` queries at their own arrival times (relative to the first)
+    instead of Poisson arrivals at ``rates``; its directory is named by the replay's mean rate. ``duration_s`` ends a
+    run's arrivals after that many seconds.
 
     ``cluster`` is how Pinot runs (:data:`CLUSTERS`): ``helix`` (the default), a whole cluster with Pinot's controller
     and broker, whose assignment, routing and query log are Pinot's own; ``processes``, the servers with the broker's
@@ -397,8 +405,13 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     ``ideal_state.json``, ``zk_metadata.json`` and each JVM's console log (Kafka's and the producer's too).
     Written whole or not at all; every JVM is stopped on return, error or Ctrl-C.
     """
-    if not rates:
-        raise InputError("--rate", "give at least one open-loop rate in queries per second, e.g. --rate 20")
+    if replay and rates:
+        raise InputError("--replay", "replays the workload's own arrival times: give it without --rate")
+    if not rates and not replay:
+        raise InputError("--rate", "give at least one open-loop rate in queries per second, e.g. --rate 20, or "
+                                   "--replay for the workload's own arrival times")
+    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
+        raise InputError("--duration", f"a run's length is a positive number of seconds, got {duration_s!r}")
     for rate in rates:
         if not (isinstance(rate, int | float) and math.isfinite(rate) and rate > 0):
             raise InputError("--rate", f"a rate is a positive number of queries per second, got {rate!r}")
@@ -426,6 +439,12 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                          f"{st.table.replication} replicas need as many servers, and at most {where.servers} can be "
                          f"started here ({where.shares})")
     slow = _check_slow(slow or {}, where)
+    arrivals = st.arrival_s if replay else None
+    if arrivals is not None:
+        span = max(arrivals, default=0.0)
+        if len(arrivals) < 2 or span <= 0:
+            raise InputError(str(data), "its queries all arrive at once: a replay needs at least two arrival times")
+        rates = [round((len(arrivals) - 1) / span, 1) or 0.1]
     jars = ensure_built()
     timeout = int(timeout_ms if timeout_ms is not None else st.table.query_timeout_ms or 10_000)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
@@ -436,7 +455,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
             try:
                 summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
                                             jars.version, slow, broker_config(sc.cluster.broker.config), cluster,
-                                            stream)
+                                            stream, arrivals, duration_s)
             except PinotRefused as exc:
                 raise InputError("table", f"{exc.what} (Apache Pinot {jars.version}): {exc.pinot_message}; fix the "
                                           "scenario's table config or schema (the file its `table:` names) and "
@@ -456,6 +475,9 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "placement": where.shares, "latency_is_validation": where.dedicated,
                     "server_processors": (where.server_processors if cluster == "helix" and not where.dedicated
                                           else None),
+                    "arrivals": ("the workload's own arrival times (replayed; the rate in the directory's name is "
+                                 "the replay's mean)" if replay else "Poisson at each rate, from the seed"),
+                    "duration_s": duration_s,
                     "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout,
                     "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
                     "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}

@@ -108,6 +108,8 @@ class ScenarioTable:
     segments: dict[str, pd.DataFrame]
     sql: list[str]
     metadata: Mapping[str, SegmentMetadata] | None = None
+    #: Each query's arrival in the workload, s after the first's (for a replay at the workload's own times).
+    arrival_s: tuple[float, ...] = ()
 
     def ideal_state(self, servers: tuple[str, ...]) -> dict[str, dict[str, str]]:
         """The ideal state Pinot's controller builds for the segments on ``servers`` (uploaded in order, each
@@ -129,11 +131,14 @@ def scenario_table(sc: Scenario, data: Path, queries: int) -> ScenarioTable:
     by_segment = {name: pinot_rows(rows) for name, rows in events.groupby("segment_name", sort=False)}
     segments = {name: by_segment[name] for name in completed if name in by_segment}
     schema = sc.schema.to_json() if sc.schema else derived_schema(table, events)
-    sql = list(read_replay_queries(data)["sql"].head(queries))
+    replay = read_replay_queries(data).head(queries)
+    sql = list(replay["sql"])
+    arrival = replay["arrival_s"].to_numpy(dtype=float)
+    arrival_s = tuple(float(a) for a in arrival - arrival.min()) if len(arrival) else ()
     checked_as = ("OFFLINE" if sc.table.table_type == "OFFLINE"
                   else f"OFFLINE twin of the {sc.table.table_type} table (completed segments; no stream here)")
     metadata = segment_metadata(segments_table[segments_table["segment_name"].isin(list(segments))])
-    return ScenarioTable(config, checked_as, table, schema, segments, sql, metadata)
+    return ScenarioTable(config, checked_as, table, schema, segments, sql, metadata, arrival_s)
 
 
 def agree(sc: Scenario, out: str | Path, *, data: Path, queries: int = DEFAULT_QUERIES,

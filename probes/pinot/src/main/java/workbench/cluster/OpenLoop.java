@@ -20,7 +20,8 @@ import java.util.function.Supplier;
 
 /**
  * The open-loop load both load generators send: Poisson arrivals at {@code ratePerSecond} from
- * {@code Random(seed)}, the queries used in turn, each handed to a worker pool at its due time, never waiting for
+ * {@code Random(seed)}, or the given {@code arrivals} (a file of one time in seconds per query: a workload replayed at
+ * its own times), the queries used in turn, each handed to a worker pool at its due time, never waiting for
  * earlier queries. {@link LoadGenerator} runs each query through its in-process broker; {@link HttpLoad} sends it to a
  * real broker's {@code /query/sql}. Same spec keys, same seed: same arrival times and the same SQL at each.
  *
@@ -40,6 +41,8 @@ final class OpenLoop {
   final int _threads;
   final int _warmup;
   final File _startSignal;
+  /** Given arrival times (s from the run's start, one per query in the queries' order), or null: Poisson. */
+  final List<Double> _arrivals;
 
   /**
    * One query's work, made on the scheduler thread at its due time (so anything it numbers, a request id, follows
@@ -67,8 +70,23 @@ final class OpenLoop {
     _threads = spec.path("threads").asInt(64);
     _warmup = spec.path("warmupQueries").asInt(0);
     _startSignal = spec.hasNonNull("startSignal") ? new File(spec.get("startSignal").asText()) : null;
-    if (!(_rate > 0) || (_numQueries == Integer.MAX_VALUE && Double.isInfinite(_durationS))) {
-      throw new IllegalArgumentException("need ratePerSecond > 0 and numQueries or durationS");
+    if (spec.hasNonNull("arrivals")) {
+      _arrivals = new ArrayList<>();
+      for (String line : Files.readAllLines(new File(spec.get("arrivals").asText()).toPath())) {
+        if (!line.isBlank()) {
+          _arrivals.add(Double.parseDouble(line.trim()));
+        }
+      }
+      if (_arrivals.size() != _queries.size()) {
+        throw new IllegalArgumentException("arrivals: " + _arrivals.size() + " times for " + _queries.size()
+            + " queries");
+      }
+    } else {
+      _arrivals = null;
+    }
+    if ((_arrivals == null && !(_rate > 0)) || (_numQueries == Integer.MAX_VALUE && Double.isInfinite(_durationS)
+        && _arrivals == null)) {
+      throw new IllegalArgumentException("need ratePerSecond > 0 (or arrivals) and numQueries or durationS");
     }
   }
 
@@ -112,8 +130,9 @@ final class OpenLoop {
       long t0 = System.nanoTime();
       long startEpochMs = System.currentTimeMillis();
       double arrivalS = 0;
-      for (int i = 0; i < _numQueries; i++) {
-        arrivalS += -Math.log(1.0 - random.nextDouble()) / _rate;
+      int count = _arrivals == null ? _numQueries : Math.min(_numQueries, _arrivals.size());
+      for (int i = 0; i < count; i++) {
+        arrivalS = _arrivals == null ? arrivalS - Math.log(1.0 - random.nextDouble()) / _rate : _arrivals.get(i);
         if (arrivalS > _durationS) {
           break;
         }
