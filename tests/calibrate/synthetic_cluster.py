@@ -17,6 +17,7 @@ readings, the line is stamped at completion, and ``serverStats`` gives each serv
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ import pinot_files as pinot
 from pinot_files import HOUR_MS, SCHEMA, T0_MS, LoggedQuery, clock
 
 __all__ = ["HOUR_MS", "SCHEMA", "SEGMENTS", "SERVERS", "SIGMA", "T0_MS", "TABLE_CONFIG", "TRUE", "LoggedQuery",
-           "queries", "segment_metadata", "write_cluster"]
+           "queries", "segment_metadata", "write_cluster", "write_inputs"]
 
 TRUE = {
     "cluster.broker.overhead_ms": 0.8,
@@ -111,3 +112,16 @@ def queries(count: int, qps: float, seed: int) -> list[LoggedQuery]:
 def write_cluster(directory: Path, logged: list[LoggedQuery], version: str = "1.5") -> dict[str, Path]:
     """The four files of the cluster; the log's lines in completion order, as a broker writes them."""
     return pinot.write_cluster(directory, logged, [docs(i) for i in range(SEGMENTS)], 1, version)
+
+
+def write_inputs(root: Path, lines: list[str]) -> dict[str, Path]:
+    """This cluster's table config, schema and segment metadata, and ``lines`` (written by hand) as its broker log:
+    the four files calibrate reads, by role."""
+    root.mkdir(parents=True, exist_ok=True)
+    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
+             "segments": root / "segments.json", "query_log": root / "querylog.log"}
+    paths["table_config"].write_text(json.dumps(TABLE_CONFIG))
+    paths["schema"].write_text(json.dumps(SCHEMA))
+    paths["segments"].write_text(json.dumps(segment_metadata()))
+    paths["query_log"].write_text("".join(line + "\n" for line in lines))
+    return paths

@@ -59,14 +59,7 @@ def _files(root: Path) -> dict[str, Path]:
         ms = PER_REQUEST + PER_SEGMENT * segments + (NS_PER_DOC + extra) * 1e-6 * docs
         lines.append(_line(i + 1, SELECT[kind], first, segments, T0 + (cluster.SEGMENTS + 1) * HOUR + 200 * i,
                            round(ms * rng.lognormal(0.0, 0.05) * 1e6)))
-    root.mkdir(parents=True, exist_ok=True)
-    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
-             "segments": root / "segments.json", "query_log": root / "querylog.log"}
-    paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
-    paths["schema"].write_text(json.dumps(cluster.SCHEMA))
-    paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
-    paths["query_log"].write_text("\n".join(lines) + "\n")
-    return paths
+    return cluster.write_inputs(root, lines)
 
 
 def test_a_heavier_function_s_cost_per_document_is_recovered_and_one_with_too_few_queries_is_held(

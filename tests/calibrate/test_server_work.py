@@ -71,15 +71,8 @@ def _log(measured: bool, cpu_ms: dict[str, float] = CPU_MS) -> tuple[list[str], 
 
 
 def _files(root: Path, measured: bool, cpu_ms: dict[str, float] = CPU_MS) -> tuple[dict[str, Path], list[float]]:
-    root.mkdir(parents=True, exist_ok=True)
-    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
-             "segments": root / "segments.json", "query_log": root / "querylog.log"}
-    paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
-    paths["schema"].write_text(json.dumps(cluster.SCHEMA))
-    paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
     lines, delays = _log(measured, cpu_ms)
-    paths["query_log"].write_text("\n".join(lines) + "\n")
-    return paths, delays
+    return cluster.write_inputs(root, lines), delays
 
 
 def without_clock(delays: list[float]) -> np.ndarray:

@@ -51,15 +51,8 @@ def _files(root: Path, wake_ms: float, seed: int = 3) -> tuple[dict[str, Path], 
     gap = np.diff(arrival.astype(float), prepend=-np.inf)
     true = CPU_MS + REST_MS + wake_ms * (1.0 - np.exp(-gap / TAU_MS))
     response = np.floor(true + rng.uniform(0.0, 1.0, QUERIES)).astype(np.int64)
-    root.mkdir(parents=True)
-    paths = {"table_config": root / "table_config.json", "schema": root / "schema.json",
-             "segments": root / "segments.json", "query_log": root / "querylog.log"}
-    paths["table_config"].write_text(json.dumps(cluster.TABLE_CONFIG))
-    paths["schema"].write_text(json.dumps(cluster.SCHEMA))
-    paths["segments"].write_text(json.dumps(cluster.segment_metadata()))
-    paths["query_log"].write_text("".join(_line(i + 1, int(a), int(r)) + "\n"
-                                          for i, (a, r) in enumerate(zip(arrival, response, strict=True))))
-    return paths, arrival.astype(float)
+    lines = [_line(i + 1, int(a), int(r)) for i, (a, r) in enumerate(zip(arrival, response, strict=True))]
+    return cluster.write_inputs(root, lines), arrival.astype(float)
 
 
 def _calibrate(paths: dict[str, Path], out: Path, **options: object) -> tuple[dict, dict]:  # type: ignore[type-arg]

@@ -73,16 +73,24 @@ def test_a_slow_server_adds_factor_minus_one_times_its_work_inside_its_window(en
     base["table"] = {**TABLE, "segmentsConfig": {"replication": 1}}
     slow = {**base, "cluster": {**base["cluster"], "failures": {"slow": [{"server": "Server_0", "factor": 4,
                                                                          **window}]}}}
+    diff, isolated, inside = _shift(base, slow, window)
+    np.testing.assert_allclose(diff[isolated & inside], 3 * 2.0, rtol=1e-9)
+    np.testing.assert_allclose(diff[isolated & ~inside], 0.0, atol=1e-9)
+
+
+def _shift(base: dict[str, Any], slow: dict[str, Any], window: dict[str, float]
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's latency with the slow server less without (same seed, same queries), which queries met no
+    other within 50 ms (isolated: no queueing), and which arrived inside the window (delivered 0.1 ms later); at
+    least 100 isolated queries on each side of the window's edges."""
     a, b = simulate(base).queries, simulate(slow).queries
     assert list(a.query_id) == list(b.query_id)
     t = a.arrival_s.to_numpy()
     gaps = np.diff(t)
     isolated = np.concatenate(([True], gaps > 0.05)) & np.concatenate((gaps > 0.05, [True]))
     inside = (t + 0.1e-3 >= window["from_s"]) & (t + 0.1e-3 < window["until_s"])
-    diff = b.latency_ms.to_numpy() - a.latency_ms.to_numpy()
     assert (isolated & inside).sum() > 100 and (isolated & ~inside).sum() > 100
-    np.testing.assert_allclose(diff[isolated & inside], 3 * 2.0, rtol=1e-9)
-    np.testing.assert_allclose(diff[isolated & ~inside], 0.0, atol=1e-9)
+    return b.latency_ms.to_numpy() - a.latency_ms.to_numpy(), isolated, inside
 
 
 def _one_server(failures: dict[str, Any], **cluster: Any) -> dict[str, Any]:
@@ -122,14 +130,7 @@ def test_a_slow_jvm_also_slows_each_requests_own_delay(engine: str, scope: str, 
     base["simulation"]["engine"] = engine
     slow = _one_server({"slow": [{"server": "Server_0", "factor": 4, "scope": scope, **window}]}, **cluster)
     slow["simulation"]["engine"] = engine
-    a, b = simulate(base).queries, simulate(slow).queries
-    assert list(a.query_id) == list(b.query_id)
-    t = a.arrival_s.to_numpy()
-    gaps = np.diff(t)
-    isolated = np.concatenate(([True], gaps > 0.05)) & np.concatenate((gaps > 0.05, [True]))
-    inside = (t + 0.1e-3 >= window["from_s"]) & (t + 0.1e-3 < window["until_s"])
-    diff = b.latency_ms.to_numpy() - a.latency_ms.to_numpy()
-    assert (isolated & inside).sum() > 100 and (isolated & ~inside).sum() > 100
+    diff, isolated, inside = _shift(base, slow, window)
     np.testing.assert_allclose(diff[isolated & inside], extra_ms, rtol=1e-9)
     np.testing.assert_allclose(diff[isolated & ~inside], 0.0, atol=1e-9)
 

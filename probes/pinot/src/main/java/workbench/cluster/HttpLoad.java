@@ -32,20 +32,9 @@ public final class HttpLoad {
   }
 
   public static void main(String[] args) {
-    int status = 0;
-    try {
-      if (args.length != 2) {
-        throw new IllegalArgumentException("usage: HttpLoad SPEC.json OUT.jsonl");
-      }
-      run(JsonUtils.fileToJsonNode(new File(args[0])), new File(args[1]));
-    } catch (Throwable t) {
-      System.out.println("FAILED " + t);
-      t.printStackTrace();
-      status = 1;
-    }
-    System.out.flush();
-    System.exit(status);
+    OpenLoop.main(args, "HttpLoad", HttpLoad::run);
   }
+
 
   private static void run(JsonNode spec, File outFile)
       throws Exception {

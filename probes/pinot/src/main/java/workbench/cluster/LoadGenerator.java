@@ -98,20 +98,9 @@ public final class LoadGenerator {
   }
 
   public static void main(String[] args) {
-    int status = 0;
-    try {
-      if (args.length != 2) {
-        throw new IllegalArgumentException("usage: LoadGenerator SPEC.json OUT.jsonl");
-      }
-      run(JsonUtils.fileToJsonNode(new File(args[0])), new File(args[1]));
-    } catch (Throwable t) {
-      System.out.println("FAILED " + t);
-      t.printStackTrace();
-      status = 1;
-    }
-    System.out.flush();
-    System.exit(status);  // Netty's event loops are non-daemon
+    OpenLoop.main(args, "LoadGenerator", LoadGenerator::run);
   }
+
 
   /** Everything one query needs, shared read-only by the workers. */
   private static final class Broker {

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import org.apache.pinot.spi.utils.JsonUtils;
 
 
 /**
@@ -88,6 +89,32 @@ final class OpenLoop {
         && _arrivals == null)) {
       throw new IllegalArgumentException("need ratePerSecond > 0 (or arrivals) and numQueries or durationS");
     }
+  }
+
+  /** What a load generator runs: its spec, and the file its records go to. */
+  interface Main {
+    void run(JsonNode spec, File out)
+        throws Exception;
+  }
+
+  /**
+   * A load generator's main ({@code NAME SPEC.json OUT.jsonl}): a failure is the {@code FAILED} line, its trace and
+   * exit status 1; the JVM exits when the load is done either way (Netty's event loops are non-daemon).
+   */
+  static void main(String[] args, String name, Main main) {
+    int status = 0;
+    try {
+      if (args.length != 2) {
+        throw new IllegalArgumentException("usage: " + name + " SPEC.json OUT.jsonl");
+      }
+      main.run(JsonUtils.fileToJsonNode(new File(args[0])), new File(args[1]));
+    } catch (Throwable t) {
+      System.out.println("FAILED " + t);
+      t.printStackTrace();
+      status = 1;
+    }
+    System.out.flush();
+    System.exit(status);
   }
 
   /** The i-th warm-up query's SQL (they run one at a time before the measured run, in the same rotation). */
