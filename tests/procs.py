@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 
 def proc_stats() -> Iterator[tuple[int, str, int, int]]:
@@ -38,3 +41,19 @@ def descendants(root: int) -> set[int]:
                 break
             p = parent.get(p)
     return out
+
+
+@contextmanager
+def ctrl_c_after(seconds: int) -> Iterator[None]:
+    """Within the block, ``KeyboardInterrupt`` is raised after ``seconds`` (SIGALRM), as Ctrl-C would raise it; the
+    alarm and the previous handler are restored however the block ends."""
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -8,14 +8,12 @@ machine's speed: the broker cannot see a query finish before the slowest server 
 from __future__ import annotations
 
 import os
-import signal
 import socket
-from types import FrameType
 
 import pandas as pd
 import pytest
 import tables
-from procs import cmdline, descendants, proc_stats
+from procs import cmdline, ctrl_c_after, descendants, proc_stats
 
 from workbench.groundtruth import GroundTruthError
 from workbench.groundtruth.cluster import LoadSpec, run_cluster
@@ -96,16 +94,7 @@ def test_a_server_that_cannot_bind_is_named_with_its_log_and_nothing_is_left_run
 def test_ctrl_c_during_a_run_leaves_no_pinot_process() -> None:
     """Interrupted (SIGALRM raising KeyboardInterrupt, as Ctrl-C does) while the cluster runs a 60 s load: every JVM
     it started is gone, wherever the interrupt lands (building, starting servers or under load)."""
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.alarm(12)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            run_cluster(CONFIG, tables.schema("ts", day=False), dict(list(_segments().items())[:2]), QUERIES[:1],
-                        LoadSpec(rate_per_s=1.0, num_queries=60))
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with ctrl_c_after(12), pytest.raises(KeyboardInterrupt):
+        run_cluster(CONFIG, tables.schema("ts", day=False), dict(list(_segments().items())[:2]), QUERIES[:1],
+                    LoadSpec(rate_per_s=1.0, num_queries=60))
     assert [pid for pid in descendants(os.getpid()) if b"workbench.cluster" in cmdline(pid)] == []

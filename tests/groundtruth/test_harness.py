@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
-from types import FrameType
 
 import pandas as pd
 import pytest
 import tables
-from procs import proc_stats
+from procs import ctrl_c_after, proc_stats
 
 from workbench.groundtruth import GroundTruthError, PinotTable, run_pinot
 from workbench.groundtruth.harness import run_jvm
@@ -63,17 +61,8 @@ def test_ctrl_c_kills_the_whole_process_group(tmp_path: Path) -> None:
     60 s child that itself started a grandchild)."""
     pid_file = tmp_path / "pid"
 
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.alarm(1)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            run_jvm(["bash", "-c", f"echo $$ > {pid_file}; sleep 60 & sleep 60"], tmp_path / "log")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with ctrl_c_after(1), pytest.raises(KeyboardInterrupt):
+        run_jvm(["bash", "-c", f"echo $$ > {pid_file}; sleep 60 & sleep 60"], tmp_path / "log")
     group = int(pid_file.read_text())
     deadline = time.monotonic() + 10  # SIGKILL is delivered asynchronously; a killed process may linger as Z
     while _living_in_group(group) and time.monotonic() < deadline:

@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 from pathlib import Path
-from types import FrameType
 
 import pandas as pd
 import pytest
-from procs import cmdline, descendants, proc_stats
+from procs import cmdline, ctrl_c_after, descendants, proc_stats
 from scipy import stats
 
 from workbench.api import load_generate_spec, measure
@@ -239,18 +237,8 @@ def test_ctrl_c_during_measure_stops_every_jvm_and_leaves_no_directory(
     it lands (the cluster starting, the segments uploading, the load running), every JVM started under this process
     is gone and the output directory was never created (it is written whole or not at all)."""
     scenario, _, _ = measured
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.alarm(20)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            measure(scenario, tmp_path / "cut", rates=[1.0], queries=60, warmup=5)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    with ctrl_c_after(20), pytest.raises(KeyboardInterrupt):
+        measure(scenario, tmp_path / "cut", rates=[1.0], queries=60, warmup=5)
     # Pinot's and Kafka's JVMs (the test session's Spark JVM, also a descendant, is not one)
     assert [pid for pid in descendants(os.getpid()) if _ours(cmdline(pid))] == []
     assert not (tmp_path / "cut").exists()
