@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,16 +45,21 @@ def descendants(root: int) -> set[int]:
 
 
 @contextmanager
-def ctrl_c_after(seconds: int) -> Iterator[None]:
-    """Within the block, ``KeyboardInterrupt`` is raised after ``seconds`` (SIGALRM), as Ctrl-C would raise it; the
-    alarm and the previous handler are restored however the block ends."""
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+def raise_after(seconds: int, error: BaseException) -> Iterator[None]:
+    """Within the block, ``error`` is raised after ``seconds`` (SIGALRM); the alarm and the previous handler are
+    restored however the block ends."""
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise error
 
-    previous = signal.signal(signal.SIGALRM, interrupt)
+    previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
         yield
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def ctrl_c_after(seconds: int) -> contextlib.AbstractContextManager[None]:
+    """Within the block, ``KeyboardInterrupt`` is raised after ``seconds``, as Ctrl-C would raise it."""
+    return raise_after(seconds, KeyboardInterrupt())

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
 import yaml
+from procs import raise_after
 
 from workbench.cli import main
 
@@ -39,18 +37,8 @@ class CaseTimedOut(BaseException):
     """Raised by the guard's timer; a BaseException so the CLI's boundary cannot turn it into an error line."""
 
 
-@contextlib.contextmanager
-def guard(seconds: int) -> Iterator[None]:
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise CaseTimedOut(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+def guard(seconds: int) -> contextlib.AbstractContextManager[None]:
+    return raise_after(seconds, CaseTimedOut(f"no answer within {seconds} s"))
 
 
 def _runs() -> list[Any]:
