@@ -24,7 +24,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,10 +35,26 @@ from workbench.groundtruth.build import GroundTruthError, PinotJars, PinotRefuse
 from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
-__all__ = ["ClusterRun", "LoadSpec", "Processes", "allocate_servers", "build_segments_command", "instance_name",
-           "java_command", "log_tail", "round_robin_assignment", "run_cluster", "run_segment_build", "run_to_end",
-           "schedstat",
-           "slow_down_after_warmup", "wait_ready", "write_queries"]
+__all__ = [
+    "ClusterRun",
+    "LoadSpec",
+    "Processes",
+    "allocate_servers",
+    "build_segments_command",
+    "host_port",
+    "instance_name",
+    "java_command",
+    "log_tail",
+    "round_robin_assignment",
+    "run_cluster",
+    "run_dirs",
+    "run_segment_build",
+    "run_to_end",
+    "schedstat",
+    "slow_down_after_warmup",
+    "wait_ready",
+    "write_queries",
+]
 
 #: How long a server may take from JVM start to ``READY`` (loading a few small segments takes ~3 s on 2 cores).
 READY_TIMEOUT_S = 90.0
@@ -179,6 +195,22 @@ class Processes:
         finally:
             for throttle in self.throttles:
                 throttle.close()
+
+
+@contextlib.contextmanager
+def run_dirs(prefix: str, work_dir: str | Path | None, logs_dir: str | Path | None
+             ) -> Iterator[tuple[Path, Path, Processes]]:
+    """A run's work directory (temporary, under ``work_dir``), its logs directory (``logs_dir``, else the work
+    directory) and its :class:`Processes`, every one of which is stopped when the block ends, however it ends."""
+    processes = Processes()
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=work_dir) as tmp:
+        work = Path(tmp)
+        logs = Path(logs_dir) if logs_dir is not None else work
+        logs.mkdir(parents=True, exist_ok=True)
+        try:
+            yield work, logs, processes
+        finally:
+            processes.stop_all()
 
 
 def build_segments_command(jars: PinotJars, heap: str, work: Path, table_config: Mapping[str, Any],
@@ -338,7 +370,7 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
     ideal = {seg: dict(states) for seg, states in ideal_state.items()}
     if set(ideal) != set(segments):
         raise ValueError(f"the ideal state names {sorted(ideal)}, the table has segments {sorted(segments)}")
-    servers = sorted({_host_port(i) for states in ideal.values() for i in states})
+    servers = sorted({host_port(i) for states in ideal.values() for i in states})
     unknown = sorted(set(slow or {}) - set(servers))
     if unknown:
         raise ValueError(f"slow servers {unknown} are not among the servers {servers}")
@@ -346,21 +378,18 @@ def run_cluster(table_config: Mapping[str, Any], schema: Mapping[str, Any], segm
         cpu_cgroup_root()
         for factor in slow.values():
             cpu_limit(factor)
-    processes = Processes()
-    with tempfile.TemporaryDirectory(prefix="workbench-cluster-", dir=work_dir) as tmp:
-        work = Path(tmp)
-        logs = Path(logs_dir) if logs_dir is not None else work
-        logs.mkdir(parents=True, exist_ok=True)
-        try:
-            return _run(jars, work, logs, processes, table_config, schema, segments, queries, load, servers, ideal,
-                        _Options(dict(scheduler_config or {}), dict(broker_config or {}), server_heap, broker_heap,
-                                 gc_logs, dict(cpus or {}), dict(slow or {})))
-        finally:
-            processes.stop_all()
+    with run_dirs("workbench-cluster-", work_dir, logs_dir) as (work, logs, processes):
+        return _run(jars, work, logs, processes, table_config, schema, segments, queries, load, servers, ideal,
+                    _Options(dict(scheduler_config or {}), dict(broker_config or {}), server_heap, broker_heap,
+                             gc_logs, dict(cpus or {}), dict(slow or {})))
 
 
-def _host_port(instance: str) -> str:
-    """``host:port`` of a ``Server_host_port`` instance id."""
+def host_port(instance: str) -> str:
+    """``host:port`` of a ``Server_host_port`` instance id (the inverse of :func:`instance_name`).
+
+    >>> host_port("Server_127.0.0.2_8098")
+    '127.0.0.2:8098'
+    """
     parts = instance.split("_")
     if len(parts) < 3 or parts[0] != "Server" or not parts[-1].isdigit():
         raise ValueError(f"instance {instance!r} is not Pinot's Server_<host>_<port>")

@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import subprocess
 import tarfile
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -59,6 +58,7 @@ from workbench.groundtruth.cluster import (
     build_segments_command,
     java_command,
     log_tail,
+    run_dirs,
     run_segment_build,
     run_to_end,
     wait_ready,
@@ -288,17 +288,10 @@ def helix_cluster(*tables: HelixTable | StreamTable, num_servers: int = 1, heap:
                              f"{t.partitions})")
     jars = ensure_built()
     kafka_jars = ensure_kafka_built() if any(isinstance(t, StreamTable) for t in tables) else None
-    processes = Processes()
-    with tempfile.TemporaryDirectory(prefix="workbench-helix-", dir=work_dir) as tmp:
-        work = Path(tmp)
-        logs = Path(logs_dir) if logs_dir is not None else work
-        logs.mkdir(parents=True, exist_ok=True)
-        try:
-            roles = _Roles(num_servers, heap, ready_timeout_s, dict(server_config or {}), dict(broker_config or {}),
-                           tuple(tuple(c) for c in server_cpus), tuple(broker_cpus), server_processors)
-            yield _start(jars, kafka_jars, work, logs, processes, tables, roles)
-        finally:
-            processes.stop_all()
+    roles = _Roles(num_servers, heap, ready_timeout_s, dict(server_config or {}), dict(broker_config or {}),
+                   tuple(tuple(c) for c in server_cpus), tuple(broker_cpus), server_processors)
+    with run_dirs("workbench-helix-", work_dir, logs_dir) as (work, logs, processes):
+        yield _start(jars, kafka_jars, work, logs, processes, tables, roles)
 
 
 @dataclass(frozen=True)

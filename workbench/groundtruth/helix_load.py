@@ -27,6 +27,7 @@ from workbench.groundtruth.cluster import (
     ClusterRun,
     LoadSpec,
     Processes,
+    host_port,
     java_command,
     run_to_end,
     schedstat,
@@ -115,7 +116,7 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
     """
     jars = ensure_built()
     logs = cluster.logs
-    hosts = {name: name.split("_")[1] for name in cluster.servers}
+    address = {name: host_port(name) for name in cluster.servers}
     spec = {"brokerUrl": cluster.broker_url,
             **load.open_loop(write_queries(work / "http-queries.sql", queries), work / "http-start" if slow else None)}
     (work / "http-load.json").write_text(json.dumps(spec))
@@ -126,10 +127,8 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
         proc = processes.start([*java_command(jars, heap, "workbench.cluster.HttpLoad", "load", logs),
                                 str(work / "http-load.json"), str(out)], log, tuple(cpus) or None)
         if slow:
-            by_address = {f"{hosts[n]}:{n.rsplit('_', 1)[1]}": n for n in cluster.servers}
-            slow_down_after_warmup(processes, {a: cluster.server_pids[n] for a, n in by_address.items() if n in slow},
-                                   {a: slow[n] for a, n in by_address.items() if n in slow}, proc, log,
-                                   work / "http-start")
+            slow_down_after_warmup(processes, {address[n]: cluster.server_pids[n] for n in slow},
+                                   {address[n]: factor for n, factor in slow.items()}, proc, log, work / "http-start")
         summary = run_to_end(proc, log, "the HTTP load generator", load.run_timeout_s())
         used = {name: tuple(b - a for a, b in zip(at_start[name], schedstat(pid), strict=True))
                 for name, pid in cluster.server_pids.items()}
@@ -139,10 +138,14 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
                    summary)
     measured = {int(json.loads(t).get("requestId", -1)) for t in out.read_text().splitlines()}
     lines = keep_measured_lines(logs / QUERY_LOG, measured, logs / "broker-querylog.all.log")
-    records = _records(out, lines, {host: name for name, host in hosts.items()})
-    servers = tuple(f"{hosts[n]}:{n.rsplit('_', 1)[1]}" for n in cluster.servers)
-    return ClusterRun(records, servers, cluster.pids, summary, routing=HELIX_ROUTING,
-                      schedstat={f"{hosts[n]}:{n.rsplit('_', 1)[1]}": (v[0], v[1]) for n, v in used.items()})
+    records = _records(out, lines, _by_host(cluster.servers))
+    return ClusterRun(records, tuple(address[n] for n in cluster.servers), cluster.pids, summary,
+                      routing=HELIX_ROUTING, schedstat={address[n]: (v[0], v[1]) for n, v in used.items()})
+
+
+def _by_host(servers: Sequence[str]) -> dict[str, str]:
+    """Each server's instance id by its host, as the broker log's ``serverStats`` names servers."""
+    return {host_port(name).rsplit(":", 1)[0]: name for name in servers}
 
 
 #: The broker response's fields a record keeps (Pinot's names), beside ``requestId``, ``sql`` and ``exceptions``.
@@ -162,7 +165,7 @@ def sequential_records(cluster: HelixCluster, queries: Sequence[str]) -> pd.Data
         exceptions = "; ".join(f"{e.get('errorCode')}: {e.get('message')}" for e in answer.get("exceptions", []))
         rows.append({"sql": sql, "requestId": int(answer.get("requestId", -1)), "exceptions": exceptions,
                      **{k: answer.get(k) for k in RESPONSE_FIELDS}})
-    instances = {name.split("_")[1]: name for name in cluster.servers}
+    instances = _by_host(cluster.servers)
     lines: dict[int, str] = {}
     for line in (cluster.logs / QUERY_LOG).read_text(errors="replace").splitlines():
         found = _REQUEST_ID.search(line)

@@ -38,7 +38,14 @@ import pandas as pd
 from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import PinotRefused, ensure_built
-from workbench.groundtruth.cluster import ClusterRun, LoadSpec, allocate_servers, instance_name, run_cluster
+from workbench.groundtruth.cluster import (
+    ClusterRun,
+    LoadSpec,
+    allocate_servers,
+    host_port,
+    instance_name,
+    run_cluster,
+)
 from workbench.groundtruth.helix_cluster import HelixTable, StreamTable, helix_cluster
 from workbench.groundtruth.helix_load import run_helix_load
 from workbench.groundtruth.scenario import ScenarioTable, scenario_table
@@ -297,7 +304,7 @@ def _helix_rate(st: ScenarioTable, where: Placement, load: LoadSpec, directory: 
         produced = dict(cluster.produced.get(raw, {}))
     write_json_atomic(directory / "ideal_state.json", ideal)
     write_json_atomic(directory / "zk_metadata.json", zk)
-    hosts = {name: f"{name.split('_')[1]}:{name.rsplit('_', 1)[1]}" for name in cluster.servers}
+    hosts = {name: host_port(name) for name in cluster.servers}
     cpus: dict[str, Sequence[int]] = {hosts[n]: c for n, c in zip(cluster.servers, where.server_cpus, strict=True)
                                       if c}
     if where.broker_cpus:
