@@ -487,7 +487,9 @@ def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str
     capped = ""
     if mean > extra:
         # no more wake-up work than the process CPU beyond the query threads that was measured
-        wake = replace(wake, wake_ms=wake.wake_ms * extra / mean)
+        scale = extra / mean
+        wake = replace(wake, wake_ms=wake.wake_ms * scale,
+                       wake_se=wake.wake_se * scale if wake.wake_se is not None else None)
         each = wake.per_query(gap)
         capped = (f"; scaled to the given process CPU beyond the log's thread CPU ({extra:.3g} ms per request; "
                   f"the log's timeMs read {mean:.3g} ms on average)")
