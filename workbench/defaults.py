@@ -76,6 +76,13 @@ COST_MERGE_MS_PER_SEGMENT: Final = 0.005
 #: hold exactly; ``calibrate`` fits it where a log shows it. Against Apache Pinot 1.5.1 on one core
 #: (``docs/validation.md``, "Why Pinot's median falls with load") about 2.8 ms after a long idle stretch.
 COST_WAKE_MS: Final = 0.0
+#: CPU per server request that the server's JVM spends off the query's path (``service.off_path_ms``), ms: taken on
+#: the server's cores after the response is sent, so it delays the requests behind it but not its own. 0: none, so
+#: the closed-form checks hold exactly. Against Apache Pinot 1.5.1 on one core (``docs/validation.md``, "CPU off the
+#: query's path") the JVM used 5.59 ms of CPU per query where the query's threads measured 2.16 ms and its whole
+#: round trip on the server took 3.76: at least 1.8 ms ran outside any query's round trip (Netty's and the query
+#: log's threads, GC, JIT). ``calibrate`` sets it from the servers' process CPU where given (``--server-cpu-ms``).
+COST_OFF_PATH_MS: Final = 0.0
 #: Extra cost per document scanned of an aggregation function whose per-row work is heavier than the plain
 #: ones ``ns_per_doc`` prices (``service.function_ns_per_doc``: Pinot's function name -> ns, added once per
 #: call of it in the query; :func:`workbench.sim.service.function_ns_per_doc`). None by default, so the

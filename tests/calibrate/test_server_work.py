@@ -151,14 +151,21 @@ def test_held_costs_whose_defaults_alone_exceed_the_measured_work_are_scaled_to_
     assert sources["service.per_segment_ms"].startswith("held below its default")
 
 
-def test_a_given_process_cpu_per_query_moves_the_difference_from_delay_to_per_request_work(tmp_path: Path) -> None:
+def test_a_given_process_cpu_per_query_loads_the_cores_off_the_query_s_path(tmp_path: Path) -> None:
+    """The process CPU beyond the query's threads is CPU off the query's path: it loads the server's cores
+    (``service.off_path_ms``) and leaves the query's own work and its measured delay as they were."""
     paths, delays = _files(tmp_path / "in", measured=True)
-    base = _values(_calibrate(paths, tmp_path / "base"))
+    base_doc = _calibrate(paths, tmp_path / "base")
+    base = _values(base_doc)
+    assert base["service.off_path_ms"] == 0.0
     doc = _calibrate(paths, tmp_path / "process", server_cpu_ms=3.0)
     values = _values(doc)
-    # the log's mean work is (1.4 + 4.0) / 2 = 2.7 ms per query, one server request each: 0.3 ms more per request
-    assert values["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"] + 0.3, abs=1e-6)
-    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)) - 0.3, abs=1e-6)  # type: ignore[index]
+    # the log's mean work is (1.4 + 4.0) / 2 = 2.7 ms per query, one server request each: 0.3 ms per request
+    assert values["service.off_path_ms"] == pytest.approx(0.3, abs=1e-6)
+    assert values["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"], abs=1e-9)
+    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)), abs=1e-6)  # type: ignore[index]
+    scenario = yaml.safe_load((tmp_path / "process" / "scenario.yaml").read_text())
+    assert scenario["service"]["off_path_ms"] == pytest.approx(0.3, abs=1e-6)
 
 
 def test_a_log_whose_servers_did_not_measure_cpu_is_fitted_to_time_ms_as_before(tmp_path: Path) -> None:
@@ -201,7 +208,8 @@ def test_the_variability_is_searched_where_its_spread_rises_and_a_wider_spread_i
 
 
 def test_the_cli_passes_server_work_and_server_cpu_ms(tmp_path: Path) -> None:
-    """``workbench calibrate --server-cpu-ms 3`` adds (3 - 2.7) ms per request as the API's ``server_cpu_ms`` does
+    """``workbench calibrate --server-cpu-ms 3`` puts (3 - 2.7) ms per request off the query's path as the API's
+    ``server_cpu_ms`` does
     (the test above, by hand), and ``--no-server-work`` fits ``timeMs`` as ``server_work=False`` does."""
     from workbench.cli import main
 
@@ -212,8 +220,9 @@ def test_the_cli_passes_server_work_and_server_cpu_ms(tmp_path: Path) -> None:
               "--server-cores", "1", "--backtest-queries", "0", "--seed", "1"]
     assert main(["calibrate", *common, "--out", str(tmp_path / "cpu"), "--server-cpu-ms", "3.0"]) == 0
     doc = json.loads((tmp_path / "cpu" / "calibration.json").read_text())
-    assert _values(doc)["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"] + 0.3, abs=1e-6)
-    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)) - 0.3, abs=1e-6)
+    assert _values(doc)["service.off_path_ms"] == pytest.approx(0.3, abs=1e-6)
+    assert _values(doc)["service.per_request_ms"] == pytest.approx(base["service.per_request_ms"], abs=1e-9)
+    assert doc["delay"]["mean_ms"] == pytest.approx(float(np.mean(delays)), abs=1e-6)
     assert main(["calibrate", *common, "--out", str(tmp_path / "off"), "--no-server-work"]) == 0
     assert json.loads((tmp_path / "off" / "calibration.json").read_text())["fitted_to"] == "timeMs"
 

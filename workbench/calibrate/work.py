@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import lsq_linear
 
+from workbench import defaults as D
 from workbench.calibrate.broker import broker_costs
 from workbench.calibrate.critical_path import Shape, factor_moments
 from workbench.calibrate.features import LogFeatures
@@ -91,6 +92,9 @@ MIN_MEASURED_SHARE = 0.5
 #: Server keys fitted to the measured work, and the broker keys that are not.
 _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_per_doc",
                 "service.merge_ms_per_segment")
+#: The process CPU off the query's path (:func:`fit_work`'s ``process_ms``), and its unit.
+OFF_PATH_KEY = "service.off_path_ms"
+OFF_PATH_UNIT = "ms of CPU per server request, run after its response"
 #: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
 _CONSTRAINT_WEIGHT = 1e6
 #: The delay per server request is read from the queries that reached one server when at least this many
@@ -304,8 +308,13 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     server JVMs' CPU seconds over the log's period divided by its queries). The log's CPU time covers the query's
     own threads only; Netty, request deserialisation, GC and JIT threads use the same cores (on Pinot 1.5.1 with
     one server on one core: 2.2 ms logged, 4.4-5.5 ms for the whole JVM). The difference, spread over the
-    server requests, is added to ``service.per_request_ms`` (and so leaves the delay), so the model's servers
-    are as loaded as the measured ones.
+    server requests, is ``service.off_path_ms``: CPU the model runs on the server's cores after each response, so
+    the model's servers are as loaded as the measured ones while each query's time stays the one the log
+    measured. It used to be added to ``service.per_request_ms``, on the query's path: against Pinot 1.5.1 the JVM's
+    5.59 ms of CPU per query exceeded the server's whole part of a query (3.76 ms round trip, of which 2.16 ms the
+    query's threads), the model's median came out 50-97% high at every rate, and the delay, which cannot go below
+    0, could not make up for it (``docs/validation.md``, "CPU off the query's path"). Whatever part of it did run
+    on the query's path is in the measured delay already.
 
     Raises
     ------
@@ -335,21 +344,20 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         x_all = _work_design(f)
         x = x_all[use]
     _within_measured(values, sources, held, x, float(w.sum()))
-    fitted = base = x_all @ np.array([values[k] for k in FIT_KEYS])
-    extra_note, extra = None, 0.0
+    base = x_all @ np.array([values[k] for k in FIT_KEYS])
+    extra = 0.0
+    off_path = Parameter(OFF_PATH_KEY, D.COST_OFF_PATH_MS, OFF_PATH_UNIT,
+                         "DEFAULT (workbench/defaults.py): read only where the servers' process CPU is given "
+                         "(--server-cpu-ms): the log's CPU times cover the query's own threads")
     if process_ms is not None:
         requests = float(x[:, FIT_KEYS.index("service.per_request_ms")].sum())
-        extra = (process_ms * len(w) - float(fitted[use].sum())) / requests
-        if extra > 0:
-            values["service.per_request_ms"] += extra
-            extra_note = (f"service.per_request_ms: includes {extra:.3g} ms per server request of process CPU outside "
-                          f"the query's threads (the given {process_ms:.3g} ms per query less the log's "
-                          f"{float(w.mean()):.3g} ms: Netty, deserialisation, GC, JIT)")
-            fitted = x_all @ np.array([values[k] for k in FIT_KEYS])
-        else:
-            extra = 0.0
-            extra_note = (f"the given process CPU per query ({process_ms:.3g} ms) is below the log's measured work "
-                          f"({float(w.mean()):.3g} ms per query): not used")
+        extra = max(0.0, (process_ms * len(w) - float(base[use].sum())) / requests)
+        off_path = replace(off_path, value=extra, source=(
+            f"from the given process CPU: {process_ms:.3g} ms per query less the log's {float(w.mean()):.3g} ms in "
+            f"the query's threads, {extra:.3g} ms per server request (Netty, the query log, GC, JIT), run on the "
+            "server's cores after each response" if extra > 0 else
+            f"0: the given process CPU per query ({process_ms:.3g} ms) is not above the log's measured work "
+            f"({float(w.mean()):.3g} ms per query)"))
     broker_se: dict[str, float] = {}
     for k, (value, se, source) in broker_costs(f, slowest_ms, opts).items():
         values[k], sources[k] = value, source
@@ -383,15 +391,14 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     ratio = np.where(use & (base > 0), np.nan_to_num(work_ms / np.where(base > 0, base, 1.0)), 1.0)
     broker = predict(f, {k: (values[k] if k not in _SERVER_KEYS else 0.0) for k in FIT_KEYS}, np.zeros(len(f)), 0.0)
     reached = f.servers > 0
-    outside = critical - predict(f, {**server_only, "service.per_request_ms": values["service.per_request_ms"]
-                                     - extra}, g, 0.0)
     one, which = _delay_queries(f, reached)
-    raw = f.time_ms - broker - (critical - outside) * ratio - outside
-    wake, raw, wake_note = _wake(f, raw, reached, values, extra, use, process_ms is not None)
+    raw = f.time_ms - broker - critical * ratio
+    wake, raw, wake_note, off_path = _wake(f, raw, reached, off_path, use, process_ms is not None)
     params = tuple(Parameter(k, values[k], unit, sources[k], se_of.get(k)) for k, unit, _ in FIT_PARAMETERS)
     params += tuple(Parameter(key_of(c.name), c.value, FUNCTION_UNIT,
                               f"fitted to the {c.queries:,} queries that call it" if c.fitted else c.why,
                               se_of.get(key_of(c.name)) if c.fitted else None) for c in functions)
+    params += (off_path,)
     delay = without_clock(raw[one])
     fanout = f.servers[one]
     if len(fanout) and int(np.min(fanout)) > 1:
@@ -407,15 +414,17 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     notes += [f"{k}: {sources[k]}" for k in FIT_KEYS if k not in held and sources[k].startswith(AT_BOUND)]
     if var.note:
         notes.append(f"service.variability: {var.note}")
-    if extra_note:
-        notes.append(extra_note)
+    notes.append(f"{OFF_PATH_KEY}: {off_path.value:.3g} ms, {off_path.source}")
     notes.append(wake_note)
     notes.append(_functions_note(functions))
     quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
     quality["fitted_work_ms_total"] = float(base[use].sum())
-    quality["model_work_ms_per_query"] = float(fitted[use].mean())
+    # the model's servers' CPU per query: the query's threads', its wake-up and the CPU off its path (their sum the
+    # given process CPU's share beyond the threads)
+    quality["model_work_ms_per_query"] = float(base[use].mean()) + extra * float(
+        x[:, FIT_KEYS.index("service.per_request_ms")].mean())
     fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
     return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"], wake)
 
@@ -460,14 +469,15 @@ def _functions_note(functions: list[FunctionCost]) -> str:
     return f"{FUNCTION_KEY}: " + "; ".join(said)
 
 
-def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str, float], extra: float,
-          use: np.ndarray, process_given: bool) -> tuple[Wake, np.ndarray, str]:
+def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, off_path: Parameter, use: np.ndarray,
+          process_given: bool) -> tuple[Wake, np.ndarray, str, Parameter]:
     """The wake-up (:mod:`~workbench.calibrate.wake`) read from each query's ``raw`` delay, the delays with it taken
-    out, and the note. The model charges it as server work per request (``service.wake_ms``): where the given
-    process CPU was added to ``service.per_request_ms`` (``extra``), the log's mean wake-up is part of it and
-    leaves it (the wake-up scaled down to ``extra`` where it would be more, so the servers' load at the log's rate
-    stays the measured one). Without the process CPU it is not fitted: CPU outside the query's threads that no
-    measurement shows stays in the delay."""
+    out, the note, and ``service.off_path_ms`` less the wake-up. The model charges it as server work per request
+    (``service.wake_ms``) on the query's path: it is part of the process CPU beyond the query's threads, so the log's
+    mean wake-up leaves ``off_path`` (the wake-up scaled down to ``off_path`` where it would be more, so the servers'
+    load at the log's rate stays the measured one). Without the process CPU it is not fitted: CPU outside the
+    query's threads that no measurement shows stays in the delay."""
+    extra = off_path.value
     gap = gaps_ms(f.arrival_s)
     wake = fit_wake(gap, raw, reached & isolated(f.arrival_s, f.time_ms))
     if wake.fitted and extra <= 0:
@@ -481,7 +491,7 @@ def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str
                          f"({wake.wake_ms:.3g} ± {wake.wake_se or 0:.2g} ms) it cannot be told from waiting, so it "
                          "stays in the delay", wake.queries)
     if not wake.fitted:
-        return wake, raw, f"service.wake_ms: {wake.note}"
+        return wake, raw, f"service.wake_ms: {wake.note}", off_path
     each = wake.per_query(gap)
     mean = float(each[use].mean())
     capped = ""
@@ -494,13 +504,14 @@ def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, values: dict[str
         capped = (f"; scaled to the given process CPU beyond the log's thread CPU ({extra:.3g} ms per request; "
                   f"the log's timeMs read {mean:.3g} ms on average)")
     taken = min(float(each[use].mean()), extra)
-    values["service.per_request_ms"] -= taken
-    how = f"; {taken:.3g} ms of it (the log's mean) left service.per_request_ms's process CPU"
+    left = replace(off_path, value=extra - taken,
+                   source=f"{off_path.source}, less the wake-up's {taken:.3g} ms (on the query's path)")
+    how = f"; {taken:.3g} ms of it (the log's mean) left {OFF_PATH_KEY}, the process CPU off the query's path"
     tau_se = f" ± {wake.tau_se:.2g}" if wake.tau_se is not None else ""
     note = (f"service.wake_ms: {wake.wake_ms:.3g} ± {wake.wake_se:.2g} ms, wake_tau_ms {wake.tau_ms:.3g}{tau_se} ms, "
             f"{wake.note}{how}{capped}")
-    out: np.ndarray = raw + taken * np.where(reached, f.servers, 0) - np.where(reached, each, 0.0)
-    return wake, out, note
+    out: np.ndarray = raw - np.where(reached, each, 0.0)
+    return wake, out, note, left
 
 
 def with_model_docs(features: LogFeatures, docs: np.ndarray) -> LogFeatures:

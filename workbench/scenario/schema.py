@@ -556,6 +556,10 @@ class ServiceSpec:
     #: query arrived (0: none).
     wake_ms: float = _f(D.COST_WAKE_MS, min=0, kind="duration_ms")
     wake_tau_ms: float = _f(D.COST_WAKE_TAU_MS, gt=0, kind="duration_ms")
+    #: ``cost``: CPU per server request the server spends off the query's path (Netty's and the query log's threads,
+    #: GC, JIT), ms: it runs on the server's cores after the response is sent, so it delays the requests behind it
+    #: and not its own (0: none).
+    off_path_ms: float = _f(D.COST_OFF_PATH_MS, min=0, kind="duration_ms")
     #: ``cost``: extra ns per document scanned for each call of these aggregation functions in a query (Pinot's
     #: names, e.g. ``PERCENTILETDIGEST: 80``): their per-row work is heavier than ``ns_per_doc``'s plain
     #: aggregations (none by default).

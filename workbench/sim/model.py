@@ -156,7 +156,7 @@ class ClusterModel:
         return times
 
     def _request(self, q: int, server: int, segments: np.ndarray, work: np.ndarray, prepare: float,
-                 merge: float, at: float) -> Request:
+                 merge: float, at: float, scale: float) -> Request:
         plan = self.plan
         rid = self._next_rid
         self._next_rid += 1
@@ -164,7 +164,8 @@ class ClusterModel:
         return Request(rid, at, float(plan.timeout_ms[q]), prepare, merge,
                        self._segment_work(segments, work, plan.plans[int(plan.plan_index[q])], server, at),
                        group_by=bool(plan.group_by[q]), secondary=bool(plan.secondary[q]),
-                       execution_threads=threads if threads > 0 else None)
+                       execution_threads=threads if threads > 0 else None,
+                       off_path=float(plan.off_path_ms[q] * scale))
 
     def _send(self, requests: list[_Outgoing], gather: Gather) -> None:
         """Each request reaches its server after its way-out delay; requests due at the same moment are
@@ -200,7 +201,7 @@ class ClusterModel:
             server = int(plan.server[r])
             scale = plan.scale(server, arrival + float(plan.out_delay[r]))
             request = self._request(q, server, segments[pos], work[pos] * scale, float(plan.prepare[r] * scale),
-                                    float(plan.merge[r] * scale), arrival)
+                                    float(plan.merge[r] * scale), arrival, scale)
             out.append((server, request, float(plan.out_delay[r]), float(plan.back_delay[r]), int(plan.rows[r])))
         return out, int(plan.unavailable[q])
 
@@ -223,7 +224,7 @@ class ClusterModel:
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)
             seg_work = (work[pos] + (service.merge_ms_per_segment if plan.group_by[q] else 0.0)) * scale
             request = self._request(q, server, segments[pos], seg_work, float(plan.prepare_ms[q] * scale),
-                                    float(merge * scale), arrival)
+                                    float(merge * scale), arrival, scale)
             rows = result_rows(query.query, float(segment_sums(docs[pos], np.array([0, len(pos)]))[0]))  # as planned
             out.append((server, request, out_delay, back_delay, rows))
         return out, unavailable

@@ -89,6 +89,9 @@ class Plan:
     #: workers'), ms: its table's service model's (every query's the same with one table).
     prepare_ms: np.ndarray
     merge_ms_per_segment: np.ndarray
+    #: Per query, the CPU each of its requests leaves on its server's cores after the response
+    #: (``service.off_path_ms``), ms.
+    off_path_ms: np.ndarray
     plans: tuple[QueryPlan, ...]
     heaps: tuple[ServerHeap, ...]
     crashes: tuple[PauseSchedule, ...]
@@ -375,6 +378,7 @@ def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float
         plan_segment=work.plan_segment, plan_docs=work.plan_docs, plans=tuple(queries.plans),
         prepare_ms=prepare_ms(queries.arrival_ms, service),
         merge_ms_per_segment=np.full(len(pi), service.merge_ms_per_segment),
+        off_path_ms=np.full(len(pi), service.off_path_ms),
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
 

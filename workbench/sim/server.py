@@ -70,6 +70,7 @@ class Request:
     ``prepare`` and ``merge`` are the runner thread's work before and after the fan-out (T1, T4);
     ``segments`` the worker work of each segment (0 for a segment answered from the segment cache).
     ``timeout`` is the ``timeoutMs`` the broker sent: the server's deadline is ``arrival + timeout``.
+    ``off_path`` is the CPU the request leaves on the cores once its runner is done (``service.off_path_ms``).
     """
 
     rid: int
@@ -81,6 +82,7 @@ class Request:
     group_by: bool = False
     secondary: bool = False
     execution_threads: int | None = None
+    off_path: float = 0.0
     #: When the request reached the server's socket (before ``arrival`` if a pause kept it unread).
     delivered: float = _INF
     reserved: int = 0
@@ -374,14 +376,20 @@ class PinotServer:
             self._log(now, "fan_out", thing.rid)
             self._fan_out(thing, now)
             stack.append((_DISPATCH_WORKERS, None))
-        else:
+        elif phase == _MERGE:
             stack.append((_RUNNER_DONE, (thing, 0)))
+        else:  # _OFF_PATH: no thread waits for it
+            self._log(now, "off_path_done", thing.rid)
 
     def _a_runner_done(self, what: Any, now: float, out: list[Response], stack: list[tuple[int, Any]]) -> None:
         request, code = what
         self.runners_busy -= 1
         self.scheduler.finished(request)
         self._respond(request, now, code, out, held=True)
+        if request.off_path > 0:
+            # the JVM's CPU off the query's path (Netty, the query log, GC, JIT): on the cores from the response on,
+            # so the requests behind it share the cores with it, and no thread of the request waits for it
+            self.cpu.start(now, request.off_path, (_OFF_PATH, request))
         stack.append((_DISPATCH_RUNNERS, None))
 
     def _respond(self, request: Request, now: float, code: int, out: list[Response], *, held: bool) -> None:
@@ -410,7 +418,7 @@ class PinotServer:
 
 # Actions of the thread logic and the phases of work items (small ints: the compiled engine uses the same).
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = range(6)
-_PREPARE, _SEGMENT, _MERGE = range(3)
+_PREPARE, _SEGMENT, _MERGE, _OFF_PATH = range(4)
 _ACTIONS = {
     _DISPATCH_RUNNERS: PinotServer._a_dispatch_runners,
     _RUNNER_WORK: PinotServer._a_runner_work,

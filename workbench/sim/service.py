@@ -36,6 +36,9 @@ class ServiceModel:
     #: Extra ns per document per call of an aggregation function (``service.function_ns_per_doc``, by Pinot's
     #: canonical name): see :func:`function_ns_per_doc`. Empty: none.
     function_costs: tuple[tuple[str, float], ...] = ()
+    #: CPU per request off the query's path (``service.off_path_ms``), run on the server's cores after the
+    #: response is sent (:class:`workbench.sim.server.PinotServer`); 0: none.
+    off_path_ms: float = 0.0
 
     def vary(self, rng: np.random.Generator, times: list[float]) -> list[float]:
         """Each run of a segment takes its mean time times a lognormal factor of mean 1 (``variability``
@@ -91,7 +94,7 @@ def function_ns_per_doc(query: Query | None, costs: Mapping[str, float] | tuple[
 def _cost(s: ServiceSpec) -> ServiceModel:
     costs = tuple((canonical_function_name(str(k)), float(v)) for k, v in s.function_ns_per_doc.items() if v > 0)
     return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability,
-                        s.wake_ms, s.wake_tau_ms, costs)
+                        s.wake_ms, s.wake_tau_ms, costs, s.off_path_ms)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:

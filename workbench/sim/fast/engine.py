@@ -149,10 +149,12 @@ def _run_servers(sc: Scenario, plan: Plan, routes: Routes, delivery: Delivery, w
                      np.empty(n), np.zeros((servers, 5), dtype=np.int64), np.zeros(servers), entry_of)
     crashes = _Schedules.of(plan.crashes)
     settings = ServerSettings.of(sc.cluster.server.query,
-                                 ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS)
+                                 ExecutionModel(sc.cluster.server.execution) is ExecutionModel.FCFS_THREADS,
+                                 bool((plan.off_path_ms > 0).any()))
     run_servers(np.arange(servers, dtype=np.int64), entries, queries, (seg_offsets, seg_work), plan.cpu_scale,
                 _slow_arrays(slow), np.ascontiguousarray(plan.prepare_ms, dtype=float),
                 np.ascontiguousarray(plan.merge_ms_per_segment, dtype=float),
+                np.ascontiguousarray(plan.off_path_ms, dtype=float),
                 (stops.offsets, stops.start, stops.end, stops.run, stops.before, stops.total),
                 (pauses.offsets, pauses.start, pauses.end), (crashes.offsets, crashes.start, crashes.end), settings,
                 horizon_ms,

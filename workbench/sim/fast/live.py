@@ -404,7 +404,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
         none, many = result_rows(query.query, 0.0), result_rows(query.query, float(2**62))
         aggregate[p], cap[p] = (none if none == many else -1), many
     settings = ServerSettings.of(spec.server.query,
-                                 ExecutionModel(spec.server.execution) is ExecutionModel.FCFS_THREADS)
+                                 ExecutionModel(spec.server.execution) is ExecutionModel.FCFS_THREADS,
+                                 bool((plan.off_path_ms > 0).any()))
     template = server_state(rows_max, tasks_max, settings)
     state = tuple(np.ascontiguousarray(np.repeat(a[None], servers, axis=0)) for a in template)
     width = max(rows_max, tasks_max) + 1
@@ -429,7 +430,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     requests = (np.zeros(nq + 1, np.int64), np.empty(request_max, np.int64), np.empty(request_max, np.int64),
                 np.empty(request_max, np.int64), np.empty(request_max, np.int64), np.empty(request_max, np.int64),
                 np.empty(request_max), np.empty(request_max), np.empty(2 * request_max),
-                np.empty(request_max), np.empty(request_max, np.int64))
+                np.empty(request_max), np.empty(request_max, np.int64), np.empty(request_max))
     # broker events and server deliveries: heaps; per server the rows not yet answered; per query the gather
     queues = (np.empty(nq + request_max + 1), np.empty(nq + request_max + 1, np.int64),
               np.empty(nq + request_max + 1, np.int64), np.empty(nq + request_max + 1, np.int64),
@@ -458,9 +459,9 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
                  np.full(brokers, -1, np.int64), np.full(brokers, -1, np.int64))
     while True:
         status = _run(queries, routing, templates.arrays(), stats_config, broker_stats, detectors, delays_in,
-                      own_delay, plan.cpu_scale, slow, plan.prepare_ms, plan.merge_ms_per_segment, stops,
-                      gc_pauses, crashes, settings, horizon_ms, state, work, outs, requests, queues, gathers,
-                      per_server, counters, draws, bounds)
+                      own_delay, plan.cpu_scale, slow, plan.prepare_ms, plan.merge_ms_per_segment,
+                      plan.off_path_ms, stops, gc_pauses, crashes, settings, horizon_ms, state, work, outs, requests,
+                      queues, gathers, per_server, counters, draws, bounds)
         if status == _DONE:
             break
         if status == _NEED_DRAWS:
@@ -685,7 +686,7 @@ def _close(q: int, at: float, b: int, queries: tuple[Any, ...], requests: tuple[
 def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[np.ndarray, ...], cfg: np.ndarray,
          stats: tuple[np.ndarray, ...], det: tuple[np.ndarray, ...], delays_in: np.ndarray, own_delay: np.ndarray,
          cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-         prepare_ms: np.ndarray, merge_each: np.ndarray, stops: tuple[np.ndarray, ...],
+         prepare_ms: np.ndarray, merge_each: np.ndarray, off_path_ms: np.ndarray, stops: tuple[np.ndarray, ...],
          gc_pauses: tuple[np.ndarray, ...],
          crashes: tuple[np.ndarray, ...], settings: ServerSettings, horizon: float, state: tuple[np.ndarray, ...],
          work: tuple[np.ndarray, ...], outs: tuple[np.ndarray, ...], requests: tuple[np.ndarray, ...],
@@ -702,7 +703,9 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     per broker and server the failure detector's state (unhealthy, delay, retries, generation), per broker its
     routing state (-1: look it up) and the epoch it was looked up in.
     """
-    arrival, broker, timeout, group_by, secondary, threads, plan_index, query_segments, seg_in = queries[:9]
+    arrival, broker, timeout, group_by, plan_index, query_segments, seg_in = (queries[0], queries[1], queries[2],
+                                                                            queries[3], queries[6], queries[7],
+                                                                            queries[8])
     plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
     case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
     pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:12]
@@ -711,19 +714,17 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     template_of, tpl_offsets, tpl_position, tpl_segment, tpl_server, tpl_unavailable = tpl
     broker_state, state_epoch = det[4], det[5]
     slow_offsets, slow_start, slow_end, slow_factor, slow_jvm = slow
-    p_off, p_start, p_end, p_run, p_before, p_total = stops
-    g_off, g_start, g_end = gc_pauses
     c_off, c_start, c_end = crashes
-    rf_all, ri_all, ti, t_queued, queue_all, seg_work, positions = work
-    out_at, out_code, out_responded, out_paused, out_wait = outs
+    seg_work, positions = work[5], work[6]
+    out_at, out_code, out_responded = outs[0], outs[1], outs[2]
     query_requests, req_server, req_row, req_nseg, req_seg, req_query, req_prepare, req_docs, delays = requests[:9]
-    req_merge, req_rows = requests[9], requests[10]
-    ev_key, ev_seq, ev_kind, ev_ref, dl_key, dl_req, outstanding, hints = queues
+    req_merge, req_rows, req_off_path = requests[9], requests[10], requests[11]
+    ev_key, ev_seq, ev_kind, ev_ref, dl_key, dl_req, outstanding = queues[:7]
     closed, got, received = gathers
     has = stats[0]
     nq, servers = len(arrival), len(cpu_scale)
-    # per server: rows in its request table, deliveries waiting, rows not answered yet (``outstanding``)
-    n_rows, pending, open_rows = per_server[:, 0], per_server[:, 1], per_server[:, 2]
+    # per server: deliveries waiting, rows not answered yet (``outstanding``; its rows: ``per_server[:, 0]``)
+    pending, open_rows = per_server[:, 1], per_server[:, 2]
     chosen_server = np.empty(len(draws), np.int64)
     decided = np.full(len(cset_offsets), -1, np.int64)
     score_seen = np.full(servers, -1, np.int64)
@@ -744,30 +745,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
         for s in range(servers):
             if state[14][s, F_NEXT] >= t and (pending[s] == 0 or dl_key[s, 0] >= t):
                 continue
-            st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
-                  state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
-                  state[14][s], state[15][s], state[16][s], state[17][s])
-            rf, ri = rf_all[s], ri_all[s]
-            ps, pe = p_start[p_off[s]:p_off[s + 1]], p_end[p_off[s]:p_off[s + 1]]
-            while pending[s] > 0 and dl_key[s, 0] < t:
-                r = dl_req[s, 0]
-                pending[s] = _delivery_pop(dl_key[s], dl_req[s], pending[s])
-                row = n_rows[s]
-                n_rows[s] += 1
-                qq = req_query[r]
-                d = arrival[qq] + delays[2 * r]
-                set_request(rf, ri, row, release(ps, pe, d, hints[s]), d, timeout[qq], req_prepare[r],
-                            req_merge[r], req_seg[r], req_nseg[r], threads[qq], group_by[qq], secondary[qq])
-                req_row[r] = row
-                outstanding[s, open_rows[s]] = r
-                open_rows[s] += 1
-            st[13][I_TASKS] = counters[7]
-            advance_server(st, rf, ri, seg_work, n_rows[s], settings, ps, pe, p_run[p_off[s]:p_off[s + 1]],
-                           p_before[p_off[s]:p_off[s + 1]], p_total[s], g_start[g_off[s]:g_off[s + 1]],
-                           g_end[g_off[s]:g_off[s + 1]], c_start[c_off[s]:c_off[s + 1]], c_end[c_off[s]:c_off[s + 1]],
-                           horizon, t, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
-                           out_responded[s])
-            counters[7] = st[13][I_TASKS]
+            _advance(s, t, state, queries, requests, queues, work, outs, stops, gc_pauses, crashes, settings, horizon,
+                     per_server, counters)
             k = 0
             while k < open_rows[s]:  # responses sent: each reaches its broker after its way back
                 r = outstanding[s, k]
@@ -936,6 +915,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             req_server[r], req_nseg[r], req_seg[r], req_query[r] = s, nseg, start, q
             req_prepare[r] = prepare_ms[q] * scale
             req_merge[r] = (0.0 if group_by[q] else merge_each[q] * nseg) * scale
+            req_off_path[r] = off_path_ms[q] * scale
             req_docs[r] = docs
             req_rows[r] = aggregate[p] if aggregate[p] >= 0 else min(int(max(docs, 0.0)), cap[p])
             delays[2 * r], delays[2 * r + 1] = out_d, back_d
@@ -958,31 +938,58 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
         counters[1] = q
     # the end: every delivery read, every server run to the horizon
     for s in range(servers):
-        st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
-              state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
-              state[14][s], state[15][s], state[16][s], state[17][s])
-        rf, ri = rf_all[s], ri_all[s]
-        ps, pe = p_start[p_off[s]:p_off[s + 1]], p_end[p_off[s]:p_off[s + 1]]
-        while pending[s] > 0:
-            r = dl_req[s, 0]
-            pending[s] = _delivery_pop(dl_key[s], dl_req[s], pending[s])
-            row = n_rows[s]
-            n_rows[s] += 1
-            qq = req_query[r]
-            d = arrival[qq] + delays[2 * r]
-            set_request(rf, ri, row, release(ps, pe, d, hints[s]), d, timeout[qq], req_prepare[r], req_merge[r],
-                        req_seg[r], req_nseg[r], threads[qq], group_by[qq], secondary[qq])
-            req_row[r] = row
-        st[13][I_TASKS] = counters[7]
-        advance_server(st, rf, ri, seg_work, n_rows[s], settings, ps, pe, p_run[p_off[s]:p_off[s + 1]],
-                       p_before[p_off[s]:p_off[s + 1]], p_total[s], g_start[g_off[s]:g_off[s + 1]],
-                       g_end[g_off[s]:g_off[s + 1]], c_start[c_off[s]:c_off[s + 1]], c_end[c_off[s]:c_off[s + 1]],
-                       horizon, _INF, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
-                       out_responded[s])
-        counters[7] = st[13][I_TASKS]
-        finish_server(st, n_rows[s], settings.cores, ps, pe, p_run[p_off[s]:p_off[s + 1]], horizon,
-                                  out_at[s], out_code[s], out_paused[s], out_wait[s], out_responded[s])
+        _advance(s, _INF, state, queries, requests, queues, work, outs, stops, gc_pauses, crashes, settings, horizon,
+                 per_server, counters)
     return _DONE
+
+
+@helper
+def _advance(s: int, t: float, state: tuple[np.ndarray, ...], queries: tuple[Any, ...],
+             requests: tuple[np.ndarray, ...], queues: tuple[np.ndarray, ...], work: tuple[np.ndarray, ...],
+             outs: tuple[np.ndarray, ...], stops: tuple[np.ndarray, ...], gc_pauses: tuple[np.ndarray, ...],
+             crashes: tuple[np.ndarray, ...], settings: ServerSettings, horizon: float, per_server: np.ndarray,
+             counters: np.ndarray) -> None:
+    """Server ``s``'s deliveries before ``t`` read into its request table, and its events before ``t`` run; when
+    ``t`` is infinite, every event to the horizon, and the server finished (:func:`finish_server`). The rows read
+    are its open rows."""
+    arrival, timeout, group_by, secondary, threads = queries[0], queries[2], queries[3], queries[4], queries[5]
+    req_row, req_nseg, req_seg, req_query, req_prepare, delays = (requests[2], requests[3], requests[4], requests[5],
+                                                                  requests[6], requests[8])
+    req_merge, req_off_path = requests[9], requests[11]
+    dl_key, dl_req, outstanding, hints = queues[4], queues[5], queues[6], queues[7]
+    rf_all, ri_all, ti, t_queued, queue_all, seg_work = work[0], work[1], work[2], work[3], work[4], work[5]
+    out_at, out_code, out_responded, out_paused, out_wait = outs
+    p_off, p_start, p_end, p_run, p_before, p_total = stops
+    g_off, g_start, g_end = gc_pauses
+    c_off, c_start, c_end = crashes
+    n_rows, pending, open_rows = per_server[:, 0], per_server[:, 1], per_server[:, 2]
+    st = (state[0][s], state[1][s], state[2][s], state[3][s], state[4][s], state[5][s], state[6][s],
+          state[7][s], state[8][s], state[9][s], state[10][s], state[11][s], state[12][s], state[13][s],
+          state[14][s], state[15][s], state[16][s], state[17][s])
+    rf, ri = rf_all[s], ri_all[s]
+    ps, pe = p_start[p_off[s]:p_off[s + 1]], p_end[p_off[s]:p_off[s + 1]]
+    while pending[s] > 0 and dl_key[s, 0] < t:
+        r = dl_req[s, 0]
+        pending[s] = _delivery_pop(dl_key[s], dl_req[s], pending[s])
+        row = n_rows[s]
+        n_rows[s] += 1
+        qq = req_query[r]
+        d = arrival[qq] + delays[2 * r]
+        set_request(rf, ri, row, release(ps, pe, d, hints[s]), d, timeout[qq], req_prepare[r], req_merge[r],
+                    req_seg[r], req_nseg[r], threads[qq], group_by[qq], secondary[qq], req_off_path[r])
+        req_row[r] = row
+        outstanding[s, open_rows[s]] = r
+        open_rows[s] += 1
+    st[13][I_TASKS] = counters[7]
+    advance_server(st, rf, ri, seg_work, n_rows[s], settings, ps, pe, p_run[p_off[s]:p_off[s + 1]],
+                   p_before[p_off[s]:p_off[s + 1]], p_total[s], g_start[g_off[s]:g_off[s + 1]],
+                   g_end[g_off[s]:g_off[s + 1]], c_start[c_off[s]:c_off[s + 1]], c_end[c_off[s]:c_off[s + 1]],
+                   horizon, t, ti, t_queued, queue_all[s], out_at[s], out_code[s], out_paused[s], out_wait[s],
+                   out_responded[s])
+    counters[7] = st[13][I_TASKS]
+    if t == _INF:
+        finish_server(st, n_rows[s], settings.cores, ps, pe, p_run[p_off[s]:p_off[s + 1]], horizon, out_at[s],
+                      out_code[s], out_paused[s], out_wait[s], out_responded[s])
 
 
 @helper

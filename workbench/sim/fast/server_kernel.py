@@ -47,7 +47,7 @@ __all__ = ["advance_server", "finish_server", "heap_pop", "heap_push", "server_s
            "workspace"]
 
 _DISPATCH_RUNNERS, _RUNNER_WORK, _DISPATCH_WORKERS, _STEP, _FINISHED, _RUNNER_DONE = 0, 1, 2, 3, 4, 5
-_PREPARE, _SEGMENT, _MERGE = 0, 1, 2
+_PREPARE, _SEGMENT, _MERGE, _OFF_PATH = 0, 1, 2, 3
 _INF = math.inf
 
 # integer state
@@ -57,8 +57,9 @@ _INF = math.inf
 # float state
 F_T0, F_V0, F_BUSY, F_G_DEADLINE, F_CPU_AT, F_NEXT = 0, 1, 2, 3, 4, 5
 #: A request's columns: floats (``RF``: when the server reads it, when it was delivered, its timeout, its
-#: runner work before and after the fan-out, when a runner took it, its longest task wait) ...
-RF_ARRIVAL, RF_DELIVERED, RF_TIMEOUT, RF_PREPARE, RF_MERGE, RF_STARTED, RF_TASK_WAIT = range(7)
+#: runner work before and after the fan-out, when a runner took it, its longest task wait, the CPU it leaves off
+#: its path after the response) ...
+RF_ARRIVAL, RF_DELIVERED, RF_TIMEOUT, RF_PREPARE, RF_MERGE, RF_STARTED, RF_TASK_WAIT, RF_OFF_PATH = range(8)
 RF = 8
 #: ... and integers (``RI``: its first segment in the work array, segments, ``maxExecutionThreads``, flags,
 #: the next segment to take, tasks not done, permits reserved, timed out, held by the server).
@@ -215,10 +216,11 @@ def workspace(requests: int, tasks: int) -> tuple[np.ndarray, np.ndarray, np.nda
 @helper
 def set_request(rf: np.ndarray, ri: np.ndarray, i: int, arrival: float, delivered: float, timeout: float,
                 prepare: float, merge: float, seg_start: int, segments: int, option: int, group_by: bool,
-                secondary: bool) -> None:
+                secondary: bool, off_path: float) -> None:
     """Row ``i`` of the request tables: what the request asks (times and work in ms) and its fresh state."""
     rf[i, RF_ARRIVAL], rf[i, RF_DELIVERED], rf[i, RF_TIMEOUT] = arrival, delivered, timeout
     rf[i, RF_PREPARE], rf[i, RF_MERGE], rf[i, RF_STARTED], rf[i, RF_TASK_WAIT] = prepare, merge, _INF, 0.0
+    rf[i, RF_OFF_PATH] = off_path
     ri[i, RI_SEG_START], ri[i, RI_NSEG], ri[i, RI_OPTION] = seg_start, segments, option
     ri[i, RI_GROUP_BY], ri[i, RI_SECONDARY] = group_by, secondary
     ri[i, RI_NEXT_SEGMENT], ri[i, RI_TASKS_LEFT], ri[i, RI_RESERVED] = 0, 0, 0
@@ -262,9 +264,10 @@ ServerState = tuple[np.ndarray, ...]
 def server_state(n: int, cap: int, cfg: ServerSettings) -> ServerState:
     """A fresh server's state, sized for up to ``n`` requests of ``cap`` segments plus requests in all."""
     static_mode = cfg.static
-    # at most one work item per busy runner and worker; timers only for the simplification's runners
+    # at most one work item per busy runner and worker, and (``cfg.off_path``) one per request answered whose CPU
+    # off the query's path is still running; timers only for the simplification's runners
     heap = ((min(n, cfg.cores) + n + 8) if static_mode
-            else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8))
+            else (min(cfg.runner_threads, n) + min(cfg.worker_threads, cap) + 8)) + (n if cfg.off_path else 0)
     theap = n + 8 if static_mode else 8
     due = heap + theap
     # the action stack grows by at most two per thread started in one cascade: 2 x (runners + workers)
@@ -497,7 +500,7 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                             else:
                                 a, x, y = _RUNNER_WORK, r, _MERGE
                 elif a == _FINISHED:
-                    chain = True
+                    chain = y != _OFF_PATH  # no thread waits for the CPU off the query's path
                     if y == _SEGMENT:
                         st_kind[sp] = _DISPATCH_WORKERS
                         sp += 1
@@ -515,13 +518,19 @@ def advance_server(state: ServerState, rf: np.ndarray, ri: np.ndarray, seg_work:
                             wq[ist[I_WQ_HEAD] + ist[I_WQ_LEN]] = task
                             ist[I_WQ_LEN] += 1
                         a = _DISPATCH_WORKERS
-                    else:
+                    elif y == _MERGE:
                         a, y = _RUNNER_DONE, 0
                 else:  # _RUNNER_DONE
                     ist[I_RUNNERS_BUSY] -= 1
                     _scheduler_finished(ist, kind, ri, x)
                     ri[x, RI_HELD] = 0
                     _respond(x, now, y, rf, gs, ge, ph, out_at, out_code, out_paused, out_wait, responded)
+                    if rf[x, RF_OFF_PATH] > 0:  # PinotServer._a_runner_done: the CPU off the query's path
+                        _checkpoint(fs, ist, cores, ps, pe, pr, now, ph)
+                        ist[I_HN] = heap_push(hk, hs, hkd, hr, ist[I_HN], fs[F_V0] + rf[x, RF_OFF_PATH], ist[I_SEQ],
+                                              _OFF_PATH, x)
+                        ist[I_SEQ] += 1
+                        cpu_changed = True
                     a, chain = _DISPATCH_RUNNERS, True
                 if not chain:
                     if sp == 0:

@@ -45,12 +45,15 @@ class ServerSettings(NamedTuple):
     query_deadline_ms: float
     #: The secondary group's queue deadline, ms.
     secondary_timeout_ms: float
+    #: Some request leaves CPU off the query's path (``service.off_path_ms``): the CPU's heap has room for it.
+    off_path: bool
 
     @classmethod
-    def of(cls, q: ServerQueryConfig, static: bool) -> ServerSettings:
-        """The settings of a server configured by ``q`` (``static``: the ``fcfs_threads`` execution model)."""
+    def of(cls, q: ServerQueryConfig, static: bool, off_path: bool) -> ServerSettings:
+        """The settings of a server configured by ``q`` (``static``: the ``fcfs_threads`` execution model;
+        ``off_path``: some request leaves CPU off the query's path)."""
         return cls(int(q.cores), int(q.runner_threads), int(q.worker_threads), bool(static),
                    SCHEDULER_KINDS[q.scheduler], int(q.max_pending_per_group), int(q.hard_limit),
                    int(q.max_threads_per_query), int(q.secondary_runner_threads), int(q.secondary_max_pending),
                    int(q.max_execution_threads), int(q.default_execution_threads),
-                   float(q.query_deadline_s * 1000.0), float(q.secondary_timeout_s * 1000.0))
+                   float(q.query_deadline_s * 1000.0), float(q.secondary_timeout_s * 1000.0), bool(off_path))

@@ -113,7 +113,8 @@ def _groups(servers: np.ndarray, load: np.ndarray, parts: int) -> list[np.ndarra
 
 def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
                 segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-                prepare_ms: np.ndarray, merge_each: np.ndarray, pauses: tuple[np.ndarray, ...],
+                prepare_ms: np.ndarray, merge_each: np.ndarray, off_path_ms: np.ndarray,
+                pauses: tuple[np.ndarray, ...],
                 gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
                 horizon: float, out: tuple[np.ndarray, ...], parallel: int = 1) -> None:
     """Run each of ``servers``; write every entry's response and each server's meters.
@@ -124,7 +125,8 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
     server's total; ``gc_pauses``: offsets, starts and ends of the GC pauses alone (a response's paused
     flag); ``crashes``: offsets, starts, ends. ``out``: per entry its response time,
     code, whether it was sent, paused flag and queue wait; per server its meters (rows of 5) and core time.
-    ``cfg``: the servers' settings (every server of a run is configured alike).
+    ``cfg``: the servers' settings (every server of a run is configured alike). ``prepare_ms``, ``merge_each``,
+    ``off_path_ms``: per query, its runner work, its merge work per segment and the CPU it leaves off its path.
 
     Servers are independent, so ``parallel`` threads may run them (each group with its own working
     memory, writing its own servers' entries): the numbers are the same for any count.
@@ -132,8 +134,8 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
     offsets, seg_offsets = delivery[0], segments[0]
     load = np.diff(offsets)
     groups = _groups(servers, load, parallel)
-    args = (delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, pauses, gc_pauses, crashes, cfg,
-            horizon, out)
+    args = (delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, off_path_ms, pauses, gc_pauses,
+            crashes, cfg, horizon, out)
     if len(groups) == 1:
         _run_group(groups[0], load, np.diff(seg_offsets[offsets]), *args)
         return
@@ -145,21 +147,21 @@ def run_servers(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: 
 
 def _run_group(servers: np.ndarray, load: np.ndarray, segments_of: np.ndarray, delivery: tuple[np.ndarray, ...],
                queries: tuple[np.ndarray, ...], segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray,
-               slow: tuple[np.ndarray, ...], prepare_ms: np.ndarray, merge_each: np.ndarray,
+               slow: tuple[np.ndarray, ...], prepare_ms: np.ndarray, merge_each: np.ndarray, off_path_ms: np.ndarray,
                pauses: tuple[np.ndarray, ...],
                gc_pauses: tuple[np.ndarray, ...], crashes: tuple[np.ndarray, ...], cfg: ServerSettings,
                horizon: float, out: tuple[np.ndarray, ...]) -> None:
     """:func:`run_servers` for one group, with its own working memory (sized for its largest server)."""
     m = int(load[servers].max())
     tasks = int((load[servers] + segments_of[servers]).max())
-    _run(servers, delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, pauses, gc_pauses, crashes,
-         cfg, horizon, workspace(m, tasks), out)
+    _run(servers, delivery, queries, segments, cpu_scale, slow, prepare_ms, merge_each, off_path_ms, pauses,
+         gc_pauses, crashes, cfg, horizon, workspace(m, tasks), out)
 
 
 @kernel
 def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[np.ndarray, ...],
          segments: tuple[np.ndarray, np.ndarray], cpu_scale: np.ndarray, slow: tuple[np.ndarray, ...],
-         prepare_ms: np.ndarray, merge_each: np.ndarray, pauses: tuple[np.ndarray, ...],
+         prepare_ms: np.ndarray, merge_each: np.ndarray, off_path_ms: np.ndarray, pauses: tuple[np.ndarray, ...],
          gc_pauses: tuple[np.ndarray, ...],
          crashes: tuple[np.ndarray, ...], cfg: ServerSettings, horizon: float, ws: tuple[np.ndarray, ...],
          out: tuple[np.ndarray, ...]) -> None:
@@ -187,7 +189,7 @@ def _run(servers: np.ndarray, delivery: tuple[np.ndarray, ...], queries: tuple[n
             first, count = seg_offsets[lo + i], seg_offsets[lo + i + 1] - seg_offsets[lo + i]
             merge = (0.0 if group_by[q] else merge_each[q] * count) * scale
             set_request(rf, ri, i, release(ps, pe, d, hint), d, timeout_ms[q], prepare_ms[q] * scale, merge, first,
-                        count, exec_threads[q], group_by[q], secondary[q])
+                        count, exec_threads[q], group_by[q], secondary[q], off_path_ms[q] * scale)
         c0, c1 = crash_offsets[s], crash_offsets[s + 1]
         counts, used = simulate_server(rf, ri, seg_work, hi - lo, cfg, ps, pe, pr, pp, pause_total[s],
                                        gc_start[g0:g1], gc_end[g0:g1],
