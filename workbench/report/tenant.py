@@ -116,7 +116,7 @@ def table_effects(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) ->
     :data:`EFFECT_COLUMNS`): their p99 without it and with it on the same servers, on common random numbers.
     Empty for one table, or without ``report.whatif``."""
     sc, scratch, seed = point_of(d, best)
-    if len(sc.tables) < 2 or not d.options.whatif:
+    if not d.judging.tenant or not d.options.whatif:
         return pd.DataFrame(columns=list(EFFECT_COLUMNS))
     rows = []
     for name, last, without in effect_variants(sc):

@@ -112,9 +112,10 @@ class WhatIf:
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
     """The scenario at ``factor`` times its query rate: Poisson arrivals at ``qps x factor``, a replayed log
     ``factor`` times faster (``workload.arrival.speed``: its queries in their order, repeated to fill the run);
-    a tenant's every table so. ``scratch`` is the point's what-if directory (unused: the load is a key)."""
+    a ``tables:`` scenario's every table so (its keys are inside each entry, even for one table). ``scratch`` is the
+    point's what-if directory (unused: the load is a key)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
-    if len(sc.tables) > 1:
+    if sc.tables:
         return _tenant_load(sc, factor, name, label)
     overrides, note = _faster(sc, factor, "")
     return WhatIf(name, label, overrides, factor, note=note)
