@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from workbench.analysis import plots
+from workbench.report.judging import Judging, slo_verdicts
 from workbench.report.sizing import build_sizing_report, load_sizing_data, recommend
 from workbench.sweep import run_sweep
 
@@ -45,16 +46,14 @@ def test_no_recommendation_when_nothing_meets_the_slo() -> None:
 
 
 def test_a_point_over_its_heap_slo_does_not_meet_the_slo_whatever_its_p99() -> None:
-    from workbench.report.data import slo_verdicts
-
     combined = pd.DataFrame({
         "latency_ms.p99.value": [50.0, 50.0, 50.0, 90.0], "latency_ms.p99.ci_high": [55.0, 55.0, 55.0, 95.0],
         "slo.met": [True, False, None, True],  # the run's verdict: False when the heap SLO or an OOM failed
     })
-    meets, robust = slo_verdicts(combined, 70.0)
+    meets, robust = slo_verdicts(combined, Judging(70.0))
     assert meets.tolist() == [True, False, True, False]
     assert robust.tolist() == meets.tolist()
-    only_heap, _ = slo_verdicts(combined, None)  # no p99 SLO: the run's verdict alone decides
+    only_heap, _ = slo_verdicts(combined, Judging())  # no p99 SLO: the run's verdict alone decides
     assert only_heap.tolist() == [True, False, True, True]
 
 
@@ -62,7 +61,7 @@ def test_sizing_data_labels_only_varying_parameters(sweep_dir: Path) -> None:
     d = load_sizing_data(sweep_dir)
     assert d.combined["config"].tolist() == ["servers=2", "servers=4", "servers=8"]
     assert d.combined["cost"].tolist() == [2, 4, 8]  # one core per server in synthetic.yaml
-    assert d.slo_p99_ms == 70.0
+    assert d.judging == Judging(70.0)
 
 
 def test_report_renders_and_its_text_is_extractable(sweep_dir: Path, tmp_path: Path) -> None:
@@ -121,6 +120,6 @@ def test_the_runner_up_margin_is_read_from_the_upper_ends() -> None:
 
     f = Findings(row("best", 172.0), row("next", 175.0), None, None, None, [], LoadFacts(40.0, "poisson"),
                  Calibration(None, None, False))
-    d = SizingData(pd.DataFrame(), {}, 200.0, "s", {})
+    d = SizingData(pd.DataFrame(), {}, Judging(200.0), "s", {})
     (text,) = runner_up_sentences(d, f)
     assert "the same cost" in text and "3 ms less margin" in text and "ends at 175 ms against 172" in text

@@ -12,8 +12,9 @@ import yaml
 
 from workbench.io.run_dir import RunDir
 from workbench.pinot.rebalance import plan_rebalance
-from workbench.report.data import load_sizing_data, slo_verdicts
+from workbench.report.data import load_sizing_data
 from workbench.report.findings import find
+from workbench.report.judging import Judging, slo_verdicts
 from workbench.report.sizing import report_pages
 from workbench.report.survival import read_after_loss
 from workbench.report.tenant import table_effects
@@ -57,20 +58,24 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_each_point_is_judged_by_every_table_against_its_own_slo(sweep: Path) -> None:
     d = load_sizing_data(sweep)
-    assert d.slo_p99_ms is None and d.table_slos == {"heavy": 400, "orders": 100, "clicks": 400}
+    assert d.judging == Judging(None, {"heavy": 400, "orders": 100, "clicks": 400})
     for _, row in d.combined.iterrows():
-        own = [bool(row[f"tables.{t}.latency_ms.p99.ci_high"] <= slo) for t, slo in d.table_slos.items()]
+        own = [bool(row[f"tables.{t}.latency_ms.p99.ci_high"] <= slo) for t, slo in d.judging.tables.items()]
         assert bool(row["meets_slo"]) == all(own), row["point"]
 
 
 def test_the_tenants_p99_is_not_held_to_one_tables_slo() -> None:
     """Every table within its own SLO while the tenant's p99 (heavy's slow queries among them) is above the
-    tightest: the configuration meets; one table over its own: it does not."""
+    tightest: the configuration meets; one table over its own: it does not. The tenant's judging SLO has no
+    one p99 target, whatever its first table's (which is what the scenario's own ``slo`` holds)."""
     base = {"latency_ms.p99.value": 150.0, "latency_ms.p99.ci_high": 170.0, "tables.orders.queries": 10,
             "tables.orders.latency_ms.p99.ci_high": 50.0, "tables.heavy.queries": 10,
             "tables.heavy.latency_ms.p99.ci_high": 170.0}
     frame = pd.DataFrame([{**base, "slo.met": True}, {**base, "slo.met": False}])
-    meets, _ = slo_verdicts(frame, 60.0)
+    tenant = {**SCENARIO, "tables": [_table("orders", 30, 3, 60), _table("heavy", 60, 6, 400)]}
+    judging = Judging.of(load_scenario(tenant))
+    assert judging == Judging(None, {"orders": 60, "heavy": 400})
+    meets, _ = slo_verdicts(frame, judging)
     assert meets.tolist() == [True, False]
 
 

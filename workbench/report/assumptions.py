@@ -174,7 +174,7 @@ def _runs(d: SizingData, row: pd.Series, key: str, factor: float, fetch: Fetch,
               for w in failures.cases]
     rows: list[Mapping[str, Any]] = []
     for w in cases:
-        rows.append(whatif_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms))
+        rows.append(whatif_row(fetch(sc, w, scratch / w.name, seed), d.judging))
         if not rows[-1]["meets_slo"]:
             break
     if failures.cannot is not None and rows[-1]["meets_slo"]:
@@ -185,7 +185,7 @@ def _runs(d: SizingData, row: pd.Series, key: str, factor: float, fetch: Fetch,
 def assumption_checks(d: SizingData, best: pd.Series, cheaper: pd.Series | None, fetch: Fetch = read_whatif,
                       loss: Loss = read_after_loss) -> list[AssumptionCheck]:
     """Each assumption that applies to ``best`` at both ends of its range (none without an SLO)."""
-    if not d.judged:
+    if not d.judging.judged:
         return []
     sc = d.scenarios[str(best["point"])]
     out = []

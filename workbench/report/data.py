@@ -24,7 +24,9 @@ Columns added (``combined``):
 ``cluster_cost``          the whole cluster's: servers, brokers, controllers, ZooKeeper and segment storage
                           (:mod:`workbench.report.cluster_cost`; NaN when a part has no instance)
 ``cost``                  server cores (``servers x cores``), the cost when prices are unknown
-``meets_slo``             the whole p99 interval is at or under the SLO (True when no SLO is set)
+``meets_slo``             the point meets the sweep's judging SLO (:mod:`workbench.report.judging`): the whole
+                          p99 interval at or under the scenario's p99 SLO, a tenant's every table under its own
+                          (the run's verdict); True when no SLO is set
 ``robust``                ``meets_slo`` and, when the point carries the calibration's model
                           interval (:data:`~workbench.io.summary.P99_MODEL_HIGH`), that too is under the SLO
 ``load_level``            the load the point runs at, named by the swept ``workload`` keys
@@ -57,15 +59,15 @@ from workbench.io.run_dir import RunDir
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.assignment import instance_assignment_config
 from workbench.report.cluster_cost import Part, cluster_parts, total
+from workbench.report.judging import Judging, slo_verdicts
 from workbench.report.options import ReportOptions, parse_report_options
 from workbench.report.prices import PriceTable, load_prices
 from workbench.scenario import Scenario, recorded_scenario
 from workbench.workload.directory import WorkloadDir
 
 __all__ = ["LOAD_KEY", "RANKING_RULE", "SIZING_FILE", "LoadAnswer", "SizingData", "bill", "binary_size", "cost_column",
-           "is_tenant", "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
-           "recommend_per_load", "search_note", "shape_costs", "size_text", "slo_verdicts", "table_bytes",
-           "table_names", "workload_of"]
+           "layout_of", "load_keys", "load_levels", "load_sizing_data", "meeting", "rank", "recommend",
+           "recommend_per_load", "search_note", "shape_costs", "size_text", "table_bytes", "workload_of"]
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ class SizingData:
         Point id -> its run directory.
     scenarios
         Point id -> its validated scenario (relative paths resolve against ``base_dir``).
-    slo_p99_ms
-        The p99 target, ms (``None`` when the scenario sets none, and for a tenant: see ``table_slos``).
+    judging
+        What the configurations are judged by (:class:`~workbench.report.judging.Judging`): the scenario's p99
+        target, a tenant's tables each against its own, or none. Decided once, from the first point's scenario.
     scenario_name
         The base scenario's name.
     base
@@ -96,14 +99,11 @@ class SizingData:
         The instance price table in use.
     sweep_name
         The sweep's name.
-    table_slos
-        A tenant's tables (a ``tables:`` scenario), each with its own p99 target (``None``: none): every table
-        is held to its own, so there is no one ``slo_p99_ms``; empty for one table.
     """
 
     combined: pd.DataFrame
     point_dirs: Mapping[str, RunDir]
-    slo_p99_ms: float | None
+    judging: Judging
     scenario_name: str
     base: Mapping[str, Any]
     base_scenario: Scenario | None = None
@@ -112,12 +112,6 @@ class SizingData:
     options: ReportOptions = field(default_factory=ReportOptions)
     prices: PriceTable | None = None
     sweep_name: str = ""
-    table_slos: Mapping[str, float | None] = field(default_factory=dict)
-
-    @property
-    def judged(self) -> bool:
-        """Whether a latency SLO judges the configurations: the scenario's, or any table's of a tenant."""
-        return self.slo_p99_ms is not None or any(v is not None for v in self.table_slos.values())
 
 
 def size_text(num_bytes: float) -> str:
@@ -204,37 +198,6 @@ def _shape_columns(combined: pd.DataFrame, scenarios: list[Scenario], prices: Pr
         })
     extra = pd.DataFrame(rows, index=combined.index)
     return pd.concat([combined.drop(columns=[c for c in extra.columns if c in combined]), extra], axis=1)
-
-
-def is_tenant(combined: pd.DataFrame) -> bool:
-    """Whether the rows are runs of several tables on a tenant (each table's summary has columns ``tables.*``)."""
-    return any(str(c).startswith("tables.") for c in combined.columns)
-
-
-def table_names(combined: pd.DataFrame) -> list[str]:
-    """The tables of a tenant's rows, in the runs' order (from the ``tables.TABLE.queries`` columns)."""
-    return [str(c)[len("tables."):-len(".queries")] for c in combined.columns
-            if str(c).startswith("tables.") and str(c).endswith(".queries")]
-
-
-def slo_verdicts(combined: pd.DataFrame, slo: float | None) -> tuple[pd.Series, pd.Series]:
-    """Whether each point meets the SLO, and whether it does across the model interval too (``robust``).
-
-    The run's own verdict (``slo.met``, which also holds ``slo.max_heap`` and OOM) rules a point out
-    whatever its latency; the p99 check uses the top of the interval so noise cannot buy a pass. A tenant's
-    points (runs of several tables: ``tables.*`` columns) are judged by the run's verdict alone, which holds
-    each table's p99 interval to that table's own SLO (:func:`workbench.analysis.tables.tenant_verdict`).
-    """
-    verdict = combined[S.SLO_MET] if S.SLO_MET in combined else pd.Series(None, index=combined.index, dtype=object)
-    run_ok = verdict.map(lambda v: v is None or (isinstance(v, float) and np.isnan(v)) or bool(v)).astype(bool)
-    if slo is None or is_tenant(combined):
-        return run_ok, run_ok
-    value = combined[S.P99]
-    high = combined[S.P99_HIGH].fillna(value) if S.P99_HIGH in combined else value
-    meets = (high <= slo) & run_ok
-    if S.P99_MODEL_HIGH in combined:
-        return meets, meets & (combined[S.P99_MODEL_HIGH].fillna(high) <= slo)
-    return meets, meets
 
 
 #: What ``workbench size`` writes beside a sweep's files (:mod:`workbench.sizing`): how the shapes were chosen.
@@ -368,15 +331,13 @@ def load_sizing_data(sweep_dir: str | Path, options: ReportOptions | None = None
     combined["config"] = _labels(combined, [layout_of(sc)[0] for sc in loaded])
     base_scenario = _base_scenario(manifest, base_dir) if base_file else None
     combined = shape_costs(combined, loaded, prices, opts, table_bytes(base_scenario))
-    tables = loaded[0].tables
-    slo = None if len(tables) > 1 else loaded[0].slo.p99_ms
-    combined["meets_slo"], combined["robust"] = slo_verdicts(combined, slo)
+    judging = Judging.of(loaded[0])
+    combined["meets_slo"], combined["robust"] = slo_verdicts(combined, judging)
     combined["load_level"] = load_levels(combined)
     combined["at_load"] = _at_load(combined)
-    return SizingData(combined, dirs, slo, loaded[0].name, raw[0], base_scenario, root,
+    return SizingData(combined, dirs, judging, loaded[0].name, raw[0], base_scenario, root,
                       {str(p): sc for p, sc in zip(combined["point"], loaded, strict=True)}, opts, prices,
-                      str(manifest.get("name", root.name)),
-                      {t.table.table_name: t.slo.p99_ms for t in tables} if len(tables) > 1 else {})
+                      str(manifest.get("name", root.name)))
 
 
 def shape_costs(combined: pd.DataFrame, scenarios: list[Scenario], prices: PriceTable, options: ReportOptions,

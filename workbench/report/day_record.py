@@ -98,7 +98,7 @@ class Day:
     binding: int
     scenario: str = ""
     #: A ``tables:`` scenario's tables and their SLOs (empty for a classic scenario); ``slo_p99_ms`` is then
-    #: the tightest of them.
+    #: the tightest of them (the judging SLO's :attr:`~workbench.report.judging.Judging.tightest_ms`).
     tables: tuple[TableLine, ...] = ()
 
     @property

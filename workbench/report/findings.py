@@ -280,7 +280,7 @@ def find(d: SizingData) -> Findings:
             checks = assumption_checks(d, best, cheaper)
         except StudyMissing as gone:
             missing_checks = missing_sentence(d, gone)
-    ctx = Context(d.slo_p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined,
+    ctx = Context(d.judging.p99_ms, d.options.utilisation_warning, cal.backtest, combined=d.combined,
                   moving_assumptions=tuple(c.assumption.key for c in checks if c.drives))
     warnings = warnings_for(best, ctx) if best is not None else []
     if missing_checks is not None and missing is None:
@@ -291,7 +291,7 @@ def find(d: SizingData) -> Findings:
         warnings.append(missing)
     if best is not None:
         warnings += _table_fit(best)
-    if not d.judged:
+    if not d.judging.judged:
         warnings.append("No SLO was set (slo.p99_ms): every configuration counts as meeting it, so the "
                         "recommendation is only the cheapest shape simulated.")
     per_load = recommend_per_load(combined)

@@ -32,6 +32,8 @@ __all__ = ["CHECKS", "Context", "assumptions_drive", "backtest_fit", "busy", "id
 class Context:
     """What the checks need besides the row: the SLO, the threshold and the calibration's back-test.
 
+    ``slo_p99_ms`` is the judging SLO's one p99 target (:attr:`workbench.report.judging.Judging.p99_ms`):
+    ``None`` without one and for a tenant, whose p99 no one target judges, so no interval is checked against it.
     ``backtest`` is the calibrated directory's ``backtest.json`` content (``None``: not calibrated).
     """
 

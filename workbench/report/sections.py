@@ -57,7 +57,7 @@ def _survives(f: Findings, point: str) -> str:
 def configurations(d: SizingData, f: Findings) -> list[Figure]:
     """Every configuration with its cost and latency, cheapest first, the recommendation highlighted."""
     frame, highlight = _unit_table(d, f)
-    slo = f"{d.slo_p99_ms:g} ms" if d.slo_p99_ms is not None else "none"
+    whose = "each table's 95% interval is under its own" if d.judging.tenant else "its 95% interval is under it"
 
     def page_of(start: int, rows: int) -> Page:
         page = Page("Every configuration simulated",
@@ -65,8 +65,8 @@ def configurations(d: SizingData, f: Findings) -> list[Figure]:
                     size=A4_LANDSCAPE, margin=0.04)
         hl = highlight - start if highlight is not None and start <= highlight < start + rows else None
         page.table(frame.iloc[start:start + rows].reset_index(drop=True), size=7.5, highlight=hl,
-                   note=f"SLO: p99 {slo}. A configuration meets it when the upper end of its 95% interval is under "
-                        "it. in its failure: whether it also meets it in the failure slo.survive names (the "
+                   note=f"SLO: {d.judging.describe()}. A configuration meets it when the upper end of {whose}. "
+                        "in its failure: whether it also meets it in the failure slo.survive names (the "
                         "recommendation must). busy: mean share of the servers' core time spent on queries. "
                         "partial: queries answered with some server's data missing. Cost: instances x price x 730 h; "
                         "the cluster adds brokers, "
@@ -92,7 +92,7 @@ def cost(d: SizingData, f: Findings) -> list[Figure]:
         return []
     currency = d.prices.currency if d.prices is not None else ""
     best = f.best
-    fig = sizing_plots.cost_vs_p99(c, d.slo_p99_ms, currency=currency,
+    fig = sizing_plots.cost_vs_p99(c, d.judging.p99_ms, currency=currency,
                                    highlight=str(best["point"]) if best is not None else None)
     meets = int(c["meets_slo"].sum())
     text = f"{meets} of {len(c)} configurations keep their whole p99 interval under the SLO"
@@ -108,7 +108,7 @@ def layouts(d: SizingData, f: Findings) -> list[Figure]:
     if frame["layout_kind"].nunique() < 2:
         return []
     agg = frame.sort_values(P99).drop_duplicates(["servers", "layout_kind"])
-    fig = sizing_plots.layout_comparison(agg, d.slo_p99_ms)
+    fig = sizing_plots.layout_comparison(agg, d.judging.p99_ms)
     text = f.routing or ""
     cores, heap = int(frame["cores"].iloc[0]), size_text(float(frame["heap_bytes"].iloc[0]))
     return [plot_page(fig, f"{text} (Servers with {cores} cores and a {heap} heap, as recommended.) Fewer servers "
@@ -121,7 +121,7 @@ def whatifs(d: SizingData, f: Findings) -> list[Figure]:
     pages = []
     simulated = f.whatifs[f.whatifs[P99].notna()] if f.whatifs is not None else None
     if simulated is not None and len(simulated) > 1:
-        fig = sizing_plots.whatif_bars(simulated, d.slo_p99_ms)
+        fig = sizing_plots.whatif_bars(simulated, d.judging.p99_ms)
         parts = [f"{r['label']}: p99 {ms(r)}{'' if r['meets_slo'] else ' (breaks the SLO)'}"
                  for _, r in simulated.iterrows()]
         notes = "; ".join(f"{r['label']} is modelled as {r['note']}" for _, r in simulated.iloc[1:].iterrows())
@@ -130,7 +130,7 @@ def whatifs(d: SizingData, f: Findings) -> list[Figure]:
     if room is not None and len(room.runs) > 1:
         from workbench.report.summary import headroom_sentence
 
-        fig = sizing_plots.headroom_curve(room.runs, d.slo_p99_ms)
+        fig = sizing_plots.headroom_curve(room.runs, d.judging.p99_ms)
         pages.append(plot_page(fig, headroom_sentence(f) + " Each point is the recommendation simulated at that "
                                                            "multiple of today's query rate."))
     return pages

@@ -32,6 +32,7 @@ from workbench.report.assumptions import checks_lead
 from workbench.report.cluster_cost import part_line, total
 from workbench.report.data import RANKING_RULE, SizingData, bill, binary_size, search_note, size_text, table_bytes
 from workbench.report.findings import Findings, LoadFacts
+from workbench.report.judging import Judging
 from workbench.report.layout import Page, fitted
 from workbench.report.prices import PriceTable
 from workbench.report.survival import MODE_TEXT
@@ -251,21 +252,22 @@ def runner_up_sentences(d: SizingData, f: Findings) -> list[str]:
             out.append("Cheaper but failing: " + fragile_sentence(f, c, best, currency))
         else:
             out.append(f"Cheaper but failing: {c['shape']} ({c['instance']}) would save "
-                       f"{money(saving, currency)}/month but {why_it_fails(c, d.slo_p99_ms)}.")
+                       f"{money(saving, currency)}/month but {why_it_fails(c, d.judging)}.")
     return out
 
 
-def why_it_fails(row: pd.Series, slo: float | None) -> str:
+def why_it_fails(row: pd.Series, judging: Judging) -> str:
     """Why a configuration does not meet the SLO, by the check that fails first in the report's rule
-    (:func:`~workbench.report.data.slo_verdicts`): its p99 interval, the model's interval, or the run's own
-    verdict (the heap, or a tenant's table over its own SLO).
+    (:func:`~workbench.report.judging.slo_verdicts` by ``judging``): its p99 interval, the model's interval, or
+    the run's own verdict (the heap, or a tenant's table over its own SLO).
 
     >>> row = pd.Series({P99: 30.0, P99_LOW: 28.0, P99_HIGH: 32.0, P99_MODEL_HIGH: 41.0, "slo.why": ""})
-    >>> why_it_fails(row, 35.0).split(", ")[2:4]
+    >>> why_it_fails(row, Judging(35.0)).split(", ")[2:4]
     ['under the SLO in the simulation', "but the model interval reaches 41 ms (the calibration's uncertainty)"]
-    >>> why_it_fails(row, 31.0)
+    >>> why_it_fails(row, Judging(31.0))
     'its p99 is 30 ms [28, 32], over the SLO'
     """
+    slo = judging.p99_ms
     high = row.get(P99_HIGH)
     high = row[P99] if high is None or high != high else high
     if slo is not None and float(high) > slo:
@@ -395,15 +397,15 @@ def question_target(d: SizingData) -> str:
     held to its own SLO.
 
     >>> from workbench.report.data import SizingData
-    >>> slos = {"orders": 120.0, "clicks": None}
-    >>> question_target(SizingData(pd.DataFrame(), {}, None, "s", {}, table_slos=slos)).split(" with ")[1]
+    >>> tenant = Judging(tables={"orders": 120.0, "clicks": None})
+    >>> question_target(SizingData(pd.DataFrame(), {}, tenant, "s", {})).split(" with ")[1]
     "each table's p99 under its own SLO (orders 120 ms, clicks none; the whole 95% interval)"
     """
-    if d.table_slos:
-        each = ", ".join(f"{name} {'none' if v is None else f'{v:g} ms'}" for name, v in d.table_slos.items())
-        return (f"this tenant's {len(d.table_slos)} tables ({', '.join(d.table_slos)}) with each table's p99 under "
-                f"its own SLO ({each}; the whole 95% interval)")
-    slo = d.slo_p99_ms
+    judging = d.judging
+    if judging.tenant:
+        return (f"this tenant's {len(judging.tables)} tables ({', '.join(judging.tables)}) with each table's p99 "
+                f"under its own SLO ({judging.each()}; the whole 95% interval)")
+    slo = judging.p99_ms
     target = f"p99 under {slo:g} ms (the whole 95% interval)" if slo is not None else "no latency SLO (none was set)"
     return f"this table's load with {target}"
 
@@ -460,7 +462,7 @@ def _whatifs(d: SizingData, f: Findings, page: Page) -> bool:
     if f.whatifs is None or not len(f.whatifs):
         return False
     page.heading("What if load grows or a server dies")
-    page.table(whatif_frame(f, d.judged), size=8)
+    page.table(whatif_frame(f, d.judging.judged), size=8)
     page.paragraph(headroom_sentence(f), size=9)
     return True
 

@@ -213,7 +213,7 @@ def survival(d: SizingData, row: pd.Series, fetch: Fetch = read_whatif, loss: Lo
     """Configuration ``row`` in its failure cases (raises :class:`StudyMissing` when a run is not on disk)."""
     sc, scratch, seed = point_of(d, row)
     cases = failure_cases(sc, scratch, loss)
-    rows = tuple(whatif_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in cases.cases)
+    rows = tuple(whatif_row(fetch(sc, w, scratch / w.name, seed), d.judging) for w in cases.cases)
     ok = cases.cannot is None and all(bool(r["meets_slo"]) for r in rows)
     return Survival(str(row["point"]), sc.slo.survive, ok, rows, cases.cannot, cases.after_loss)
 

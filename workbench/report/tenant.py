@@ -24,7 +24,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from workbench.io.summary import Summary
-from workbench.report.data import SizingData, is_tenant, table_names
+from workbench.report.data import SizingData
 from workbench.report.layout import Page
 from workbench.report.whatif import Fetch, StudyMissing, WhatIf, point_of, read_whatif
 from workbench.scenario import Scenario
@@ -49,8 +49,8 @@ def _met(value: Any) -> bool | None:
 
 
 def _names(d: SizingData) -> list[str]:
-    """The tenant's tables in the scenario's order (the columns are sorted by name)."""
-    return list(d.table_slos) or table_names(d.combined)
+    """The tenant's tables in the scenario's order (the columns are sorted by name); none for one table."""
+    return list(d.judging.tables)
 
 
 def _p99(row: pd.Series, name: str) -> str:
@@ -64,7 +64,7 @@ def _p99(row: pd.Series, name: str) -> str:
 
 def _verdict(d: SizingData, row: pd.Series, name: str) -> str | None:
     """``meets`` or ``BREAKS`` (table ``name`` against its own SLO in ``row``), ``None`` without an SLO."""
-    if d.table_slos.get(name) is None:
+    if d.judging.tables.get(name) is None:
         return None
     return "meets" if _met(row.get(_col(name, "slo", "met"))) is True else "BREAKS"
 
@@ -73,7 +73,7 @@ def table_lines(d: SizingData, row: pd.Series) -> list[str]:
     """``orders: p99 41 ms [38, 45] against 120 ms, meets``, one per table of a tenant's row (empty otherwise)."""
     out = []
     for name in _names(d):
-        slo, verdict = d.table_slos.get(name), _verdict(d, row, name)
+        slo, verdict = d.judging.tables.get(name), _verdict(d, row, name)
         against = f" against {slo:g} ms, {verdict}" if slo is not None else " (no SLO)"
         out.append(f"{name}: p99 {_p99(row, name)}{against}")
     return out
@@ -84,7 +84,7 @@ def table_frame(d: SizingData, row: pd.Series) -> pd.DataFrame:
     and how busy its tenant's servers are (shared with the tenant's other tables)."""
     rows = []
     for name in _names(d):
-        slo = d.table_slos.get(name)
+        slo = d.judging.tables.get(name)
         rows.append({"table": name, "tenant": str(row.get(_col(name, "tenant"), "")),
                      "queries/s": round(float(row[_col(name, "throughput_qps")]), 1),
                      "p99 [95% interval]": _p99(row, name),
@@ -116,7 +116,7 @@ def table_effects(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) ->
     :data:`EFFECT_COLUMNS`): their p99 without it and with it on the same servers, on common random numbers.
     Empty for one table, or without ``report.whatif``."""
     sc, scratch, seed = point_of(d, best)
-    if len(sc.tables) < 2 or not d.options.whatif:
+    if not d.judging.tenant or not d.options.whatif:
         return pd.DataFrame(columns=list(EFFECT_COLUMNS))
     rows = []
     for name, last, without in effect_variants(sc):
@@ -165,7 +165,7 @@ def effect_sentences(effects: pd.DataFrame) -> list[str]:
 def tables_section(d: SizingData, best: pd.Series | None) -> list[Figure]:
     """The page: the recommendation table by table, then what each table adds to the others (none for one
     table, or without a recommendation)."""
-    if best is None or not is_tenant(d.combined):
+    if best is None or not d.judging.tenant:
         return []
     page = Page("The tenant's tables", f"{best['shape']}: each table against its own SLO")
     page.table(table_frame(d, best), size=8,

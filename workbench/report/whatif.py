@@ -48,6 +48,7 @@ from workbench.io.run_dir import RunDir, RunRecord
 from workbench.io.summary import GC_DELAYED_RATE, P99, P99_HIGH, P99_LOW, PARTIAL_RATE, THROUGHPUT, Summary
 from workbench.pinot.rebalance import servers_for_table, table_instance_partitions
 from workbench.report.data import SizingData, layout_of
+from workbench.report.judging import Judging, slo_verdicts
 from workbench.scenario import Scenario
 
 __all__ = [
@@ -111,9 +112,10 @@ class WhatIf:
 def load_variant(sc: Scenario, factor: float, scratch: Path) -> WhatIf:
     """The scenario at ``factor`` times its query rate: Poisson arrivals at ``qps x factor``, a replayed log
     ``factor`` times faster (``workload.arrival.speed``: its queries in their order, repeated to fill the run);
-    a tenant's every table so. ``scratch`` is the point's what-if directory (unused: the load is a key)."""
+    a ``tables:`` scenario's every table so (its keys are inside each entry, even for one table). ``scratch`` is the
+    point's what-if directory (unused: the load is a key)."""
     name, label = f"load-x{factor:g}", f"load x{factor:g}"
-    if len(sc.tables) > 1:
+    if sc.tables:
         return _tenant_load(sc, factor, name, label)
     overrides, note = _faster(sc, factor, "")
     return WhatIf(name, label, overrides, factor, note=note)
@@ -222,16 +224,15 @@ def read_whatif(sc: Scenario, what: WhatIf, out_dir: Path, seed: int) -> WhatIfR
     return WhatIfRun(what, stored.summary)
 
 
-def whatif_row(run: WhatIfRun, slo: float | None) -> dict[str, Any]:
-    """One what-if as a row: its change, its flattened summary and ``meets_slo``, the p99 interval's upper end
-    against ``slo`` and the run's own verdict; a tenant's run (several tables) by its own verdict alone, which
-    holds every table to its own SLO (the tenant's p99 mixes tables with different SLOs)."""
+def whatif_row(run: WhatIfRun, judging: Judging) -> dict[str, Any]:
+    """One what-if as a row: its change, its flattened summary and ``meets_slo``, judged as the sweep's points
+    are (:func:`~workbench.report.judging.slo_verdicts` by ``judging``: the p99 interval's upper end against the
+    scenario's p99 SLO and the run's own verdict, or a tenant's run by its verdict alone, which holds every
+    table to its own SLO)."""
     what = run.what
     row = {"name": what.name, "label": what.label, "load": what.load, "note": what.note, **run.summary.columns()}
-    verdict = run.summary.slo.met  # the run's own verdict, which also holds the heap SLO and OOM
-    if run.summary.tables:
-        slo = None
-    row["meets_slo"] = (True if slo is None else run.summary.latency_ms.p99.bound() <= slo) and verdict is not False
+    meets, _ = slo_verdicts(pd.DataFrame([row]), judging)
+    row["meets_slo"] = bool(meets.iloc[0])
     return row
 
 
@@ -255,7 +256,7 @@ def whatif_table(d: SizingData, best: pd.Series, fetch: Fetch = read_whatif) -> 
     sc, scratch, seed = point_of(d, best)
     rows = [today_row(best)]
     if d.options.whatif:
-        rows += [whatif_row(fetch(sc, w, scratch / w.name, seed), d.slo_p99_ms) for w in whatif_variants(sc, scratch)]
+        rows += [whatif_row(fetch(sc, w, scratch / w.name, seed), d.judging) for w in whatif_variants(sc, scratch)]
         if layout_of(sc)[1] == 0 and sc.table.replication < 2:
             rows.append({"name": "server-down", "label": "one server down", "load": 1.0, "meets_slo": False,
                          "note": "no replica: queries miss its segments until it is back",
@@ -303,8 +304,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
     """Run the recommendation at growing load until its p99 interval passes the SLO (``None`` without
     an SLO or multipliers)."""
     steps = tuple(multipliers if multipliers is not None else d.options.headroom)
-    slo = d.slo_p99_ms
-    if not d.judged or not steps:
+    if not d.judging.judged or not steps:
         return None
     sc, scratch, seed = point_of(d, best)
     p99_high = best.get(P99_HIGH, best[P99])
@@ -313,7 +313,7 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
              "p99_high": _finite(p99_high, best[P99]), "meets_slo": bool(best["meets_slo"])}]
     for m in steps:
         what = load_variant(sc, m, scratch)
-        row = whatif_row(fetch(sc, what, scratch / what.name, seed), slo)
+        row = whatif_row(fetch(sc, what, scratch / what.name, seed), d.judging)
         value = row[P99]
         rows.append({"load": m, THROUGHPUT: float(row[THROUGHPUT]), "p99": float(value),
                      "p99_low": _finite(row.get(P99_LOW), value),
@@ -326,7 +326,8 @@ def headroom(d: SizingData, best: pd.Series, multipliers: Sequence[float] | None
     holds = float(passed["load"].max()) if len(passed) else 0.0
     breaks = float(failed["load"].min()) if len(failed) else None
     estimate = None
-    if breaks is not None and len(passed) and slo is not None:  # a tenant's tables each have their own SLO
+    slo = d.judging.p99_ms  # None for a tenant: its tables each have their own SLO, its p99 crosses none
+    if breaks is not None and len(passed) and slo is not None:
         low = runs[runs["load"] == holds].iloc[0]
         high_row = runs[runs["load"] == breaks].iloc[0]
         estimate = _crossing({str(k): v for k, v in low.items()}, {str(k): v for k, v in high_row.items()}, slo)

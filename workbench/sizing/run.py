@@ -8,7 +8,7 @@ the same arrivals and random streams, so their differences are the shape's).
 **One verdict rule, sequential replications.** A shape is run with ``1`` replication first, then more
 (:func:`replication_stages`, up to the scenario's ``simulation.replications``) only while its p99
 interval straddles the SLO: it *meets* as soon as the report's rule says so on the run it has
-(:func:`workbench.report.data.slo_verdicts`: the interval's upper end at or under the SLO, the run's
+(:func:`workbench.report.judging.slo_verdicts`: the interval's upper end at or under the SLO, the run's
 own SLO checks met, and the model interval when calibrated), *fails* as soon as the interval's lower end
 is above the SLO or the run breaks its other checks, and at the last stage the report's rule decides.
 Replication ``r`` is the same in every stage (child ``r`` of the seed), and the point directory keeps the
@@ -24,7 +24,7 @@ run ``draws`` times more on draws of the calibrated parameters (:func:`workbench
 the same draws for every shape, each on the shape's seed and replications, so the spread is the parameters').
 Its point's summary then carries the model's interval (``latency_ms.p99.model_high``,
 :func:`~workbench.analysis.stats.with_model_intervals`), and whether it still meets the SLO is the report's
-``robust`` as the report computes it on reading the point (:func:`~workbench.report.data.slo_verdicts`): the
+``robust`` as the report computes it on reading the point (:func:`~workbench.report.judging.slo_verdicts`): the
 report then recommends it or not by the same column. The search runs the draws only for the shape that is the
 best candidate (a gate like the failure case, :data:`~workbench.sizing.search.Robust`); the exhaustive mode
 for every shape that meets the SLO.
@@ -52,7 +52,8 @@ from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.io import write_json_atomic
 from workbench.io.run_dir import RunDir
-from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, meeting, recommend, slo_verdicts
+from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, meeting, recommend
+from workbench.report.judging import Judging, slo_verdicts
 from workbench.report.survival import Survival, survival, with_survival
 from workbench.report.whatif import STUDIES_FILE, WHATIF_DIR, WhatIf, WhatIfRun, whatif_row
 from workbench.scenario import Scenario, load_scenario
@@ -116,8 +117,9 @@ class _Simulations:
     _data: SizingData | None = None
 
     @property
-    def slo(self) -> float | None:
-        return self.space.base.slo.p99_ms
+    def judging(self) -> Judging:
+        """What the shapes are judged by: the report's judging SLO of the sized scenario."""
+        return Judging.of(self.space.base)
 
     def _point(self, i: int, replications: int) -> Point | None:
         ov = dict(self.space.overrides[i])
@@ -158,7 +160,7 @@ class _Simulations:
             outcomes = self._run(points, self.first_stage if k == 0 else _Quiet()) if points else {}
             self.points.update({p.index: p for p in points})
             self.outcomes.update(outcomes)
-            decided = _stage_verdicts(points, outcomes, self.slo, last=k == len(self.stages) - 1)
+            decided = _stage_verdicts(points, outcomes, self.judging, last=k == len(self.stages) - 1)
             verdicts.update(decided)
             pending = [p.index for p in points if p.index not in decided]
             if not pending:
@@ -185,7 +187,7 @@ class _Simulations:
                 run = run_failure_case(sc.with_overrides({"simulation.replications": n}), what, out, seed)
                 self.failure_runs += 1
                 self.queries += run.summary.queries
-                if k == len(self.stages) - 1 or _clear(run, self.slo):
+                if k == len(self.stages) - 1 or _clear(run, self.judging):
                     break
             return run
 
@@ -217,18 +219,18 @@ class _Simulations:
         return bool(combined.loc[combined["point"] == point.point_id, "robust"].iloc[0])
 
 
-def _clear(run: WhatIfRun, slo: float | None) -> bool:
+def _clear(run: WhatIfRun, judging: Judging) -> bool:
     """Whether a failure case's run is clear of the SLO: it meets it by the report's rule
-    (:func:`~workbench.report.whatif.whatif_row`), or its interval's lower end is above it, or it broke
-    the run's other checks."""
-    if bool(whatif_row(run, slo)["meets_slo"]) or run.summary.slo.met is False:
+    (:func:`~workbench.report.whatif.whatif_row`), or its interval's lower end is above the p99 target (a
+    tenant has none: its tables' own are in the run's verdict), or it broke the run's other checks."""
+    if bool(whatif_row(run, judging)["meets_slo"]) or run.summary.slo.met is False:
         return True
     p99 = run.summary.latency_ms.p99
     low = p99.value if p99.ci_low != p99.ci_low else p99.ci_low
-    return slo is not None and low > slo
+    return judging.p99_ms is not None and low > judging.p99_ms
 
 
-def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome], slo: float | None,
+def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome], judging: Judging,
                     last: bool) -> dict[int, Verdict]:
     """The shapes this stage decides: meets by the report's rule, or clearly fails (the interval's lower end
     above the SLO, or the run's own checks broken); at the last stage the report's rule decides every one."""
@@ -247,8 +249,9 @@ def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome
         assert record is not None
         rows.append(point_row(p.point_id, p.overrides, p.seed, "ok", None, record.summary))
     frame = pd.DataFrame(rows)
-    _, robust = slo_verdicts(frame, slo)
-    run_ok, _ = slo_verdicts(frame, None)
+    _, robust = slo_verdicts(frame, judging)
+    run_ok, _ = slo_verdicts(frame, Judging())  # the run's own verdict alone
+    slo = judging.p99_ms  # a tenant's tables are held to their own SLOs by the run's verdict
     high = frame[S.P99_HIGH].fillna(frame[S.P99])
     low = frame[S.P99_LOW].fillna(frame[S.P99])
     for j, p in enumerate(ok):
@@ -438,7 +441,7 @@ def _closest(d: SizingData, sims: _Simulations) -> dict[str, Any] | None:
     """When nothing qualifies: the cheapest shape meeting the SLO with every server up (its worst failure
     case against the SLO, or, when it survives, the model's p99 upper end across the calibration's
     uncertainty), else the shape whose p99 upper end came closest to the SLO."""
-    slo = d.slo_p99_ms
+    slo = d.judging.p99_ms
     ok = meeting(d.combined.assign(robust=d.combined["meets_slo"]))  # at the fitted parameters
     if len(ok):
         first: pd.Series = ok.iloc[0]

@@ -57,6 +57,7 @@ from workbench.io.summary import Summary
 from workbench.io.tables import read_json_file
 from workbench.report.data import workload_of
 from workbench.report.day_record import DAY_FILE, Day, Step, TableLine, TableStep
+from workbench.report.judging import Judging
 from workbench.report.whatif import WhatIf
 from workbench.runs import resolve, run_checked
 from workbench.scenario import Scenario
@@ -364,7 +365,8 @@ def simulate_day(scenario: Scenario | str | Path | Mapping[str, Any], out: str |
     heaviest = sorted(set(loads), key=lambda v: -sum(f * r for f, r in zip(v, rates, strict=True)))
     hours_to_run(heaviest, clear, every_step)
     cleared = [v for v, (_, s) in summaries.items() if _clear(s, sc, margin)]
-    has_slo = any(v.slo.p99_ms is not None for v in sc.table_scenarios)
+    judging = Judging.of(sc)
+    has_slo = judging.judged
     steps = []
     for i, load in enumerate(loads):
         name, summary = summaries.get(load, (None, None))
@@ -376,7 +378,6 @@ def simulate_day(scenario: Scenario | str | Path | Mapping[str, Any], out: str |
     binding = max((s for s in steps if loads[s.index] in peaks),
                   key=lambda s: (pressure(summaries[loads[s.index]][1], sc), s.factor, -s.index)).index
     tables = tuple(TableLine(v.table.table_name, v.slo.p99_ms) for v in sc.tables)
-    slos = [v.slo.p99_ms for v in sc.table_scenarios if v.slo.p99_ms is not None]
-    result = Day(tuple(steps), step_s, min(slos) if slos else None, margin, binding, sc.name, tables)
+    result = Day(tuple(steps), step_s, judging.tightest_ms, margin, binding, sc.name, tables)
     write_json_atomic(root / DAY_FILE, result.to_json())
     return result

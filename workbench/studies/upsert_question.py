@@ -20,7 +20,7 @@ sample of 20k keys gives a table-wide rate 10,000 times too small.
 
 Each candidate server count (and heap) is then simulated with the busiest server's upsert heap and
 update rate (``cluster.gc.live_heap`` + map bytes, ``cluster.gc.update_rate``), and judged by the sizing
-report's own rule (:func:`workbench.report.data.slo_verdicts`); the answer is the fewest servers, then
+report's own rule (:func:`workbench.report.judging.slo_verdicts`); the answer is the fewest servers, then
 the smallest heap, that meets the SLO.
 """
 
@@ -297,7 +297,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
     ``duration_s`` shortens (or lengthens) each simulation. With ``run`` False only the heap arithmetic is
     done (no simulation; ``meets_slo`` is then NaN).
     """
-    from workbench.report.data import slo_verdicts
+    from workbench.report.judging import Judging, slo_verdicts
     from workbench.runs import run_scenario
     from workbench.scenario.variants import question_overrides
     from workbench.units import parse_size
@@ -348,7 +348,7 @@ def answer_upsert_question(sc: Scenario, q: UpsertQuestion, *, servers: Sequence
                 record = run_scenario(sc, None, overrides=point, seed=seed)
                 cols = record.summary.columns()
                 frame = pd.DataFrame([cols])
-                meets, _ = slo_verdicts(frame, slo)
+                meets, _ = slo_verdicts(frame, Judging(slo))
                 row.update(p99_ms=float(cols[S.P99]), p99_high_ms=float(cols.get(S.P99_HIGH, cols[S.P99])),
                            meets_slo=bool(meets.iloc[0]))
             rows.append(row)

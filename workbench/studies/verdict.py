@@ -40,6 +40,7 @@ from workbench.io.summary import P99, P99_HIGH
 from workbench.report.cluster_cost import cluster_parts, total
 from workbench.report.data import layout_of, recommend, size_text, table_bytes
 from workbench.report.day_record import clock
+from workbench.report.judging import Judging
 from workbench.report.options import ReportOptions
 from workbench.report.prices import PriceTable, load_prices
 from workbench.report.survival import MODE_TEXT, failure_cases
@@ -222,10 +223,11 @@ class _Search:
             return Candidate(servers, cores, None, math.nan, False, False, why=f"Pinot cannot place it: {exc}",
                              check="placement")
         instance, monthly = self.bill(sc)
-        slo = sc.slo.p99_ms
+        judging = Judging.of(sc)
+        slo = judging.p99_ms  # None for a tenant: its tables' own SLOs are in the run's verdict
         scratch = self.out / f"{servers}x{cores}"
         up = run_whatif(sc, WhatIf("up", "every server up", {}), scratch / "up", self.seed)
-        row = whatif_row(up, slo)
+        row = whatif_row(up, judging)
         figures: dict[str, Any] = {"p99_ms": float(row[P99]), "p99_high_ms": float(up.summary.latency_ms.p99.bound()),
                                    "utilisation": float(up.summary.utilisation.mean)}
         if not row["meets_slo"]:
@@ -238,7 +240,7 @@ class _Search:
                              check="survive", case=sc.slo.survive)
         for what in cases.cases:
             run = run_failure_case(sc, what, scratch / what.name, self.seed)
-            if not whatif_row(run, slo)["meets_slo"]:
+            if not whatif_row(run, judging)["meets_slo"]:
                 check, why = _broken(run.summary, slo)
                 return Candidate(servers, cores, instance, monthly, True, False, **figures, why=why, check=check,
                                  case=what.label)
