@@ -22,8 +22,14 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    against the broker's ``timeMs``, per rate and as MAPE over the rates not calibrated on; also the client's
    latency against ``timeMs``, and Pinot's own evidence per rate (scheduler wait, server exec time, GC).
 
-Run: ``python benchmarks/validate_pinot.py [--out DIR] [--queries N] [--calibrate-at I]`` (about 10 minutes on
-2 cores). No threshold: it reports. Everything is written under ``--out`` (default ``reports/validate_pinot``).
+Each measurement first runs ``--warmup`` queries one at a time, not recorded (default 2,000; ``workbench
+measure``'s own default is 200). Pinot's JVMs are still compiling long after 200 queries: on the 2026-11-27 ladder
+a query's median ``latencyMs`` fell with its place in the run at every rate alike (10-11 ms for the first 100
+recorded queries, 3-4 ms for the last 600), so a run with a short warm-up mixes a cold start into every rate, and
+a model calibrated on it carries a spread that a long-running cluster does not have.
+
+Run: ``python benchmarks/validate_pinot.py [--out DIR] [--queries N] [--warmup N] [--calibrate-at I]`` (about 10
+minutes on 2 cores). No threshold: it reports. Everything is written under ``--out`` (default ``reports/validate_pinot``).
 """
 
 from __future__ import annotations
@@ -117,6 +123,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "reports" / "validate_pinot"))
     parser.add_argument("--queries", type=int, default=2000, help="queries per ladder rate")
     parser.add_argument("--calibrate-at", type=int, default=0, help="index of the ladder rate to calibrate from")
+    parser.add_argument("--warmup", type=int, default=2000,
+                        help="queries run one at a time before each measurement, not recorded (JIT)")
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--segment-rows", type=int, default=10_000)
     parser.add_argument("--variability", type=float, action="append", default=[],
@@ -135,7 +143,8 @@ def main() -> None:
     scenario = _scenario(root, args.events, args.segment_rows)
 
     if not args.reuse:
-        measure(scenario, root / "probe", rates=[20.0], queries=600, overwrite=True, cluster=args.cluster)
+        measure(scenario, root / "probe", rates=[20.0], queries=600, warmup=args.warmup, overwrite=True,
+                cluster=args.cluster)
     used_ms, cpu_ms = _server_service_ms(root / "probe" / rate_dir_name(20.0))
     capacity = 1000.0 / cpu_ms
     rates = [round(capacity * f, 1) for f in LADDER]
@@ -145,8 +154,8 @@ def main() -> None:
     if args.reuse:
         measured = json.loads((root / "measured" / "measure.json").read_text())
     else:
-        measured = measure(scenario, root / "measured", rates=rates, queries=args.queries, overwrite=True,
-                           cluster=args.cluster,
+        measured = measure(scenario, root / "measured", rates=rates, queries=args.queries, warmup=args.warmup,
+                           overwrite=True, cluster=args.cluster,
                            progress=lambda r, s: print(f"  measured {r:g}/s: client p99 "
                                                        f"{s['client_latency_ms']['p99']} ms, broker p99 "
                                                        f"{s['broker_time_ms']['p99']} ms", flush=True))
