@@ -52,6 +52,7 @@ from workbench.errors import InputError
 from workbench.io import summary as S
 from workbench.io import write_json_atomic
 from workbench.io.run_dir import RunDir
+from workbench.io.summary import SLOVerdict
 from workbench.report.data import SIZING_FILE, SizingData, load_sizing_data, meeting, recommend
 from workbench.report.judging import Judging, slo_verdicts
 from workbench.report.survival import Survival, survival, with_survival
@@ -219,11 +220,21 @@ class _Simulations:
         return bool(combined.loc[combined["point"] == point.point_id, "robust"].iloc[0])
 
 
+def _broken(slo: SLOVerdict, judging: Judging) -> bool:
+    """Whether a run broke an SLO check that more replications cannot change: a check other than the p99's (the
+    heap's). The run's own verdict is not that: it holds the p99 interval's upper end to the target too, so a
+    p99 whose interval straddles the target fails it, which is what more replications are for. A tenant's tables
+    are held to their own SLOs by the run's verdict alone, which decides there."""
+    if judging.p99_ms is None:
+        return slo.met is False
+    return any(not c.met for key, c in slo.checks.items() if key != "p99_ms")
+
+
 def _clear(run: WhatIfRun, judging: Judging) -> bool:
     """Whether a failure case's run is clear of the SLO: it meets it by the report's rule
     (:func:`~workbench.report.whatif.whatif_row`), or its interval's lower end is above the p99 target (a
     tenant has none: its tables' own are in the run's verdict), or it broke the run's other checks."""
-    if bool(whatif_row(run, judging)["meets_slo"]) or run.summary.slo.met is False:
+    if bool(whatif_row(run, judging)["meets_slo"]) or _broken(run.summary.slo, judging):
         return True
     p99 = run.summary.latency_ms.p99
     low = p99.value if p99.ci_low != p99.ci_low else p99.ci_low
@@ -250,12 +261,13 @@ def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome
         rows.append(point_row(p.point_id, p.overrides, p.seed, "ok", None, record.summary))
     frame = pd.DataFrame(rows)
     _, robust = slo_verdicts(frame, judging)
-    run_ok, _ = slo_verdicts(frame, Judging())  # the run's own verdict alone
     slo = judging.p99_ms  # a tenant's tables are held to their own SLOs by the run's verdict
     high = frame[S.P99_HIGH].fillna(frame[S.P99])
     low = frame[S.P99_LOW].fillna(frame[S.P99])
     for j, p in enumerate(ok):
-        clear_fail = not bool(run_ok.iloc[j]) or (slo is not None and float(low.iloc[j]) > slo)
+        record = outcomes[p.index].summary
+        assert record is not None
+        clear_fail = _broken(record.summary.slo, judging) or (slo is not None and float(low.iloc[j]) > slo)
         if bool(robust.iloc[j]) or clear_fail or last:
             decided[p.index] = Verdict(bool(robust.iloc[j]), float(high.iloc[j]))
     return decided
