@@ -51,6 +51,9 @@ class Wake:
     tau_se: float | None
     queries: int
     note: str
+    #: The fitted curve's intercept ``a``, ms: the excess of a query that found the cluster awake (gap 0). Below 0,
+    #: what the model charges every query besides the wake-up is more than such a query took.
+    baseline_ms: float = 0.0
 
     @property
     def fitted(self) -> bool:
@@ -63,7 +66,7 @@ class Wake:
 
     def to_dict(self) -> dict[str, Any]:
         return {"wake_ms": self.wake_ms, "wake_se": self.wake_se, "tau_ms": self.tau_ms, "tau_se": self.tau_se,
-                "queries": self.queries, "note": self.note}
+                "queries": self.queries, "note": self.note, "baseline_ms": self.baseline_ms}
 
 
 def gaps_ms(arrival_s: np.ndarray) -> np.ndarray:
@@ -104,7 +107,7 @@ def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake
     except (RuntimeError, ValueError) as e:
         return held_wake(f"the fit did not converge ({e})", n)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    wake, tau = float(p[1]), float(p[2])
+    a, wake, tau = float(p[0]), float(p[1]), float(p[2])
     how = "fitted"
     if min((gap < tau).mean(), (gap > 3.0 * tau).mean()) < MIN_SIDE_SHARE:
         # the gaps do not reach both sides of the time constant: the size and the constant trade off along
@@ -115,7 +118,7 @@ def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake
                                 bounds=([-np.inf, 0.0], [np.inf, np.inf]))
         except (RuntimeError, ValueError) as e:
             return held_wake(f"the fit did not converge ({e})", n)
-        wake, se = float(q[1]), np.array([np.nan, np.sqrt(max(float(qcov[1, 1]), 0.0)), np.nan])
+        a, wake, se = float(q[0]), float(q[1]), np.array([np.nan, np.sqrt(max(float(qcov[1, 1]), 0.0)), np.nan])
         how = (f"fitted with wake_tau_ms held at {tau:g} ms (workbench/defaults.py: its gaps do not reach both "
                "sides of the time constant, so the log cannot place it)")
     if not np.isfinite(se[1]) or wake < 2.0 * se[1]:
@@ -125,4 +128,4 @@ def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake
         return held_wake(f"its time constant went to a bound ({tau:.3g} ms): the log's gaps do not place it", n)
     return Wake(wake, tau, float(se[1]), float(se[2]) if np.isfinite(se[2]) else None, n,
                 f"{how} to the {n:,} queries that met no other in flight: timeMs less the fitted work against the "
-                "time since the previous query arrived")
+                "time since the previous query arrived", a)
