@@ -16,10 +16,10 @@ variability fit (:mod:`~workbench.calibrate.variability`) until ``sigma`` settle
 negative (non-negative least squares: a cost cannot be below zero).
 
 A parameter the log cannot tell apart from another (no variation in its column, or a column that is a
-combination of the others) is **held** at its default, and says so; unless the held defaults alone would charge
-more than the log records, when they are scaled down to what it does (:func:`within_observed`). The standard
-errors come from a block bootstrap over contiguous stretches of the log (queries close in time share load, so
-they are not independent), computed from per-block moment matrices so a thousand resamples of a million-line log take a
+combination of the others) is **held** at its default, and says so; unless at their defaults the model would charge
+more than the log records, when they are scaled down to what it leaves them (:func:`within_observed`). The standard
+errors come from a block bootstrap over contiguous stretches of the log (queries close in time share load, so they
+are not independent), computed from per-block moment matrices so a thousand resamples of a million-line log take a
 second; ``sigma``'s uncertainty and the costs' are then joined (they are fitted from each other).
 """
 
@@ -253,15 +253,14 @@ def held_note(key: str, value: float, source: str, x: np.ndarray, free: Sequence
     return f"{key}: {source} (held at {value:.3g}){with_}"
 
 
-#: How far over what the log records the held costs (with whatever else is not fitted) may charge before they are
-#: scaled down (a share): a fit's totals are not exact (a heavy constraint row, a weighted fit), only a real excess
-#: of the held defaults themselves counts.
+#: How far over what the log records the model may total before the held costs are scaled down (a share): a fit's
+#: totals are not exact (a heavy constraint row, a weighted fit), only a real excess counts.
 HELD_EXCESS = 0.01
 #: How a held cost's source begins when it was scaled down (:func:`within_observed`).
 HELD_BELOW = "held below its default"
 #: A refitted total within this share of the total with nothing held is taken as equal to it; at most this many
 #: refits find the held costs' factor (:func:`_refitted_scale`).
-_SCALE_TOLERANCE = 1e-4
+_SCALE_TOLERANCE = 1e-3
 _SCALE_STEPS = 8
 
 
@@ -288,52 +287,62 @@ MEASURED_WORK = Against("the servers' measured work", "the measured work", "char
                         "so the fitted work totals the measured work")
 #: The broker log's ``timeMs`` (:func:`fit_service`).
 TIME_MS = Against("the log's timeMs", "the log's mean timeMs", "take",
-                  "to what the log leaves them: the costs it cannot tell them from then come to 0, and the model's "
-                  "mean time over the log is {ratio:.0%} of the log's",
+                  "to what the log leaves them (the costs it cannot tell them from would otherwise have to be "
+                  "negative): those come to 0, and the model's mean time over the log is {ratio:.0%} of the log's",
                   "with the assumed network delay and any costs taken from serverStats")
 
 
 def within_observed(values: dict[str, float], sources: dict[str, str], held: Sequence[str], free: Sequence[str],
                     x: np.ndarray, observed_ms: float, against: Against, fixed_ms: float = 0.0,
                     refit: Callable[[dict[str, float]], float] | None = None) -> float | None:
-    """Scale the held costs down when their defaults alone would charge more than the log records.
+    """Scale the held costs down when, at their defaults, the model charges more than the log records.
 
     A cost the log cannot tell from the others is held at its default, and the fitted ones take the rest. Where the
-    defaults (with whatever else is not fitted: ``fixed_ms``, and the columns of keys neither ``held`` nor ``free``)
-    are more than all of it (Pinot's own airlineStats example: 131 segments per query at the default 0.1 ms each is
-    13 ms, the servers measured 5.2 ms), the fitted costs stop at zero and the model charges several times what the
-    log shows; the assumption yields to the log instead: the held costs are scaled by one factor (never below 0),
-    and each one's source says so, once (held, not fitted: it is no estimate). Returns the factor, or ``None`` when
-    the held defaults fit under the log (by :data:`HELD_EXCESS`). ``x`` times ``values`` plus ``fixed_ms``, summed,
-    is the model's total over the log; ``observed_ms`` the log's.
+    defaults leave less than nothing (Pinot's own airlineStats example: 131 segments per query at the default
+    0.1 ms each is 13 ms, the servers measured 5.2 ms) the fitted costs stop at zero, and the model charges more
+    than the log shows, several times more when the defaults alone exceed it. The assumption yields to the log
+    instead: the held costs are scaled by one factor (never below 0), and each one's source says so, once (held,
+    not fitted: it is no estimate). Returns the factor, or ``None`` when the model's total (``x`` times ``values``
+    plus ``fixed_ms``, summed) is within :data:`HELD_EXCESS` of ``observed_ms``, or the held costs are not why.
 
-    Without ``refit`` (the fit to the measured work, whose sum constraint already left the fitted costs at what the
-    log leaves them, zero) the factor makes the total the observed one and the fitted costs stay as they are.
+    Without ``refit`` (the fit to the measured work, whose sum constraint leaves the total over the measured one
+    only when the held defaults alone exceed it, the fitted costs then at zero) the factor makes the total the
+    measured one; the fitted costs stay as they are.
 
     With ``refit`` (the fit to ``timeMs``, which has no such constraint: its fitted costs were driven to their
     bounds, the per-document one too, to make up for the held ones) the fitted costs are fitted again at each trial
-    factor (``refit`` sets them in ``values`` and returns the model's total), and the factor is the largest at which
-    the costs that carry the held ones' work need none of it (:func:`_refitted_scale`): the held costs then take all
-    that the log determines of them together, and the costs the log can identify come back as the log has them (on
-    a noiseless log, exactly). The model's total is then what the fit with nothing held gives: the log's mean up to
-    the fit's weighting (each query weighted by its variance). It is compared with the log's mean ``timeMs``, which
-    also holds the waits for threads that the simulation adds under load, so the check is lenient in one direction
-    only: it scales no default the log, waits included, can afford, and lets through defaults that only the waits
-    pay for (at a calm log's load, little).
+    factor (``refit`` sets them in ``values`` and returns the model's total), and the factor is where the costs
+    that carry the held ones' work, fitted again, just reach 0 (:func:`_refitted_scale`): the held costs then take
+    all that the log determines of them and their carriers together, and the costs the log can identify come back
+    as the log has them (on a noiseless log, exactly). When the total is no lower with nothing held, the held costs
+    are not why, and stay. The model's total is then what the fit with nothing held gives: the log's mean up to the
+    fit's weighting (each query weighted by its variance). The log's ``timeMs`` also holds the waits for threads
+    that the simulation adds under load, so the comparison is exact for a calm log only, and lenient otherwise: the
+    costs that carry the held ones' work take the waits as well, and defaults that only the waits pay for are let
+    through.
     """
     vector = np.array([values[k] for k in FIT_KEYS])
     total = float((x @ vector).sum()) + fixed_ms
     held_ms = sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in held)
-    assumed_ms = total - sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in free)
-    # a fit's total is not exact (a heavy constraint row, a weighted fit): only a real excess of the held defaults
-    if not held or held_ms <= 0 or assumed_ms <= observed_ms * (1 + HELD_EXCESS):
+    # a fit's total is not exact (a heavy constraint row, a weighted fit): only a real excess counts
+    if not held or held_ms <= 0 or total <= observed_ms * (1 + HELD_EXCESS):
         return None
     defaults = {k: values[k] for k in held}
     scale = max(0.0, 1.0 - (total - observed_ms) / held_ms)
+    assumed_ms = total - sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in free)   # all not fitted
     ratio = 1.0
-    if refit is not None:
-        scale, refitted = _refitted_scale(defaults, values, refit, total, scale)
+    # the free costs whose columns make up the held ones': what carries their work in the fit
+    carriers = sorted({p for k in held for p in partners(x, free, k)}) if refit is not None else []
+    if refit is not None and carriers:
+        sums = {p: float(x[:, FIT_KEYS.index(p)].sum()) for p in carriers}
+
+        def carried(v: Mapping[str, float]) -> float:
+            return sum(v[p] * sums[p] for p in carriers)
+
+        before = dict(values)
+        scale, refitted = _refitted_scale(defaults, values, refit, carried, held_ms, total, scale)
         if scale >= 1.0:
+            values.update(before)
             return None
         ratio = refitted / observed_ms
     others = (f", and {assumed_ms / observed_ms:.3g} times {against.others}"
@@ -347,44 +356,52 @@ def within_observed(values: dict[str, float], sources: dict[str, str], held: Seq
     return scale
 
 
-def _refitted_scale(defaults: Mapping[str, float], values: dict[str, float],
-                    refit: Callable[[dict[str, float]], float], total_ms: float, first: float) -> tuple[float, float]:
-    """The largest factor of the held costs at which the costs that carry their work, fitted again, need none of
-    it; and the model's total there. ``values`` ends fitted at that factor.
+def _refitted_scale(defaults: Mapping[str, float], values: dict[str, float], refit: Callable[[dict[str, float]], float],
+                    carried: Callable[[Mapping[str, float]], float], held_ms: float, total_ms: float,
+                    first: float) -> tuple[float, float]:
+    """The factor of the held costs at which the costs that carry their work, fitted again, just reach 0; and the
+    model's total there (1 when the held costs are not why it totals more). ``values`` ends fitted at the factor.
 
-    With nothing held (factor 0) the fitted costs take all and the model totals ``floor``. Raising the factor, the
-    costs that carry the held ones' work give it back one for one, and the total stays at ``floor`` until they
-    reach 0; beyond, it grows (piecewise linearly at a settled variability) to ``total_ms`` at factor 1. So the
-    factor is where the total leaves ``floor``: secant steps along the growing side (from factor 1 and ``first``,
-    the factor that would meet the log were the fitted costs kept) land on it where the growth is linear, and
-    bisection keeps them inside the bracket elsewhere. Unsettled after :data:`_SCALE_STEPS` refits, the largest
-    factor found on the flat side is taken (its total is ``floor``).
+    With nothing held (factor 0) the fitted costs take all, the carriers' share (``carried``, ms) is ``c0`` and the
+    model totals ``floor``. Raising the factor, the carriers give the held costs their work back one for one: the
+    total stays at ``floor`` while their share falls (linearly at a settled variability) to 0; beyond that factor
+    the total grows, to ``total_ms`` at factor 1. So the factor sought is where the carriers' share reaches 0: secant
+    steps on it from the flat side (the first from its slope, the held costs' own share), or on the total from the
+    growing side (from factor 1 and ``first``, the factor that would meet the log were the fitted costs kept), and
+    bisection where a step leaves the bracket. Unsettled after :data:`_SCALE_STEPS` refits, the smallest factor at
+    which the carriers were at 0 is taken.
     """
     def total_at(scale: float) -> float:
         values.update({k: v * scale for k, v in defaults.items()})
         return refit(values)
 
     floor = total_at(0.0)
-    near = _SCALE_TOLERANCE * max(abs(floor), 1e-9)
-    if total_ms <= floor + near:
-        return 1.0, total_at(1.0)
-    flat, growing = 0.0, [(1.0, total_ms)]    # the largest factor found at the floor; factors above it
-    guess, secant = first, False
+    c0 = carried(values)
+    if total_ms <= floor * (1 + HELD_EXCESS):   # the held costs are not why the model totals more than the log
+        return 1.0, total_ms
+    if c0 <= 0.0:                               # the fitted costs carry none of their work even with nothing held
+        return 0.0, floor
+    near, gone = _SCALE_TOLERANCE * abs(floor), 1e-9 * c0
+    flat, growing = [(0.0, c0)], [(1.0, total_ms)]   # (factor, carriers' share) where it is above 0; (factor, total)
+    guess = first
     for _ in range(_SCALE_STEPS):
         total = total_at(guess)
-        if total <= floor + near:
-            if secant:
-                return guess, total
-            flat = guess
+        share = carried(values)
+        if share > gone:
+            flat = sorted([*flat, (guess, share)])
+        elif total <= floor + near:
+            return guess, total                 # the carriers at 0 and the total still the floor: found
         else:
             growing = sorted([*growing, (guess, total)])
-        (s1, t1), (s2, t2) = (growing + growing)[:2]
-        slope = (t2 - t1) / (s2 - s1) if s2 > s1 else 0.0
-        step = s1 - (t1 - floor) / slope if slope > 0 else flat
-        secant = flat < step < s1
-        guess = step if secant else (flat + s1) / 2
-        guess = 0.0 if guess < _SCALE_TOLERANCE * 1e-3 else guess   # no factor of 1e-16 from rounding
-    return flat, total_at(flat)
+        lo, hi = flat[-1][0], growing[0][0]
+        # from the flat side the carriers' share falls to 0 (at first by the held costs' own share per unit factor)
+        (a, ca), (b, cb) = flat[-2:] if len(flat) > 1 else ((-1.0, c0 + held_ms), flat[0])
+        left = b + cb * (b - a) / (ca - cb) if ca > cb else hi
+        # from the growing side the total falls to the floor
+        (s1, t1), (s2, t2) = (growing * 2)[:2]
+        right = s1 - (t1 - floor) * (s2 - s1) / (t2 - t1) if s2 > s1 and t2 > t1 else lo
+        guess = left if lo < left < hi else right if lo < right < hi else (lo + hi) / 2
+    return growing[0][0], total_at(growing[0][0])
 
 
 @dataclass
@@ -540,9 +557,9 @@ def _within_log(f: LogFeatures, state: _State, held: Sequence[str], sigma: float
         return float(predict(f, values, g, options.network_ms).sum())
 
     x, offset = design(f, _factors(f, sigma, options)[0], options.network_ms)
-    within_observed(state.values, state.sources, held, state.free, x, float(f.time_ms.sum()), TIME_MS,
-                    float(offset.sum()), refit)
-    return settled[0]
+    scaled = within_observed(state.values, state.sources, held, state.free, x, float(f.time_ms.sum()), TIME_MS,
+                             float(offset.sum()), refit)
+    return sigma if scaled is None else settled[0]
 
 
 def fit_service(features: LogFeatures, options: FitOptions | None = None) -> ServiceFit:
