@@ -8,9 +8,10 @@ import pytest
 import yaml
 from scipy import stats
 
+from workbench import defaults as D
 from workbench.calibrate.critical_path import draws, makespan, mean_factor
 from workbench.calibrate.features import LogFeatures, log_features, server_stats, sql_shapes
-from workbench.calibrate.fit import FitOptions, design, fit_service
+from workbench.calibrate.fit import FitOptions, ServiceFit, design, fit_service
 from workbench.calibrate.scenario_file import Entry, render_scenario
 from workbench.calibrate.shape import infer_shape
 from workbench.errors import InputError
@@ -117,6 +118,72 @@ def test_without_queries_that_skip_the_servers_the_broker_overhead_is_held() -> 
     assert not overhead.fitted and overhead.value == 1.0 and "cannot be told" in overhead.source
     # the per-request cost takes the rest of the per-query constant
     assert fit.value("service.per_request_ms") == pytest.approx(0.7 + 0.4 - 1.0, abs=1e-6)
+
+
+def _one_server(constant_ms: float, ns_per_doc: float) -> LogFeatures:
+    """A noiseless log where every query reached one server and its 4 segments (on 4 worker tasks, so the slowest
+    server's makespan is one segment's work) and returned 1 row: the per-query constant columns (broker overhead,
+    per request, per segment, merge, reduce per server and per row) cannot be told apart, only the documents vary.
+    Each query's ``timeMs`` is ``constant_ms`` plus one segment's documents at ``ns_per_doc``."""
+    n = 400
+    docs = 4.0 * np.random.default_rng(1).integers(20_000, 60_000, n)
+    one = np.ones(n, dtype=np.int64)
+    return LogFeatures(constant_ms + ns_per_doc * 1e-6 * docs / 4, one, one.astype(float), 4 * one, docs,
+                       np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool), one.astype(float), 4 * one,
+                       np.array(["aggregation"] * n), np.zeros(n, dtype=np.int64), (((4, 4, 1),),),
+                       np.arange(n, dtype=float))
+
+
+#: The per-query constant the held defaults charge each query of :func:`_one_server`, by the model's formula: the
+#: broker's overhead, one segment's makespan, 4 segments merged, one server answered, one row returned.
+HELD_DEFAULTS = {"cluster.broker.overhead_ms": D.BROKER_OVERHEAD_MS, "service.per_segment_ms": D.COST_PER_SEGMENT_MS,
+                 "service.merge_ms_per_segment": D.COST_MERGE_MS_PER_SEGMENT,
+                 "cluster.broker.reduce_ms_per_server": D.BROKER_REDUCE_MS_PER_SERVER,
+                 "cluster.broker.reduce_ms_per_row": D.BROKER_REDUCE_MS_PER_ROW}
+HELD_PER_QUERY_MS = (D.BROKER_OVERHEAD_MS + D.COST_PER_SEGMENT_MS * 1 + D.COST_MERGE_MS_PER_SEGMENT * 4
+                     + D.BROKER_REDUCE_MS_PER_SERVER * 1 + D.BROKER_REDUCE_MS_PER_ROW * 1)   # 1.1705 ms
+
+
+def _said_once(fit: ServiceFit) -> None:
+    """No parameter is said to be both fitted and held, in its source or in a note about it."""
+    for p in fit.parameters:
+        held = p.source.startswith("held")
+        assert p.fitted != held, p
+        about = [n for n in fit.notes if n.startswith(f"{p.key}:")]
+        assert all(("fitted" in n) != held for n in about), about
+
+
+@pytest.mark.parametrize("ns_per_doc", [5.0, 50.0])
+def test_held_defaults_above_what_the_log_leaves_them_are_scaled_to_it(ns_per_doc: float) -> None:
+    """A cluster far cheaper per query than the defaults: 0.2 ms per query plus 5 ns per document, mean 0.40 ms,
+    where the held defaults alone charge 1.17 ms (held there, the per-request and per-document costs were driven to 0
+    and the model predicted 1.17 ms for every query); or plus 50 ns per document, mean 2.2 ms, where the held
+    defaults fit under the mean but not under the 0.2 ms constant (the per-document cost came out at 36 ns). The log
+    determines the per-query constant and the per-document cost: the held costs take the constant (scaled by
+    0.2 / 1.1705), the per-request cost that carries their work comes to 0, the per-document cost comes back, and
+    the model's mean time is the log's."""
+    f = _one_server(0.2, ns_per_doc)
+    fit = fit_service(f, FitOptions(bootstrap=20, network_ms=0.0))
+    scale = 0.2 / HELD_PER_QUERY_MS
+    for key, default in HELD_DEFAULTS.items():
+        p = fit.parameter(key)
+        assert p.value == pytest.approx(default * scale, rel=1e-6), key
+        assert p.source.startswith("held below its default") and f"scaled by {scale:.3g}" in p.source, p.source
+    assert fit.value("service.per_request_ms") == 0.0
+    assert fit.value("service.ns_per_doc") == pytest.approx(ns_per_doc, rel=1e-6)
+    assert fit.quality["predicted_mean_ms"] == pytest.approx(f.time_ms.mean(), rel=1e-6)
+    _said_once(fit)
+
+
+def test_held_defaults_the_log_can_afford_stay_at_their_defaults() -> None:
+    f = _one_server(3.0, 5.0)                   # 3 ms per query: the held 1.17 ms fit under it
+    fit = fit_service(f, FitOptions(bootstrap=20, network_ms=0.0))
+    for key, default in HELD_DEFAULTS.items():
+        assert fit.value(key) == default and fit.parameter(key).source.startswith("held at default"), key
+    # the per-request cost carries the rest of the constant, as before
+    assert fit.value("service.per_request_ms") == pytest.approx(3.0 - HELD_PER_QUERY_MS, rel=1e-6)
+    assert fit.value("service.ns_per_doc") == pytest.approx(5.0, rel=1e-6)
+    _said_once(fit)
 
 
 def test_the_cluster_shape_from_server_stats_fan_out_or_the_user() -> None:

@@ -16,15 +16,16 @@ variability fit (:mod:`~workbench.calibrate.variability`) until ``sigma`` settle
 negative (non-negative least squares: a cost cannot be below zero).
 
 A parameter the log cannot tell apart from another (no variation in its column, or a column that is a
-combination of the others) is **held** at its default, and says so. The standard errors come from a block
-bootstrap over contiguous stretches of the log (queries close in time share load, so they are not
-independent), computed from per-block moment matrices so a thousand resamples of a million-line log take a
+combination of the others) is **held** at its default, and says so; unless at their defaults the model would charge
+more than the log records, when they are scaled down to what it leaves them (:func:`within_observed`). The standard
+errors come from a block bootstrap over contiguous stretches of the log (queries close in time share load, so they
+are not independent), computed from per-block moment matrices so a thousand resamples of a million-line log take a
 second; ``sigma``'s uncertainty and the costs' are then joined (they are fitted from each other).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,9 +38,10 @@ from workbench.calibrate.features import KINDS, LogFeatures
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown, spread_gap
 
 #: The fit's building blocks are public because ``work.py`` (the fit to the servers' measured work) reuses them.
-__all__ = ["AT_BOUND", "CLOCK_VARIANCE", "FIT_KEYS", "FIT_PARAMETERS", "VARIABILITY_KEY", "FitOptions", "Parameter",
-           "ServiceFit", "at_bound_source", "block_bootstrap", "bootstrap_blocks", "design", "fit_quality",
-           "fit_service", "held_note", "identifiable", "partners", "predict", "refit_overhead", "segment_mean"]
+__all__ = ["AT_BOUND", "CLOCK_VARIANCE", "FIT_KEYS", "FIT_PARAMETERS", "HELD_BELOW", "HELD_EXCESS", "MEASURED_WORK",
+           "TIME_MS", "VARIABILITY_KEY", "Against", "FitOptions", "Parameter", "ServiceFit", "at_bound_source",
+           "block_bootstrap", "bootstrap_blocks", "design", "fit_quality", "fit_service", "held_note", "identifiable",
+           "partners", "predict", "refit_overhead", "segment_mean", "within_observed"]
 
 #: The fitted parameters: scenario key, unit, and what it multiplies; in the order of the design columns.
 FIT_PARAMETERS: tuple[tuple[str, str, float], ...] = (
@@ -240,9 +242,166 @@ def held_note(key: str, value: float, source: str, x: np.ndarray, free: Sequence
     """What a held parameter's note says: at what, why, and which fitted parameters carry its work instead
     (their values are then the held one's share plus theirs, less the held value)."""
     carried = partners(x, free, key)
-    with_ = (f"; {', '.join(carried)} {'carries' if len(carried) == 1 else 'carry'} its work beyond "
-             f"{value:.3g} (the log determines {' and '.join([key, *carried])} together, not apart)") if carried else ""
+    together = f"(the log determines {' and '.join([key, *carried])} together, not apart)"
+    if not carried:
+        with_ = ""
+    elif source.startswith(HELD_BELOW):   # scaled to what the log leaves it: the others carry none of its work
+        with_ = f"; {', '.join(carried)} {'takes' if len(carried) == 1 else 'take'} none of its work {together}"
+    else:
+        verb = "carries" if len(carried) == 1 else "carry"
+        with_ = f"; {', '.join(carried)} {verb} its work beyond {value:.3g} {together}"
     return f"{key}: {source} (held at {value:.3g}){with_}"
+
+
+#: How far over what the log records the model may total before the held costs are scaled down (a share): a fit's
+#: totals are not exact (a heavy constraint row, a weighted fit), only a real excess counts.
+HELD_EXCESS = 0.01
+#: How a held cost's source begins when it was scaled down (:func:`within_observed`).
+HELD_BELOW = "held below its default"
+#: A refitted total within this share of the total with nothing held is taken as equal to it; at most this many
+#: refits find the held costs' factor (:func:`_refitted_scale`).
+_SCALE_TOLERANCE = 1e-3
+_SCALE_STEPS = 8
+
+
+@dataclass(frozen=True)
+class Against:
+    """What held costs are checked against (:func:`within_observed`), in the words of their source.
+
+    ``goal`` follows "scaled by <factor>" and may name ``{ratio}``: the model's total over the log's after it.
+    """
+
+    #: What cannot tell a held cost from the others.
+    evidence: str
+    #: The whole the held costs are compared with, and the verb of their share of it.
+    whole: str
+    verb: str
+    #: What the scaling makes true.
+    goal: str
+    #: The parts of the model's total neither fitted nor held, said where there are any.
+    others: str = ""
+
+
+#: The servers' measured work per query (``ThreadCpuTimeNs``: :func:`~workbench.calibrate.work.fit_work`).
+MEASURED_WORK = Against("the servers' measured work", "the measured work", "charge",
+                        "so the fitted work totals the measured work")
+#: The broker log's ``timeMs`` (:func:`fit_service`).
+TIME_MS = Against("the log's timeMs", "the log's mean timeMs", "take",
+                  "to what the log leaves them (the costs it cannot tell them from would otherwise have to be "
+                  "negative): those come to 0, and the model's mean time over the log is {ratio:.0%} of the log's",
+                  "with the assumed network delay and any costs taken from serverStats")
+
+
+def within_observed(values: dict[str, float], sources: dict[str, str], held: Sequence[str], free: Sequence[str],
+                    x: np.ndarray, observed_ms: float, against: Against, fixed_ms: float = 0.0,
+                    refit: Callable[[dict[str, float]], float] | None = None) -> float | None:
+    """Scale the held costs down when, at their defaults, the model charges more than the log records.
+
+    A cost the log cannot tell from the others is held at its default, and the fitted ones take the rest. Where the
+    defaults leave less than nothing (Pinot's own airlineStats example: 131 segments per query at the default
+    0.1 ms each is 13 ms, the servers measured 5.2 ms) the fitted costs stop at zero, and the model charges more
+    than the log shows, several times more when the defaults alone exceed it. The assumption yields to the log
+    instead: the held costs are scaled by one factor (never below 0), and each one's source says so, once (held,
+    not fitted: it is no estimate). Returns the factor, or ``None`` when the model's total (``x`` times ``values``
+    plus ``fixed_ms``, summed) is within :data:`HELD_EXCESS` of ``observed_ms``, or the held costs are not why.
+
+    Without ``refit`` (the fit to the measured work, whose sum constraint leaves the total over the measured one
+    only when the held defaults alone exceed it, the fitted costs then at zero) the factor makes the total the
+    measured one; the fitted costs stay as they are.
+
+    With ``refit`` (the fit to ``timeMs``, which has no such constraint: its fitted costs were driven to their
+    bounds, the per-document one too, to make up for the held ones) the fitted costs are fitted again at each trial
+    factor (``refit`` sets them in ``values`` and returns the model's total), and the factor is where the costs
+    that carry the held ones' work, fitted again, just reach 0 (:func:`_refitted_scale`): the held costs then take
+    all that the log determines of them and their carriers together, and the costs the log can identify come back
+    as the log has them (on a noiseless log, exactly). When the total is no lower with nothing held, the held costs
+    are not why, and stay. The model's total is then what the fit with nothing held gives: the log's mean up to the
+    fit's weighting (each query weighted by its variance). The log's ``timeMs`` also holds the waits for threads
+    that the simulation adds under load, so the comparison is exact for a calm log only, and lenient otherwise: the
+    costs that carry the held ones' work take the waits as well, and defaults that only the waits pay for are let
+    through.
+    """
+    vector = np.array([values[k] for k in FIT_KEYS])
+    total = float((x @ vector).sum()) + fixed_ms
+    held_ms = sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in held)
+    # a fit's total is not exact (a heavy constraint row, a weighted fit): only a real excess counts
+    if not held or held_ms <= 0 or total <= observed_ms * (1 + HELD_EXCESS):
+        return None
+    defaults = {k: values[k] for k in held}
+    scale = max(0.0, 1.0 - (total - observed_ms) / held_ms)
+    assumed_ms = total - sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in free)   # all not fitted
+    ratio = 1.0
+    # the free costs whose columns make up the held ones': what carries their work in the fit
+    carriers = sorted({p for k in held for p in partners(x, free, k)}) if refit is not None else []
+    if refit is not None and carriers:
+        sums = {p: float(x[:, FIT_KEYS.index(p)].sum()) for p in carriers}
+
+        def carried(v: Mapping[str, float]) -> float:
+            return sum(v[p] * sums[p] for p in carriers)
+
+        before = dict(values)
+        scale, refitted = _refitted_scale(defaults, values, refit, carried, held_ms, total, scale)
+        if scale >= 1.0:
+            values.update(before)
+            return None
+        ratio = refitted / observed_ms
+    others = (f", and {assumed_ms / observed_ms:.3g} times {against.others}"
+              if against.others and assumed_ms > held_ms * (1 + 1e-6) else "")
+    for k, default in defaults.items():
+        values[k] = default * scale
+        sources[k] = (f"{HELD_BELOW} (workbench/defaults.py {default:.3g}): {against.evidence} cannot tell "
+                      f"it from the other costs, and at their defaults the held costs alone {against.verb} "
+                      f"{held_ms / observed_ms:.3g} times {against.whole}{others}; scaled by {scale:.3g} "
+                      + against.goal.format(ratio=ratio))
+    return scale
+
+
+def _refitted_scale(defaults: Mapping[str, float], values: dict[str, float], refit: Callable[[dict[str, float]], float],
+                    carried: Callable[[Mapping[str, float]], float], held_ms: float, total_ms: float,
+                    first: float) -> tuple[float, float]:
+    """The factor of the held costs at which the costs that carry their work, fitted again, just reach 0; and the
+    model's total there (1 when the held costs are not why it totals more). ``values`` ends fitted at the factor.
+
+    With nothing held (factor 0) the fitted costs take all, the carriers' share (``carried``, ms) is ``c0`` and the
+    model totals ``floor``. Raising the factor, the carriers give the held costs their work back one for one: the
+    total stays at ``floor`` while their share falls (linearly at a settled variability) to 0; beyond that factor
+    the total grows, to ``total_ms`` at factor 1. So the factor sought is where the carriers' share reaches 0: secant
+    steps on it from the flat side (the first from its slope, the held costs' own share), or on the total from the
+    growing side (from factor 1 and ``first``, the factor that would meet the log were the fitted costs kept), and
+    bisection where a step leaves the bracket. Unsettled after :data:`_SCALE_STEPS` refits, the smallest factor at
+    which the carriers were at 0 is taken.
+    """
+    def total_at(scale: float) -> float:
+        values.update({k: v * scale for k, v in defaults.items()})
+        return refit(values)
+
+    floor = total_at(0.0)
+    c0 = carried(values)
+    if total_ms <= floor * (1 + HELD_EXCESS):   # the held costs are not why the model totals more than the log
+        return 1.0, total_ms
+    if c0 <= 0.0:                               # the fitted costs carry none of their work even with nothing held
+        return 0.0, floor
+    near, gone = _SCALE_TOLERANCE * abs(floor), 1e-9 * c0
+    flat, growing = [(0.0, c0)], [(1.0, total_ms)]   # (factor, carriers' share) where it is above 0; (factor, total)
+    guess = first
+    for _ in range(_SCALE_STEPS):
+        total = total_at(guess)
+        share = carried(values)
+        if share > gone:
+            flat = sorted([*flat, (guess, share)])
+        elif total <= floor + near:
+            return guess, total                 # the carriers at 0 and the total still the floor: found
+        else:
+            growing = sorted([*growing, (guess, total)])
+        lo, hi = flat[-1][0], growing[0][0]
+        # from the flat side the carriers' share falls to 0 (at first by the held costs' own share per unit factor)
+        (a, ca), (b, cb) = flat[-2:] if len(flat) > 1 else ((-1.0, c0 + held_ms), flat[0])
+        left = b + cb * (b - a) / (ca - cb) if ca > cb else hi
+        # from the growing side the total falls to the floor
+        (s1, t1), (s2, t2) = (growing * 2)[:2]
+        right = s1 - (t1 - floor) * (s2 - s1) / (t2 - t1) if s2 > s1 and t2 > t1 else lo
+        guess = left if lo < left < hi else right if lo < right < hi else (lo + hi) / 2
+    return growing[0][0], total_at(growing[0][0])
 
 
 @dataclass
@@ -343,14 +502,18 @@ class _Round:
 
 def _round(f: LogFeatures, state: _State, sigma: float, options: FitOptions) -> _Round:
     """One weighted fit at ``sigma``: each query weighted by 1 / its variance under the current costs."""
-    if f.shapes:
-        means, variances = factor_moments(f.shapes, sigma, options.samples, options.seed)
-        g, v = means[f.shape_id], variances[f.shape_id]
-    else:
-        g = v = np.zeros(len(f))
+    g, v = _factors(f, sigma, options)
     weights = 1.0 / (segment_mean(f, state.values) ** 2 * v + CLOCK_VARIANCE)
     x, offset = design(f, g, options.network_ms)
     return _Round(g, x, _solve(x, f.time_ms, offset, weights, state), weights)
+
+
+def _factors(f: LogFeatures, sigma: float, options: FitOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's mean slowest-server makespan in units of one segment's work, and its variance, at ``sigma``."""
+    if not f.shapes:
+        return np.zeros(len(f)), np.zeros(len(f))
+    means, variances = factor_moments(f.shapes, sigma, options.samples, options.seed)
+    return means[f.shape_id], variances[f.shape_id]
 
 
 def segment_mean(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
@@ -362,7 +525,8 @@ def segment_mean(f: LogFeatures, values: Mapping[str, float]) -> np.ndarray:
     return out
 
 
-def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
+def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str], np.ndarray]:
+    """The costs at their start (defaults, and the known ones), the held keys, and the design at ``sigma`` 0."""
     rounds = mean_factors(f.shapes, 0.0)[f.shape_id] if f.shapes else np.zeros(len(f))
     x, _ = design(f, rounds, options.network_ms)
     free, held = identifiable(x, [k for k in FIT_KEYS if k not in options.known])
@@ -370,7 +534,6 @@ def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
     sources = dict.fromkeys(FIT_KEYS, "fitted")
     for k, (value, _, source) in options.known.items():
         values[k], sources[k] = value, source
-    notes = []
     for k in held:
         if k == "cluster.broker.overhead_ms":
             values[k], _, where = options.overhead
@@ -378,8 +541,25 @@ def _start(f: LogFeatures, options: FitOptions) -> tuple[_State, list[str]]:
                          "cannot be told from the servers' per-request work"
         else:
             sources[k] = "held at default (workbench/defaults.py): the log cannot tell it from the other costs"
-        notes.append(held_note(k, values[k], sources[k], x, free))
-    return _State(values, sources, free), notes
+    return _State(values, sources, free), held, x
+
+
+def _within_log(f: LogFeatures, state: _State, held: Sequence[str], sigma: float, options: FitOptions,
+                blocks: Sequence[np.ndarray]) -> float:
+    """Hold the held costs within the log's mean ``timeMs`` (:func:`within_observed`, the fitted costs fitted
+    again at each trial scale); returns the variability the costs settled at."""
+    settled = [sigma]
+
+    def refit(values: dict[str, float]) -> float:
+        trial = _State(values, state.sources, state.free)
+        settled[0] = _alternate(f, trial, options, blocks)
+        g = _round(f, trial, settled[0], options).g
+        return float(predict(f, values, g, options.network_ms).sum())
+
+    x, offset = design(f, _factors(f, sigma, options)[0], options.network_ms)
+    scaled = within_observed(state.values, state.sources, held, state.free, x, float(f.time_ms.sum()), TIME_MS,
+                             float(offset.sum()), refit)
+    return sigma if scaled is None else settled[0]
 
 
 def fit_service(features: LogFeatures, options: FitOptions | None = None) -> ServiceFit:
@@ -394,9 +574,10 @@ def fit_service(features: LogFeatures, options: FitOptions | None = None) -> Ser
     f = features
     if len(f) == 0:
         raise ValueError("no queries to fit")
-    state, notes = _start(f, opts)
+    state, held, x0 = _start(f, opts)
     blocks = bootstrap_blocks(len(f))
-    sigma = _alternate(f, state, opts, blocks)
+    sigma = _within_log(f, state, held, _alternate(f, state, opts, blocks), opts, blocks)
+    notes = [held_note(k, state.values[k], state.sources[k], x0, state.free) for k in held]
     r = _round(f, state, sigma, opts)
     predicted = predict(f, state.values, r.g, opts.network_ms)
     var = fit_variability(f.time_ms - predicted, segment_mean(f, state.values), f.shape_id, f.shapes, blocks=blocks,

@@ -39,7 +39,6 @@ model charges by the quiet time it simulates, and leaves the delay.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -56,6 +55,7 @@ from workbench.calibrate.fit import (
     CLOCK_VARIANCE,
     FIT_KEYS,
     FIT_PARAMETERS,
+    MEASURED_WORK,
     VARIABILITY_KEY,
     FitOptions,
     Parameter,
@@ -68,6 +68,7 @@ from workbench.calibrate.fit import (
     identifiable,
     predict,
     segment_mean,
+    within_observed,
 )
 from workbench.calibrate.functions import (
     FUNCTION_KEY,
@@ -263,37 +264,6 @@ def _solve(x: np.ndarray, target: np.ndarray) -> np.ndarray:
     return beta
 
 
-#: How far over the measured work the fitted work may total before the held costs are scaled down (a share).
-HELD_EXCESS = 0.01
-
-
-def _within_measured(values: dict[str, float], sources: dict[str, str], held: Sequence[str], x: np.ndarray,
-                     measured_ms: float) -> None:
-    """Scale the held costs down when their defaults alone would charge the servers more work than the log measured.
-
-    A cost the log cannot tell from the others is held at its default, and the fitted ones take the rest of the
-    measured work. Where the default alone is more than all of it (Pinot's own airlineStats example measured here:
-    131 segments per query at the default 0.1 ms each is 13 ms, the servers measured 5.2 ms), the fitted costs stop
-    at zero and the model charged 2.7 times the measured work; the assumption yields to the measurement instead: the
-    held costs are scaled by one factor so the fitted work totals the measured work (the fitted ones stay at what
-    they were fitted to).
-    """
-    vector = np.array([values[k] for k in FIT_KEYS])
-    total = float((x @ vector).sum())
-    held_ms = sum(values[k] * float(x[:, FIT_KEYS.index(k)].sum()) for k in held)
-    # the fit's sum constraint is a heavy row, not exact: only a real excess (the held defaults themselves) counts
-    if not held or held_ms <= 0 or total <= measured_ms * (1 + HELD_EXCESS):
-        return
-    scale = max(0.0, 1.0 - (total - measured_ms) / held_ms)
-    for k in held:
-        default = values[k]
-        values[k] = default * scale
-        sources[k] = (f"held below its default (workbench/defaults.py {default:.3g}): the servers' measured work "
-                      f"cannot tell it from the other costs, and at their defaults the held costs alone charge "
-                      f"{held_ms / measured_ms:.3g} times the measured work; scaled by {scale:.3g} so the fitted "
-                      "work totals the measured work")
-
-
 def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
              options: FitOptions | None = None, process_ms: float | None = None) -> tuple[ServiceFit, Delay]:
     """The server costs fitted to the measured work, the broker's share, and each query's non-capacity delay.
@@ -343,7 +313,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         f = with_model_docs(f, f.docs * (1.0 + extra_ns(list(f.calls), functions) / values["service.ns_per_doc"]))
         x_all = _work_design(f)
         x = x_all[use]
-    _within_measured(values, sources, held, x, float(w.sum()))
+    within_observed(values, sources, held, free, x, float(w.sum()), MEASURED_WORK)
     base = x_all @ np.array([values[k] for k in FIT_KEYS])
     extra = 0.0
     off_path = Parameter(OFF_PATH_KEY, D.COST_OFF_PATH_MS, OFF_PATH_UNIT,
