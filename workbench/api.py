@@ -253,8 +253,9 @@ def calibrate(
         the rest of ``timeMs`` becoming ``cluster.network.request_delay_ms``; ``False`` fits ``timeMs`` alone.
     server_cpu_ms
         The servers' process CPU per query when measured (summed over servers): the log's CPU time covers the
-        query's threads only; the difference is added to ``service.per_request_ms`` (less the log's mean
-        wake-up, ``service.wake_ms``, when the log shows one: it is part of that CPU).
+        query's threads only; the difference, per server request, is ``service.off_path_ms``: CPU the model runs
+        on the server's cores after each response (less the log's mean wake-up, ``service.wake_ms``, when the log
+        shows one: it is part of that CPU).
     holdout
         Share of the log, by time, held out of the fit and back-tested apart (default
         ``workbench/defaults.py`` ``CALIBRATION_HOLDOUT``, 0.3; 0: fit and back-test the whole log).

@@ -506,9 +506,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--no-server-work", dest="server_work", action="store_false",
                    help="fit timeMs alone even when the log carries the servers' measured CPU time")
     c.add_argument("--server-cpu-ms", type=float, metavar="MS",
-                   help="the servers' process CPU per query (summed over servers), when measured: added to "
-                        "service.per_request_ms beyond the log's thread CPU (less the log's mean wake-up, "
-                        "service.wake_ms, when the log shows one)")
+                   help="the servers' process CPU per query (summed over servers), when measured: what it has "
+                        "beyond the log's thread CPU becomes service.off_path_ms, CPU run after each response "
+                        "(less the log's mean wake-up, service.wake_ms, when the log shows one)")
     c.set_defaults(handler=_calibrate)
 
     y = sub.add_parser("day", help="simulate the hours of the scenario's day profile that decide its verdict",
