@@ -29,7 +29,8 @@ recorded queries, 3-4 ms for the last 600), so a run with a short warm-up mixes 
 a model calibrated on it carries a spread that a long-running cluster does not have.
 
 Run: ``python benchmarks/validate_pinot.py [--out DIR] [--queries N] [--warmup N] [--calibrate-at I]`` (about 10
-minutes on 2 cores). No threshold: it reports. Everything is written under ``--out`` (default ``reports/validate_pinot``).
+minutes on 2 cores). No threshold: it reports. Everything is written under ``--out`` (default
+``reports/validate_pinot``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from workbench.calibrate.workload_dir import write_workload
 from workbench.groundtruth.measure import PERCENTILES, rate_dir_name
 from workbench.groundtruth.scenario import offline_twin
 from workbench.scenario import load_scenario
+from workbench.workload.directory import LOGGED_DOCS
 from workbench.workload.importers.query_log import read_query_log
 from workbench.workload.pure import generate_local
 from workbench.workload.schema import QUERIES_SCHEMA
@@ -98,7 +100,7 @@ def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | N
     """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0; the run
     (``queries.parquet``, ``servers.parquet``) is left in ``out/run``; ``overrides`` are more scenario overrides."""
     log = read_query_log(rate_dir / "broker-querylog.log").frame.sort_values("arrival_s", kind="stable")
-    queries = log[list(QUERIES_SCHEMA.names)].reset_index(drop=True)
+    queries = log[[*QUERIES_SCHEMA.names, LOGGED_DOCS]].reset_index(drop=True)  # the replay charges the logged docs
     segments = pd.read_parquet(calibrated / "workload" / "segments.parquet")
     data = out / "workload"
     if data.exists():

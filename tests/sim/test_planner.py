@@ -212,3 +212,38 @@ def test_a_querys_own_options_override_the_workloads_whatever_their_case() -> No
     plan = planner().plan("SET timeoutms = 5; SET MaxExecutionThreads = 2; SET myOwnKey = x; SELECT COUNT(*) FROM t")
     options = query_options(plan, {"timeoutMs": "100", "isSecondaryWorkload": "true"})
     assert options == {"timeoutMs": "5", "isSecondaryWorkload": "true", "maxExecutionThreads": "2", "myOwnKey": "x"}
+
+
+# --- a replayed log charges each query the documents its log line says it scanned
+
+def test_logged_docs_are_spread_over_the_kept_segments_as_the_time_range_share_spreads_them() -> None:
+    """``ts`` 150-279 keeps s1 (150-199: half of it, 500 planned) and s2 (200-279: 80%, 800 planned); a log line
+    saying 26 documents puts 26 x 500 / 1300 = 10 on s1 and 16 on s2. A lookup whose planned share is every
+    document of its two segments (key_id = 5) and logged 30 gets 15 on each."""
+    p = planner()
+    logged = p.plan("SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 280", docs=26.0)
+    assert logged.names == ("s1", "s2")
+    assert logged.docs_scanned == pytest.approx((10.0, 16.0))
+    assert p.plan("SELECT COUNT(*) FROM t WHERE key_id = 5", docs=30.0).docs_scanned == pytest.approx((15.0, 15.0))
+    # the same text without a logged count keeps the planner's own estimate (a generated workload's)
+    assert p.plan("SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 280").docs_scanned == pytest.approx((500.0, 800.0))
+
+
+def test_a_replayed_log_charges_its_median_logged_docs_per_sql_text(tmp_path: Path) -> None:
+    """An imported log's ``queries.parquet`` carries each query's ``num_docs_scanned``. Replayed with 1 ns per
+    document and nothing else, one server of one core: the lookup logged 2,000,000 documents twice and
+    100,000,000 once (a query that ran long) is charged the median, 2,000,000: 2 ms of work, its latency; the
+    time-range query has no logged count and keeps its share of its segment (1,000 documents: 1 us)."""
+    segments().to_parquet(tmp_path / "segments.parquet")
+    lookup, window = "SELECT COUNT(*) FROM t WHERE key_id = 5", "SELECT COUNT(*) FROM t WHERE ts BETWEEN 0 AND 99"
+    pd.DataFrame({"arrival_s": [1.0, 2.0, 3.0, 4.0], "sql": [lookup, window, lookup, lookup],
+                  "num_docs_scanned": [2_000_000, None, 100_000_000, 2_000_000]}).to_parquet(
+        tmp_path / "queries.parquet")
+    scenario = {"cluster": {"servers": 1, "server": {"cores": 1}, "network": {"latency_ms": 0},
+                            "broker": {"overhead_ms": 0.0, "reduce_ms_per_server": 0.0, "reduce_ms_per_row": 0.0}},
+                "table": TABLE, "workload": {"arrival": {"process": "replay"}},
+                "service": {"model": "cost", "per_request_ms": 0.0, "per_segment_ms": 0.0, "ns_per_doc": 1.0,
+                            "merge_ms_per_segment": 0.0},
+                "simulation": {"duration_s": 6, "warmup_s": 0, "replications": 1, "engine": "fast"}}
+    q = simulate(scenario, data=tmp_path).queries.sort_values("arrival_s")
+    np.testing.assert_allclose(q["latency_ms"], [2.0, 0.001, 2.0, 2.0], rtol=1e-9)

@@ -56,6 +56,7 @@ from workbench.io import atomic_dir, write_json_atomic
 from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.schema import Schema
 from workbench.scenario import load_scenario
+from workbench.sim.arrivals import logged_docs
 from workbench.sim.planner import Planner, default_schema, segment_metadata
 from workbench.workload.importers import calibrate_gc
 
@@ -423,17 +424,20 @@ def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Ma
 
 
 def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs,
-                shapes: Mapping[str, SqlShape]) -> np.ndarray:
-    """The documents the model's planner charges each logged query (its time-range share of each segment it
-    keeps), as the calibrated scenario's replay will; the log's count where the planner refuses the SQL."""
+                shapes: Mapping[str, SqlShape], replay: pd.DataFrame) -> np.ndarray:
+    """The documents the calibrated scenario's replay charges each logged query: the median over ``replay`` (the
+    whole log it replays) of what its SQL text's log lines say they scanned (``docs=``,
+    :func:`~workbench.sim.arrivals.logged_docs`), or, for a text no line gives it, the planner's time-range share
+    of each segment it keeps; the row's own count where the planner refuses the SQL."""
     planner = _planner(segments, inputs)
-    logged = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    own = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
+    logged = logged_docs(replay)
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:
-            out[i] = float(sum(planner.plan(sql, shapes[sql].query).docs_scanned or ()))
+            out[i] = float(sum(planner.plan(sql, shapes[sql].query, docs=logged.get(sql)).docs_scanned or ()))
         except (InputError, ValueError):
-            out[i] = logged[i]
+            out[i] = own[i]
     return out
 
 
@@ -526,7 +530,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     delay: Delay | None = None
     work_note = calm_note = route_note = function_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
-        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes))
+        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes, replay))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
                               process_ms=opts.server_cpu_ms)
         if opts.network_ms is not None:

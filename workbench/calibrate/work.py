@@ -16,8 +16,8 @@ less the runner's CPU and one worker's share, i.e. the time the execution held i
 GC, paging, waiting for a core) plus ``resSer`` (serialising the response). That is the time the query held the
 server's query threads: on one runner thread, exactly what the next query waits behind. It is the server work
 fitted here (least squares of each query's ``total`` on the work the model charges it: per server request, per
-segment, per document the model's planner charges the query's SQL; with the constraint that the fitted work sums
-to the measured work, so the model's server load at the log's rate is the measured one).
+segment, per document the replay charges the query's SQL, its SQL text's logged documents; with the constraint
+that the fitted work sums to the measured work, so the model's server load at the log's rate is the measured one).
 
 Everything else of ``timeMs`` (less the broker's own share and the server's critical path, scaled to the query's
 own measured work) is **delay**: it takes no server capacity. The model's term for it is the per-request delay
@@ -268,11 +268,11 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
              options: FitOptions | None = None, process_ms: float | None = None) -> tuple[ServiceFit, Delay]:
     """The server costs fitted to the measured work, the broker's share, and each query's non-capacity delay.
 
-    ``features`` must charge each query the documents the model will charge it (the planner's, not the log's:
-    a lookup scans few documents in Pinot but the model charges its segments' time-range share), so the fitted
-    mean work is the model's. ``work_ms`` is :func:`server_work_ms` (NaN: not measured; such a query is left out
-    of the cost fit and its delay uses its fitted work). ``slowest_ms`` is each query's slowest server round trip
-    from ``serverStats`` (NaN: not logged).
+    ``features`` must charge each query the documents the model will charge it (the replay's: per SQL text the
+    median of its logged documents, :func:`~workbench.sim.arrivals.logged_docs`, rather than each line's own), so
+    the fitted mean work is the model's. ``work_ms`` is :func:`server_work_ms` (NaN: not measured; such a query is
+    left out of the cost fit and its delay uses its fitted work). ``slowest_ms`` is each query's slowest server
+    round trip from ``serverStats`` (NaN: not logged).
 
     ``process_ms`` is the servers' *process* CPU per query when it was measured (summed over servers; e.g. the
     server JVMs' CPU seconds over the log's period divided by its queries). The log's CPU time covers the query's
@@ -485,5 +485,5 @@ def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, off_path: Parame
 
 
 def with_model_docs(features: LogFeatures, docs: np.ndarray) -> LogFeatures:
-    """``features`` charging each query ``docs`` documents (the model's planner's) instead of the log's."""
+    """``features`` charging each query ``docs`` documents (the replay's) instead of its own log line's."""
     return replace(features, docs=np.asarray(docs, dtype=float))

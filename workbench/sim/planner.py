@@ -138,6 +138,18 @@ def _overlap(interval: tuple[int, int] | None, query: list[tuple[int, int]], gra
     return min(1.0, covered / (steps + 1))
 
 
+def _spread(planned: tuple[float, ...], logged: float) -> tuple[float, ...]:
+    """``logged`` documents over a query's kept segments in the proportions of ``planned`` (evenly when those are 0).
+
+    >>> _spread((100.0, 300.0), 200.0), _spread((0.0, 0.0), 10.0)
+    ((50.0, 150.0), (5.0, 5.0))
+    """
+    total = sum(planned)
+    if total > 0:
+        return tuple(d * logged / total for d in planned)
+    return tuple(logged / len(planned) for _ in planned)
+
+
 class Planner:
     """Plans queries for one layout; build once per replication (plans are deterministic)."""
 
@@ -152,17 +164,25 @@ class Planner:
             init_pruners(self.pruners, self.metadata, names)
         self._time = next((p for p in self.pruners if isinstance(p, TimeSegmentPruner)), None)
         self._index = {n: i for i, n in enumerate(names)}
-        self._plans: dict[str, QueryPlan] = {}
+        self._plans: dict[tuple[str, float | None], QueryPlan] = {}
 
-    def plan(self, sql: str, query: Query | None = None) -> QueryPlan:
+    def plan(self, sql: str, query: Query | None = None, docs: float | None = None) -> QueryPlan:
         """The plan of one SQL text (cached); ``query`` is the text already parsed, when the caller has it
-        (calibration parses a log's SQL once for its own needs, and parsing is most of planning)."""
-        hit = self._plans.get(sql)
+        (calibration parses a log's SQL once for its own needs, and parsing is most of planning).
+
+        ``docs``: the documents a broker log says the query scanned (``docs=``). The plan then charges that many,
+        spread over its kept segments as the planner's own estimate spreads them (each segment's time-range share
+        of its documents; evenly where that is 0). Why: the planner knows which segments a query keeps (checked
+        against Pinot query by query) but not how many of their rows its filter matches; a lookup on an indexed
+        column scans a few rows where the time-range share charges thousands, and a replayed log knows the real
+        count. Without it, the time-range share, as for a generated workload."""
+        hit = self._plans.get((sql, docs))
         if hit is None:
-            hit = self._plans[sql] = self._make(query if query is not None else _parsed(sql), len(self._plans) + 1)
+            hit = self._plans[(sql, docs)] = self._make(query if query is not None else _parsed(sql),
+                                                        len(self._plans) + 1, docs)
         return hit
 
-    def _make(self, query: Query, key: int) -> QueryPlan:
+    def _make(self, query: Query, key: int, logged: float | None = None) -> QueryPlan:
         if query.options:  # the broker reads its routing options before it routes: a bad one fails the query here
             parse_routing_options(routing_options_set(query.options))
         kept = prune_segments(self.pruners, query, self.names) if self.pruners else self.names
@@ -176,4 +196,6 @@ class Planner:
         else:
             docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals, granule)
                          for i in indices)
+        if logged is not None and docs:
+            docs = _spread(docs, logged)
         return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices), query)

@@ -41,7 +41,7 @@ from workbench.io import atomic_file
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.segment import check_segment_name
 
-__all__ = ["EVENTS_DIR", "MANIFEST_FILE", "QUERIES_FILE", "SEGMENTS_FILE", "WorkloadDir", "read_events",
+__all__ = ["EVENTS_DIR", "LOGGED_DOCS", "MANIFEST_FILE", "QUERIES_FILE", "SEGMENTS_FILE", "WorkloadDir", "read_events",
            "read_replay_queries", "read_segments"]
 
 _LOG = logging.getLogger(__name__)
@@ -173,8 +173,13 @@ def read_events(data: str | Path) -> pd.DataFrame:
     return frame
 
 
+#: The column of an observed query's documents scanned (the broker log's ``docs=``), which a replay charges it.
+LOGGED_DOCS = "num_docs_scanned"
+
+
 def read_replay_queries(data: str | Path) -> pd.DataFrame:
-    """``arrival_s`` and ``sql`` of a workload directory's query log, in arrival order, checked.
+    """``arrival_s`` and ``sql`` of a workload directory's query log, in arrival order, checked; and, for an
+    observed log (an import or a calibration), each query's logged documents scanned (:data:`LOGGED_DOCS`).
 
     Raises
     ------
@@ -183,7 +188,12 @@ def read_replay_queries(data: str | Path) -> pd.DataFrame:
         time that is not a finite number of seconds >= 0.
     """
     path = Path(data) / QUERIES_FILE
-    frame = read_parquet(path, columns=["arrival_s", "sql"], what="queries table")
+    try:
+        names = pq.read_schema(path).names
+    except (pa.ArrowException, OSError):
+        names = []  # read_parquet below says what is wrong with the file
+    columns = ["arrival_s", "sql", *([LOGGED_DOCS] if LOGGED_DOCS in names else [])]
+    frame = read_parquet(path, columns=columns, what="queries table")
     if frame.empty:
         raise InputError(str(path), "holds no queries to replay")
     arrival = pd.to_numeric(frame["arrival_s"], errors="coerce")
