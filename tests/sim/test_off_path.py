@@ -20,44 +20,23 @@ from typing import Any
 
 import numpy as np
 import pytest
+from one_core import one_core, run_at
 from parity import same
 
 from workbench.scenario import load_scenario
-from workbench.sim.engines import ENGINES, Replication
-from workbench.sim.layout import build_layout
-from workbench.sim.model import Window
-from workbench.sim.plan import build_plan
 from workbench.sim.run import simulate
-from workbench.sim.streams import Streams
 
 OFF_PATH_MS, SEGMENT_MS = 6.0, 10.0
 AT_MS = (0.0, 5.0, 1000.0)
 
 
 def raw(off_path_ms: float = OFF_PATH_MS, **service: Any) -> dict[str, Any]:
-    return {
-        "cluster": {"servers": 1, "server": {"cores": 1}, "network": {"latency_ms": 0},
-                    "broker": {"overhead_ms": 0.0, "reduce_ms_per_server": 0.0, "reduce_ms_per_row": 0.0}},
-        "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}},
-        "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 100}, "arrival": {"qps": 20.0}},
-        "service": {"model": "cost", "per_request_ms": 0.0, "per_segment_ms": SEGMENT_MS, "ns_per_doc": 0.0,
-                    "merge_ms_per_segment": 0.0, "variability": 0.0, "off_path_ms": off_path_ms, **service},
-        "simulation": {"duration_s": 30, "warmup_s": 0, "replications": 1, "seed": 5},
-    }
-
-
-def run_at(engine: str, off_path_ms: float) -> Any:
-    """The three queries of the module's docstring on ``engine``: its records."""
-    sc = load_scenario(raw(off_path_ms))
-    layout = build_layout(sc)
-    streams = Streams.spawn(np.random.SeedSequence(0), 1)
-    plan = build_plan(sc, layout, streams, horizon_ms=2000.0, at_ms=AT_MS)
-    return ENGINES[engine].run(Replication(sc, layout, plan, streams, Window(0.0, 2000.0), 0))
+    return one_core(SEGMENT_MS, off_path_ms=off_path_ms, **service)
 
 
 @pytest.mark.parametrize("engine", ["simpy", "fast"])
 def test_the_cpu_off_the_path_delays_the_query_behind_not_its_own(engine: str) -> None:
-    records = run_at(engine, OFF_PATH_MS)
+    records = run_at(engine, raw(OFF_PATH_MS), AT_MS)
     q = records.queries.sort_values("arrival_s")
     np.testing.assert_allclose(q["latency_ms"], [10.0, 21.0, 10.0], rtol=0, atol=1e-9)
     np.testing.assert_allclose(q["queue_wait_ms"], [0.0, 5.0, 0.0], rtol=0, atol=1e-9)
@@ -66,7 +45,7 @@ def test_the_cpu_off_the_path_delays_the_query_behind_not_its_own(engine: str) -
 
 @pytest.mark.parametrize("engine", ["simpy", "fast"])
 def test_without_it_nothing_runs_after_the_response(engine: str) -> None:
-    records = run_at(engine, 0.0)
+    records = run_at(engine, raw(0.0), AT_MS)
     np.testing.assert_allclose(records.queries.sort_values("arrival_s")["latency_ms"], [10.0, 15.0, 10.0],
                                rtol=0, atol=1e-9)
     assert float(records.servers[0]["busy_ms"]) == pytest.approx(30.0, abs=1e-9)

@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from one_core import one_core, run_at
 from parity import same
 
 from workbench.scenario import load_scenario
-from workbench.sim.engines import ENGINES, Replication
 from workbench.sim.layout import build_layout
-from workbench.sim.model import Window
 from workbench.sim.plan import build_plan
 from workbench.sim.run import simulate
 from workbench.sim.streams import Streams
@@ -35,30 +34,12 @@ AT_MS = (0.0, 5.0, 1000.0)
 
 
 def raw(wake_ms: float = WAKE_MS, **service: Any) -> dict[str, Any]:
-    return {
-        "cluster": {"servers": 1, "server": {"cores": 1}, "network": {"latency_ms": 0},
-                    "broker": {"overhead_ms": 0.0, "reduce_ms_per_server": 0.0, "reduce_ms_per_row": 0.0}},
-        "table": {"tableName": "t", "tableType": "OFFLINE", "segmentsConfig": {"replication": 1}},
-        "workload": {"synthetic": {"segments_per_server": 1, "docs_per_segment": 100}, "arrival": {"qps": 20.0}},
-        "service": {"model": "cost", "per_request_ms": 0.0, "per_segment_ms": SEGMENT_MS, "ns_per_doc": 0.0,
-                    "merge_ms_per_segment": 0.0, "variability": 0.0, "wake_ms": wake_ms, "wake_tau_ms": TAU_MS,
-                    **service},
-        "simulation": {"duration_s": 30, "warmup_s": 0, "replications": 1, "seed": 5},
-    }
-
-
-def run_at(engine: str, wake_ms: float) -> Any:
-    """The three queries of the module's docstring on ``engine``: its query records."""
-    sc = load_scenario(raw(wake_ms))
-    layout = build_layout(sc)
-    streams = Streams.spawn(np.random.SeedSequence(0), 1)
-    plan = build_plan(sc, layout, streams, horizon_ms=2000.0, at_ms=AT_MS)
-    return ENGINES[engine].run(Replication(sc, layout, plan, streams, Window(0.0, 2000.0), 0)).queries
+    return one_core(SEGMENT_MS, wake_ms=wake_ms, wake_tau_ms=TAU_MS, **service)
 
 
 @pytest.mark.parametrize("engine", ["simpy", "fast"])
 def test_a_query_after_an_idle_stretch_pays_the_wake_up_and_one_close_behind_pays_little(engine: str) -> None:
-    q = run_at(engine, WAKE_MS).sort_values("arrival_s")
+    q = run_at(engine, raw(WAKE_MS), AT_MS).queries.sort_values("arrival_s")
     wake_1 = WAKE_MS * (1.0 - math.exp(-5.0 / TAU_MS))
     assert wake_1 == pytest.approx(1.573877, abs=1e-6)
     np.testing.assert_allclose(q["latency_ms"], [14.0, 14.0 - 5.0 + wake_1 + SEGMENT_MS, 14.0], rtol=0, atol=1e-9)
@@ -67,7 +48,7 @@ def test_a_query_after_an_idle_stretch_pays_the_wake_up_and_one_close_behind_pay
 
 @pytest.mark.parametrize("engine", ["simpy", "fast"])
 def test_without_a_wake_up_the_runner_work_is_per_request_ms_alone(engine: str) -> None:
-    q = run_at(engine, 0.0).sort_values("arrival_s")
+    q = run_at(engine, raw(0.0), AT_MS).queries.sort_values("arrival_s")
     np.testing.assert_allclose(q["latency_ms"], [10.0, 15.0, 10.0], rtol=0, atol=1e-9)
 
 
