@@ -9,8 +9,10 @@ unprocessed segment from the request's shared counter until none is left (dynami
 checks the deadline before each further segment (not inside one): past it, the task stops. When every
 task is done the runner merges (T4) and sends the response, unless the deadline has passed: then,
 as Pinot's combine does when its wait for result blocks expires, it answers 250 (EXECUTION_TIMEOUT)
-once the segments already running have finished. Threads run on the server's cores by processor
-sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A crash fails
+once the segments already running have finished. After answering, a request may leave CPU on the cores that no
+thread of it waits for (``service.off_path_ms``: the JVM's work off the query's path). Threads run on the server's
+cores by processor sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A
+crash fails
 every request the server holds. Each decision on the way (admission, which request and how many tasks,
 the 240/250 deadline checks, the check before each segment) is a function of
 :mod:`workbench.sim.decisions`, which the compiled engine calls too.
@@ -197,8 +199,9 @@ class PinotServer:
 
     @property
     def busy_ms(self) -> float:
-        """Core time used on requests so far (runner and worker threads; for ``fcfs_threads`` also its
-        off-core per-request work), ms, up to the last time :meth:`advance` reached."""
+        """Core time used on requests so far (runner and worker threads, and the CPU requests leave off their path
+        after answering; for ``fcfs_threads`` also its off-core per-request work), ms, up to the last time
+        :meth:`advance` reached."""
         return self.cpu.busy_core_ms(self.clock)
 
     # -- the clock ----------------------------------------------------------------------------------
