@@ -11,9 +11,8 @@ task is done the runner merges (T4) and sends the response, unless the deadline 
 as Pinot's combine does when its wait for result blocks expires, it answers 250 (EXECUTION_TIMEOUT)
 once the segments already running have finished. After answering, a request may leave CPU on the cores that no
 thread of it waits for (``service.off_path_ms``: the JVM's work off the query's path). Threads run on the server's
-cores by processor sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause. A
-crash fails
-every request the server holds. Each decision on the way (admission, which request and how many tasks,
+cores by processor sharing (:mod:`workbench.sim.cpu`), and everything freezes during a stop-the-world pause.
+A crash fails every request the server holds. Each decision on the way (admission, which request and how many tasks,
 the 240/250 deadline checks, the check before each segment) is a function of
 :mod:`workbench.sim.decisions`, which the compiled engine calls too.
 
