@@ -42,11 +42,12 @@ def segments() -> pd.DataFrame:
     return frame.drop(columns="pm")
 
 
-def planner() -> Planner:
+def planner(logged: dict[str, float] | None = None) -> Planner:
     seg = segments()
     names = tuple(seg["segment_name"])
     table = TableConfig.from_json(TABLE)
-    return Planner(names, seg["total_docs"].to_numpy(float), table, default_schema(table), segment_metadata(seg))
+    return Planner(names, seg["total_docs"].to_numpy(float), table, default_schema(table), segment_metadata(seg),
+                   logged)
 
 
 def test_time_pruning_and_docs_scanned() -> None:
@@ -220,13 +221,14 @@ def test_logged_docs_are_spread_over_the_kept_segments_as_the_time_range_share_s
     """``ts`` 150-279 keeps s1 (150-199: half of it, 500 planned) and s2 (200-279: 80%, 800 planned); a log line
     saying 26 documents puts 26 x 500 / 1300 = 10 on s1 and 16 on s2. A lookup whose planned share is every
     document of its two segments (key_id = 5) and logged 30 gets 15 on each."""
-    p = planner()
-    logged = p.plan("SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 280", docs=26.0)
+    window, lookup = "SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 280", "SELECT COUNT(*) FROM t WHERE key_id = 5"
+    p = planner({window: 26.0, lookup: 30.0})
+    logged = p.plan(window)
     assert logged.names == ("s1", "s2")
     assert logged.docs_scanned == pytest.approx((10.0, 16.0))
-    assert p.plan("SELECT COUNT(*) FROM t WHERE key_id = 5", docs=30.0).docs_scanned == pytest.approx((15.0, 15.0))
+    assert p.plan(lookup).docs_scanned == pytest.approx((15.0, 15.0))
     # the same text without a logged count keeps the planner's own estimate (a generated workload's)
-    assert p.plan("SELECT COUNT(*) FROM t WHERE ts >= 150 AND ts < 280").docs_scanned == pytest.approx((500.0, 800.0))
+    assert planner().plan(window).docs_scanned == pytest.approx((500.0, 800.0))
 
 
 def test_a_replayed_log_charges_its_median_logged_docs_per_sql_text(tmp_path: Path) -> None:

@@ -56,8 +56,7 @@ from workbench.io import atomic_dir, write_json_atomic
 from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.schema import Schema
 from workbench.scenario import load_scenario
-from workbench.sim.arrivals import logged_docs
-from workbench.sim.planner import Planner, default_schema, segment_metadata
+from workbench.sim.planner import Planner, default_schema, logged_docs, segment_metadata
 from workbench.workload.importers import calibrate_gc
 
 __all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
@@ -396,11 +395,12 @@ def _header(inputs: CalibrationInputs) -> list[str]:
             "trusting an answer that depends on them. calibration.json has the fit; backtest.json the check.", ""]
 
 
-def _planner(segments: pd.DataFrame, inputs: CalibrationInputs) -> Planner:
-    """The model's planner over the imported segments, as the calibrated scenario's replay builds it."""
+def _planner(segments: pd.DataFrame, inputs: CalibrationInputs, replay: pd.DataFrame | None = None) -> Planner:
+    """The model's planner over the imported segments, as the calibrated scenario's replay of ``replay`` (the
+    whole log it replays) builds it: charging each SQL text its logged documents."""
     return Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
                    inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
-                   segment_metadata(segments))
+                   segment_metadata(segments), logged_docs(replay) if replay is not None else None)
 
 
 def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Mapping[str, SqlShape],
@@ -427,15 +427,14 @@ def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationI
                 shapes: Mapping[str, SqlShape], replay: pd.DataFrame) -> np.ndarray:
     """The documents the calibrated scenario's replay charges each logged query: the median over ``replay`` (the
     whole log it replays) of what its SQL text's log lines say they scanned (``docs=``,
-    :func:`~workbench.sim.arrivals.logged_docs`), or, for a text no line gives it, the planner's time-range share
+    :func:`~workbench.sim.planner.logged_docs`), or, for a text no line gives it, the planner's time-range share
     of each segment it keeps; the row's own count where the planner refuses the SQL."""
-    planner = _planner(segments, inputs)
+    planner = _planner(segments, inputs, replay)
     own = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    logged = logged_docs(replay)
     out = np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:
-            out[i] = float(sum(planner.plan(sql, shapes[sql].query, docs=logged.get(sql)).docs_scanned or ()))
+            out[i] = float(sum(planner.plan(sql, shapes[sql].query).docs_scanned or ()))
         except (InputError, ValueError):
             out[i] = own[i]
     return out

@@ -269,7 +269,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     """The server costs fitted to the measured work, the broker's share, and each query's non-capacity delay.
 
     ``features`` must charge each query the documents the model will charge it (the replay's: per SQL text the
-    median of its logged documents, :func:`~workbench.sim.arrivals.logged_docs`, rather than each line's own), so
+    median of its logged documents, :func:`~workbench.sim.planner.logged_docs`, rather than each line's own), so
     the fitted mean work is the model's. ``work_ms`` is :func:`server_work_ms` (NaN: not measured; such a query is
     left out of the cost fit and its delay uses its fitted work). ``slowest_ms`` is each query's slowest server
     round trip from ``serverStats`` (NaN: not logged).

@@ -16,9 +16,8 @@ import pandas as pd
 
 from workbench.sim.fast.plan_kernels import clock_times
 from workbench.sim.planner import FULL_SCAN, Planner, QueryPlan
-from workbench.workload.directory import LOGGED_DOCS
 
-__all__ = ["Queries", "churn_events", "draw_queries", "logged_docs"]
+__all__ = ["Queries", "churn_events", "draw_queries"]
 
 _BLOCK = 16_384
 
@@ -57,25 +56,6 @@ def _trace_times(times_ms: Sequence[float], horizon_ms: float) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
-def logged_docs(replay: pd.DataFrame, texts: Sequence[str] | pd.Index | None = None) -> dict[str, float]:
-    """Per SQL text of a replayed log, the median of the documents its queries' log lines say they scanned
-    (:data:`~workbench.workload.directory.LOGGED_DOCS`), which the replay charges it
-    (:meth:`~workbench.sim.planner.Planner.plan`); none for a log without the column (a generated workload) or
-    a text none of whose lines gives it. One plan per text: the same SQL over the same segments scans the
-    same rows, and the median keeps one odd line (a query that timed out) from setting every copy's cost.
-
-    >>> logged_docs(pd.DataFrame({"sql": ["a", "a", "a", "b"], "num_docs_scanned": [10, 12, 400, None]}))
-    {'a': 12.0}
-    """
-    if LOGGED_DOCS not in replay:
-        return {}
-    docs = pd.to_numeric(replay[LOGGED_DOCS], errors="coerce")
-    medians = docs.groupby(replay["sql"].astype(str)).median().dropna()
-    if texts is not None:
-        medians = medians[medians.index.isin([str(t) for t in texts])]
-    return {str(k): float(v) for k, v in medians.items()}
-
-
 def draw_queries(rng: np.random.Generator, qps: float, horizon_ms: float, replay: pd.DataFrame | None,
                  planner: Planner | None, at_ms: Sequence[float] | None) -> Queries:
     """The queries of ``[0, horizon_ms)``: replayed (``replay`` with ``planner``), at ``at_ms``, or Poisson
@@ -85,11 +65,10 @@ def draw_queries(rng: np.random.Generator, qps: float, horizon_ms: float, replay
         assert planner is not None
         times = clock_times(np.ascontiguousarray(replay["arrival_s"].to_numpy(), dtype=float), 1000.0, horizon_ms)
         codes, texts = pd.factorize(replay["sql"].iloc[:len(times)].astype(str), sort=False)
-        logged = logged_docs(replay, texts)
         index: dict[int, int] = {}
         of_text = np.empty(len(texts), dtype=np.int32)
         for k, sql in enumerate(texts):
-            p = planner.plan(str(sql), docs=logged.get(str(sql)))
+            p = planner.plan(str(sql))
             if p.key not in index:
                 index[p.key] = len(plans)
                 plans.append(p)

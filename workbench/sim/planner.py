@@ -27,8 +27,9 @@ from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import Query
 from workbench.pinot.table_config import TableConfig
+from workbench.workload.directory import LOGGED_DOCS
 
-__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "result_rows", "segment_metadata"]
+__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "logged_docs", "result_rows", "segment_metadata"]
 
 #: PE §2.2: a server trims group-by results to max(5 x LIMIT, ``min.server.group.trim.size`` 5000) groups.
 SERVER_GROUP_TRIM_MIN = 5000
@@ -138,6 +139,23 @@ def _overlap(interval: tuple[int, int] | None, query: list[tuple[int, int]], gra
     return min(1.0, covered / (steps + 1))
 
 
+def logged_docs(replay: pd.DataFrame) -> dict[str, float]:
+    """Per SQL text of a replayed log, the median of the documents its queries' log lines say they scanned
+    (:data:`~workbench.workload.directory.LOGGED_DOCS`), which the replay's planner charges it (:class:`Planner`'s
+    ``logged``); none for a log without the column (a generated workload) or a text none of whose lines gives it.
+    One plan per text: the same SQL over the same segments scans the same rows, and the median keeps one odd line
+    (a query that timed out) from setting every copy's cost.
+
+    >>> logged_docs(pd.DataFrame({"sql": ["a", "a", "a", "b"], "num_docs_scanned": [10, 12, 400, None]}))
+    {'a': 12.0}
+    """
+    if LOGGED_DOCS not in replay:
+        return {}
+    docs = pd.to_numeric(replay[LOGGED_DOCS], errors="coerce")
+    medians = docs.groupby(replay["sql"].astype(str)).median().dropna()
+    return {str(k): float(v) for k, v in medians.items()}
+
+
 def _spread(planned: tuple[float, ...], logged: float) -> tuple[float, ...]:
     """``logged`` documents over a query's kept segments in the proportions of ``planned`` (evenly when those are 0).
 
@@ -154,32 +172,35 @@ class Planner:
     """Plans queries for one layout; build once per replication (plans are deterministic)."""
 
     def __init__(self, names: tuple[str, ...], docs: np.ndarray, table: TableConfig,
-                 schema: Schema | None, metadata: Mapping[str, SegmentMetadata] | None) -> None:
+                 schema: Schema | None, metadata: Mapping[str, SegmentMetadata] | None,
+                 logged: Mapping[str, float] | None = None) -> None:
         # The pruner factory ports Pinot's broker SegmentPrunerFactory, which reads the schema JSON itself.
         self.names = names
         self.docs = docs
+        self.logged = dict(logged or {})
         self.metadata = dict(metadata or {})
         self.pruners = build_segment_pruners(table, schema.to_json() if schema else None) if metadata else []
         if self.pruners:
             init_pruners(self.pruners, self.metadata, names)
         self._time = next((p for p in self.pruners if isinstance(p, TimeSegmentPruner)), None)
         self._index = {n: i for i, n in enumerate(names)}
-        self._plans: dict[tuple[str, float | None], QueryPlan] = {}
+        self._plans: dict[str, QueryPlan] = {}
 
-    def plan(self, sql: str, query: Query | None = None, docs: float | None = None) -> QueryPlan:
+    def plan(self, sql: str, query: Query | None = None) -> QueryPlan:
         """The plan of one SQL text (cached); ``query`` is the text already parsed, when the caller has it
         (calibration parses a log's SQL once for its own needs, and parsing is most of planning).
 
-        ``docs``: the documents a broker log says the query scanned (``docs=``). The plan then charges that many,
-        spread over its kept segments as the planner's own estimate spreads them (each segment's time-range share
-        of its documents; evenly where that is 0). Why: the planner knows which segments a query keeps (checked
-        against Pinot query by query) but not how many of their rows its filter matches; a lookup on an indexed
-        column scans a few rows where the time-range share charges thousands, and a replayed log knows the real
-        count. Without it, the time-range share, as for a generated workload."""
-        hit = self._plans.get((sql, docs))
+        A text in ``logged`` (the documents a replayed broker log says its queries scanned, ``docs=``:
+        :func:`logged_docs`) charges that many, spread over its kept segments as the planner's own estimate
+        spreads them (each segment's time-range share of its documents; evenly where that is 0). Why: the planner
+        knows which segments a query keeps (checked against Pinot query by query) but not how many of their rows
+        its filter matches; a lookup on an indexed column scans a few rows where the time-range share charges
+        thousands, and a replayed log knows the real count. Any other text, as for a generated workload: the
+        time-range share."""
+        hit = self._plans.get(sql)
         if hit is None:
-            hit = self._plans[(sql, docs)] = self._make(query if query is not None else _parsed(sql),
-                                                        len(self._plans) + 1, docs)
+            hit = self._plans[sql] = self._make(query if query is not None else _parsed(sql), len(self._plans) + 1,
+                                                self.logged.get(sql))
         return hit
 
     def _make(self, query: Query, key: int, logged: float | None = None) -> QueryPlan:
