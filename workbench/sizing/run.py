@@ -254,20 +254,19 @@ def _stage_verdicts(points: Sequence[Point], outcomes: Mapping[int, PointOutcome
             decided[p.index] = Verdict(False, float("inf"))
     if not ok:
         return decided
-    rows = []
+    summaries = []
     for p in ok:
         record = outcomes[p.index].summary
         assert record is not None
-        rows.append(point_row(p.point_id, p.overrides, p.seed, "ok", None, record.summary))
-    frame = pd.DataFrame(rows)
+        summaries.append(record.summary)
+    frame = pd.DataFrame([point_row(p.point_id, p.overrides, p.seed, "ok", None, summary)
+                          for p, summary in zip(ok, summaries, strict=True)])
     _, robust = slo_verdicts(frame, judging)
     slo = judging.p99_ms  # a tenant's tables are held to their own SLOs by the run's verdict
     high = frame[S.P99_HIGH].fillna(frame[S.P99])
     low = frame[S.P99_LOW].fillna(frame[S.P99])
     for j, p in enumerate(ok):
-        record = outcomes[p.index].summary
-        assert record is not None
-        clear_fail = _broken(record.summary.slo, judging) or (slo is not None and float(low.iloc[j]) > slo)
+        clear_fail = _broken(summaries[j].slo, judging) or (slo is not None and float(low.iloc[j]) > slo)
         if bool(robust.iloc[j]) or clear_fail or last:
             decided[p.index] = Verdict(bool(robust.iloc[j]), float(high.iloc[j]))
     return decided
