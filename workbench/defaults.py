@@ -71,9 +71,9 @@ COST_PER_REQUEST_MS: Final = 0.5
 #: which upsert into a shared table, PE §2.2). An aggregation block merges in microseconds.
 COST_MERGE_MS_PER_SEGMENT: Final = 0.005
 #: The wake-up cost (``service.wake_ms``): runner work a request adds when the cluster has been idle, ms;
-#: ``wake_ms x (1 - exp(-gap / wake_tau_ms))`` with ``gap`` the time since the table's previous query arrived
-#: (:func:`workbench.sim.decisions.wake_work`). 0: none, so the closed-form checks (Erlang C, fork-join, M/D/1)
-#: hold exactly; ``calibrate`` fits it where a log shows it. Against Apache Pinot 1.5.1 on one core
+#: ``wake_ms x (1 - exp(-x) x (1 + x))``, ``x = gap / wake_tau_ms``, with ``gap`` the time since the table's
+#: previous query arrived (:func:`workbench.sim.decisions.wake_work`). 0: none, so the closed-form checks (Erlang C,
+#: fork-join, M/D/1) hold exactly; ``calibrate`` fits it where a log shows it. Against Apache Pinot 1.5.1 on one core
 #: (``docs/validation.md``, "Why Pinot's median falls with load") about 2.8 ms after a long idle stretch.
 COST_WAKE_MS: Final = 0.0
 #: CPU per server request that the server's JVM spends off the query's path (``service.off_path_ms``), ms: taken on
@@ -96,9 +96,10 @@ PLAIN_AGGREGATIONS: Final = frozenset({"count", "sum", "min", "max", "avg", "min
 #: ``calibrate`` fits a function's cost only from at least this many logged queries that call it (fewer:
 #: held at none, and said).
 MIN_FUNCTION_QUERIES: Final = 20
-#: The idle time over which the wake-up cost builds up, ms (the time constant of ``1 - exp(-gap / tau)``):
-#: about 20-25 ms on that Pinot, fitted by ``calibrate`` with the cost; this default is that measurement.
-COST_WAKE_TAU_MS: Final = 20.0
+#: The time constant of the wake-up's build-up, ms (``tau`` of :func:`workbench.sim.decisions.wake_work`: half the
+#: cost is reached after 1.7 ``tau`` of idle time): fitted by ``calibrate`` with the cost; on that Pinot's 13.7/s log
+#: 15.9 ± 3.1 ms, which this default is.
+COST_WAKE_TAU_MS: Final = 16.0
 #: Spread of a segment's time around the cost model's mean (log-space sigma of a mean-1 lognormal factor).
 #: 0 keeps the cost model deterministic; ``calibrate`` fits it from a broker log's residuals.
 COST_VARIABILITY: Final = 0.0

@@ -2,11 +2,11 @@
 
 The logs are written here by hand, not by the workbench's model: one query shape on one server (one hourly segment,
 a fixed 1.4 ms of measured CPU), queries arriving with exponential gaps of mean 50 ms, and each query's round trip
-to the server the CPU plus 2 ms plus a wake-up of ``3 x (1 - exp(-gap / 25))`` ms (``gap``: the ms since the
-previous query arrived), read on the log's millisecond clock (dithered: the true time plus a uniform draw, floored,
-so the clock's error has mean 0). The broker's own share is 1 ms. So by construction the wake-up is 3 ms with a
-25 ms time constant, and what is left of each query's delay once it is taken out is the 2 ms. A log without a
-wake-up must get none.
+to the server the CPU plus 2 ms plus a wake-up of ``3 x (1 - exp(-x) x (1 + x))`` ms, ``x = gap / 25`` (``gap``:
+the ms since the previous query arrived; the curve the model charges, written out here), read on the log's
+millisecond clock (dithered: the true time plus a uniform draw, floored, so the clock's error has mean 0). The
+broker's own share is 1 ms. So by construction the wake-up is 3 ms with a 25 ms time constant, and what is left of
+each query's delay once it is taken out is the 2 ms. A log without a wake-up must get none.
 """
 
 from __future__ import annotations
@@ -44,12 +44,24 @@ def _line(rid: int, arrival_ms: int, response_ms: int) -> str:
             f"pools=[],rlsFiltersApplied=false,query={SQL}")
 
 
+def _curve(gap: np.ndarray, wake_ms: float, tau_ms: float) -> np.ndarray:
+    """``wake_ms x (1 - exp(-x) x (1 + x))``, ``x = gap / tau_ms``; an infinite gap (the first query's): ``wake_ms``."""
+    x = np.minimum(gap / tau_ms, 700.0)
+    out: np.ndarray = wake_ms * (1.0 - np.exp(-x) * (1.0 + x))
+    return out
+
+
+#: The mean wake-up over exponential gaps of mean ``m``, ``r = m / tau``: ``E[exp(-x)] = 1 / (1 + r)`` and
+#: ``E[x exp(-x)] = r / (1 + r)^2``, so ``3 x (1 - 1/3 - 2/9) = 4/3`` ms for ``r = 2``.
+MEAN_WAKE_MS = WAKE_MS * (1.0 - 1.0 / 3.0 - 2.0 / 9.0)
+
+
 def _files(root: Path, wake_ms: float, seed: int = 3) -> tuple[dict[str, Path], np.ndarray]:
     """The files of a log with a wake-up of ``wake_ms``, and each query's arrival (ms)."""
     rng = np.random.default_rng(seed)
     arrival = np.floor(T0 + 24 * HOUR + np.cumsum(rng.exponential(MEAN_GAP_MS, QUERIES))).astype(np.int64)
     gap = np.diff(arrival.astype(float), prepend=-np.inf)
-    true = CPU_MS + REST_MS + wake_ms * (1.0 - np.exp(-gap / TAU_MS))
+    true = CPU_MS + REST_MS + _curve(gap, wake_ms, TAU_MS)
     response = np.floor(true + rng.uniform(0.0, 1.0, QUERIES)).astype(np.int64)
     lines = [_line(i + 1, int(a), int(r)) for i, (a, r) in enumerate(zip(arrival, response, strict=True))]
     return cluster.write_inputs(root, lines), arrival.astype(float)
@@ -65,7 +77,7 @@ def _calibrate(paths: dict[str, Path], out: Path, **options: object) -> tuple[di
 
 def test_a_log_with_a_wake_up_gives_its_size_and_time_constant_and_the_delay_without_it(tmp_path: Path) -> None:
     """With the servers' process CPU given (4 ms per query: room for the 1.4 ms of thread CPU plus the mean wake-up,
-    3 x E[1 - exp(-gap / 25)] = 3 x (1 - 1 / (1 + 50 / 25)) = 2 ms for exponential gaps of mean 50 ms)."""
+    4/3 ms for exponential gaps of mean 50 ms, :data:`MEAN_WAKE_MS`)."""
     doc, scenario = _calibrate(_files(tmp_path / "in", WAKE_MS)[0], tmp_path / "out", server_cpu_ms=4.0)
     wake = doc["delay"]["wake"]
     assert wake["wake_se"] < 0.3 and wake["tau_se"] < 8.0
@@ -74,9 +86,9 @@ def test_a_log_with_a_wake_up_gives_its_size_and_time_constant_and_the_delay_wit
     assert scenario["service"]["wake_ms"] == pytest.approx(wake["wake_ms"], abs=1e-4)
     assert scenario["service"]["wake_tau_ms"] == pytest.approx(wake["tau_ms"], abs=1e-3)
     # what is left of a query's delay is the 2 ms the log's round trip holds besides its CPU and its wake-up; the
-    # given process CPU beyond the thread CPU and the mean wake-up (4 - 1.4 - 2 = 0.6 ms) runs off the query's path
+    # given process CPU beyond the thread CPU and the mean wake-up (4 - 1.4 - 4/3 ms) runs off the query's path
     assert doc["delay"]["mean_ms"] == pytest.approx(REST_MS, abs=0.15)
-    assert scenario["service"]["off_path_ms"] == pytest.approx(4.0 - CPU_MS - 2.0, abs=0.15)
+    assert scenario["service"]["off_path_ms"] == pytest.approx(4.0 - CPU_MS - MEAN_WAKE_MS, abs=0.15)
 
 
 def test_given_process_cpu_holds_the_mean_wake_up_and_it_leaves_the_cpu_off_the_path(tmp_path: Path) -> None:
@@ -85,7 +97,7 @@ def test_given_process_cpu_holds_the_mean_wake_up_and_it_leaves_the_cpu_off_the_
     paths, arrival = _files(tmp_path / "in", WAKE_MS)
     doc, scenario = _calibrate(paths, tmp_path / "out", server_cpu_ms=4.0)
     wake = doc["delay"]["wake"]
-    mean_wake = float(np.mean(wake["wake_ms"] * (1.0 - np.exp(-np.diff(arrival, prepend=-np.inf) / wake["tau_ms"]))))
+    mean_wake = float(np.mean(_curve(np.diff(arrival, prepend=-np.inf), wake["wake_ms"], wake["tau_ms"])))
     service = scenario["service"]
     work = service["per_request_ms"] + service["per_segment_ms"] + service["ns_per_doc"] * 1e-6 * 200_000 \
         + service["merge_ms_per_segment"]
@@ -99,9 +111,9 @@ def test_without_the_process_cpu_a_wake_up_read_from_time_ms_stays_in_the_delay(
     wake = doc["delay"]["wake"]
     assert wake["wake_ms"] == 0.0 and "process CPU was not given" in wake["note"]
     assert scenario["service"].get("wake_ms", 0.0) == 0.0
-    # the queries that met no other in flight keep their wake-up: at most 3 ms, 2 ms on average over all gaps and
+    # the queries that met no other in flight keep their wake-up: at most 3 ms, 4/3 ms on average over all gaps and
     # more over theirs (they come after the longer gaps)
-    assert REST_MS + 1.5 < doc["delay"]["mean_ms"] < REST_MS + WAKE_MS + 0.2
+    assert REST_MS + MEAN_WAKE_MS - 0.1 < doc["delay"]["mean_ms"] < REST_MS + WAKE_MS + 0.2
 
 
 def test_a_log_without_a_wake_up_gets_none(tmp_path: Path) -> None:

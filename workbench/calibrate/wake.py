@@ -3,18 +3,20 @@ cluster was idle before it arrived.
 
 Why. Apache Pinot 1.5.1 on one core (``docs/validation.md``, "Why Pinot's median falls with load") answers a query
 that arrives a few ms after the previous one about 2.8 ms sooner than one that arrives after a long quiet stretch,
-with a time constant of some 20-25 ms, and the same at every rate (a broker's compile, a server's execution and
-the Netty round trip all take longer after a quiet stretch); the JVM's CPU per query falls with load to match.
-At a low rate most queries pay it, at a high rate few: a model that charges every query the work measured at one
-rate has the median rise with load where Pinot's falls.
+the same at every rate (a broker's compile, a server's execution and the Netty round trip all take longer after a
+quiet stretch); the JVM's CPU per query falls with load to match. At a low rate most queries pay it, at a high
+rate few: a model that charges every query the work measured at one rate has the median rise with load where
+Pinot's falls.
 
 How. Per logged query, its *excess*: ``timeMs`` less what the fitted model already charges it (the broker's work
 and the server's critical path), i.e. its delay before the wake-up is taken out of it; and its *gap*, the time
 since the previous query arrived. On the queries that met no other query in flight (their waits are the model's
-to simulate, :func:`~workbench.calibrate.isolation.isolated`), least squares of ``excess = a + wake x (1 -
-exp(-gap / tau))``. The wake-up is kept when the log shows it (``wake`` at least two standard errors above 0, the
-time constant inside its bounds, enough queries); otherwise it is held at 0 and the note says why. ``timeMs`` is a
-millisecond clock: its error (variance 1/6 ms^2, mean 0) widens the standard errors, not the fit.
+to simulate, :func:`~workbench.calibrate.isolation.isolated`), least squares of ``excess = a + wake x c(gap /
+tau)``, ``c`` the curve the model charges (:func:`workbench.sim.decisions.wake_work`: flat over the first few ms
+of idle time, most of it built up between ``tau`` and ``4 tau``). The wake-up is kept when the log shows it
+(``wake`` at least two standard errors above 0, the time constant inside its bounds, enough queries); otherwise it
+is held at 0 and the note says why. ``timeMs`` is a millisecond clock: its error (variance 1/6 ms^2, mean 0)
+widens the standard errors, not the fit.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import numpy as np
 from scipy.optimize import curve_fit
 
 from workbench import defaults as D
+from workbench.sim.decisions import wake_work
+from workbench.sim.fast.jit import python
 
 __all__ = ["MIN_SIDE_SHARE", "MIN_WAKE_QUERIES", "Wake", "fit_wake", "gaps_ms", "held_wake"]
 
@@ -37,6 +41,8 @@ MIN_SIDE_SHARE = 0.1
 #: Bounds of the time constant, ms: below the log's millisecond clock it cannot be read; above a few seconds
 #: it would be the load's own drift, not a wake-up.
 _TAU_BOUNDS = (0.5, 5000.0)
+#: The model's wake-up curve, as plain Python over arrays (the one both engines charge).
+_wake_work = python(wake_work)
 #: Gaps are capped here (ms) for the fit (the first query's is infinite; beyond this the wake-up is whole).
 _GAP_CAP_MS = 60_000.0
 
@@ -61,8 +67,7 @@ class Wake:
 
     def per_query(self, gap_ms: np.ndarray) -> np.ndarray:
         """Each query's wake-up work by its gap, as the model charges it (:func:`workbench.sim.decisions.wake_work`)."""
-        out: np.ndarray = self.wake_ms * (1.0 - np.exp(-np.asarray(gap_ms, dtype=float) / self.tau_ms))
-        return out
+        return np.asarray(_wake_work(np.asarray(gap_ms, dtype=float), self.wake_ms, self.tau_ms), dtype=float)
 
     def to_dict(self) -> dict[str, Any]:
         return {"wake_ms": self.wake_ms, "wake_se": self.wake_se, "tau_ms": self.tau_ms, "tau_se": self.tau_se,
@@ -89,8 +94,7 @@ def held_wake(why: str, queries: int) -> Wake:
 
 
 def _curve(gap: np.ndarray, a: float, wake: float, tau: float) -> np.ndarray:
-    out: np.ndarray = a + wake * (1.0 - np.exp(-gap / tau))
-    return out
+    return a + np.asarray(_wake_work(gap, wake, tau), dtype=float)
 
 
 def fit_wake(gap_ms: np.ndarray, excess_ms: np.ndarray, use: np.ndarray) -> Wake:

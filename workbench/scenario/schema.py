@@ -552,8 +552,8 @@ class ServiceSpec:
     #: multiplied by a lognormal factor of mean 1 and this log-space sigma (0: deterministic).
     variability: float = _f(D.COST_VARIABILITY, min=0, max=3)
     #: ``cost``: runner work a request adds after the cluster was idle (a wake-up: Pinot's threads parked, its
-    #: caches cold), ``wake_ms x (1 - exp(-gap / wake_tau_ms))``, ``gap`` the time since the table's previous
-    #: query arrived (0: none).
+    #: caches cold), ``wake_ms x (1 - exp(-x) x (1 + x))``, ``x = gap / wake_tau_ms``, ``gap`` the time since the
+    #: table's previous query arrived (0: none; :func:`workbench.sim.decisions.wake_work`).
     wake_ms: float = _f(D.COST_WAKE_MS, min=0, kind="duration_ms")
     wake_tau_ms: float = _f(D.COST_WAKE_TAU_MS, gt=0, kind="duration_ms")
     #: ``cost``: CPU per server request the server spends off the query's path (Netty's and the query log's threads,
