@@ -54,8 +54,9 @@ from workbench.calibrate import calibrate as run_calibrate
 from workbench.calibrate.workload_dir import write_workload
 from workbench.groundtruth.measure import PERCENTILES, rate_dir_name
 from workbench.groundtruth.scenario import offline_twin
+from workbench.pinot.sql import parse_query
 from workbench.scenario import load_scenario
-from workbench.workload.directory import LOGGED_DOCS
+from workbench.workload.directory import LOGGED_DOCS, LOGGED_FILTER_ENTRIES
 from workbench.workload.importers.query_log import read_query_log
 from workbench.workload.pure import generate_local
 from workbench.workload.schema import QUERIES_SCHEMA
@@ -96,11 +97,13 @@ def _server_service_ms(rate_dir: Path) -> tuple[float, float]:
 
 
 def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | None = None,
-             overrides: dict[str, Any] | None = None) -> pd.Series:
-    """The calibrated model's latencies replaying one rate's broker log (its arrivals and SQL), warm-up 0; the run
-    (``queries.parquet``, ``servers.parquet``) is left in ``out/run``; ``overrides`` are more scenario overrides."""
+             overrides: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The calibrated model's queries replaying one rate's broker log (its arrivals and SQL), warm-up 0: per
+    replication, ``query_id`` (the log's lines in arrival order) and ``latency_ms``. The run (``queries.parquet``,
+    ``servers.parquet``) is left in ``out/run``; ``overrides`` are more scenario overrides."""
     log = read_query_log(rate_dir / "broker-querylog.log").frame.sort_values("arrival_s", kind="stable")
-    queries = log[[*QUERIES_SCHEMA.names, LOGGED_DOCS]].reset_index(drop=True)  # the replay charges the logged docs
+    # the replay charges the logged documents and filter entries
+    queries = log[[*QUERIES_SCHEMA.names, LOGGED_DOCS, LOGGED_FILTER_ENTRIES]].reset_index(drop=True)
     segments = pd.read_parquet(calibrated / "workload" / "segments.parquet")
     data = out / "workload"
     if data.exists():
@@ -112,7 +115,28 @@ def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | N
         overrides["service.variability"] = variability
     run_scenario(calibrated / "scenario.yaml", out / "run", data=data, overwrite=True, overrides=overrides)
     predicted = pd.read_parquet(out / "run" / "queries.parquet")
-    return predicted["latency_ms"]
+    return predicted[["replication", "query_id", "latency_ms"]]
+
+
+def _reducer(sql: str) -> str:
+    """The broker's reducer for a query (Pinot's ``ResultReducerFactory``): what kind of query it is, for the
+    per-kind medians (a lookup and a group-by differ in the broker's work and the server's)."""
+    query = parse_query(sql)
+    if query.distinct or (query.group_by and not query.is_aggregation):
+        return "distinct"
+    if query.is_aggregation:
+        return "group-by" if query.group_by else "aggregation"
+    return "selection"
+
+
+def _medians_by_kind(log: pd.DataFrame, records: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, list[float]]:
+    """Per query kind with at least 20 queries: its count, Pinot's median ``latencyMs`` and the model's median."""
+    kinds = log.sort_values("arrival_s", kind="stable")["sql"].map(_reducer).to_numpy()
+    pinot = records["sql"].map(_reducer).to_numpy()
+    model = kinds[predicted["query_id"].to_numpy()]
+    return {k: [int((kinds == k).sum()), float(records["latencyMs"][pinot == k].median()),
+                float(predicted["latency_ms"][model == k].median())]
+            for k in ("selection", "aggregation", "group-by", "distinct") if (kinds == k).sum() >= 20}
 
 
 def _pcts(values: pd.Series) -> dict[str, float]:
@@ -215,6 +239,9 @@ def main() -> None:
         print("| the same against the broker's latencyMs (timeMs's span on a ns clock): errors | | | "
               + " | ".join(" / ".join(f"{r[f'err-ns {k}']:+.0%}" for k in PERCENTILES) for r in rows)
               + " | MAPE " + " / ".join(f"{result['mape_ns_clock_percent'][k]:.0f}%" for k in PERCENTILES) + " |")
+        print("| p50 by kind of query (queries): Pinot's latencyMs / model (ms) | | | "
+              + " | ".join(", ".join(f"{k} ({n}) {p:.2f} / {m:.2f}" for k, (n, p, m) in r["p50 by kind"].items())
+                           for r in rows) + " | |")
         params = [line.strip() for line in result["scenario"].splitlines()
                   if line.strip().startswith(("per_request_ms", "per_segment_ms", "ns_per_doc", "variability",
                                               "overhead_ms", "reduce_ms", "latency_ms", "request_delay_ms"))]
@@ -256,7 +283,8 @@ def _row(calibrated: Path, root: Path, measured: dict[str, Any], rate: float, ca
          variant: str, variability: float | None) -> dict[str, Any]:
     rate_dir = root / "measured" / rate_dir_name(rate)
     summary = measured["rates"][rate_dir_name(rate)]
-    observed = _pcts(read_query_log(rate_dir / "broker-querylog.log").frame["time_ms"])
+    log = read_query_log(rate_dir / "broker-querylog.log").frame
+    observed = _pcts(log["time_ms"])
     records = pd.read_parquet(rate_dir / "records.parquet")
     client = _pcts(records["sinceArrivalMs"])
     # the same span as timeMs (the driver's start of the query to its reduced response) on a ns clock: timeMs is
@@ -264,7 +292,8 @@ def _row(calibrated: Path, root: Path, measured: dict[str, Any], rate: float, ca
     ns_clock = _pcts(records["latencyMs"])
     submit = records["servers"].map(lambda s: max((x["submitDelayMs"] for x in json.loads(s)), default=0))
     where = root / "predicted" / variant.replace(" ", "-").replace(",", "") / rate_dir_name(rate)
-    predicted = _pcts(_predict(calibrated, rate_dir, where, variability))
+    run = _predict(calibrated, rate_dir, where, variability)
+    predicted = _pcts(run["latency_ms"])
     server_gc = [g for n, g in summary["gc"].items() if "server" in n]
     return {"rate": rate, "load": rate / capacity, "calibrated_here": rate == at,
             "errors": summary["errors"]["queries_with_exceptions"],
@@ -282,7 +311,8 @@ def _row(calibrated: Path, root: Path, measured: dict[str, Any], rate: float, ca
             "rq wait ms": max((c["run_queue_wait_ms_per_query"] for c in summary.get("server_cpu", {}).values()),
                               default=float("nan")),
             "server gc ms": sum(g["total_ms"] for g in server_gc),
-            "server gc max": max((g["max_ms"] for g in server_gc), default=0.0)}
+            "server gc max": max((g["max_ms"] for g in server_gc), default=0.0),
+            "p50 by kind": _medians_by_kind(log, records, run)}
 
 
 if __name__ == "__main__":

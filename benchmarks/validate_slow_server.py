@@ -82,7 +82,7 @@ def _measured(run: Path, rate: float) -> dict[str, Any]:
 def _model(calibrated: Path, run_dir: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     """The calibrated model replaying one measured run: latency percentiles and the share of queries it sent a
     request to ``Server_1`` (its requests over the queries that reached a server)."""
-    latency = _predict(calibrated, run_dir, out, overrides=overrides)
+    latency = _predict(calibrated, run_dir, out, overrides=overrides)["latency_ms"]
     servers = pd.read_parquet(out / "run" / "servers.parquet")
     queries = pd.read_parquet(out / "run" / "queries.parquet")
     routed = int((queries["servers_queried"] > 0).sum())  # over every replication, as the servers' requests are
