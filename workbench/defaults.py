@@ -62,6 +62,14 @@ SERVICE_MODEL: Final = "cost"
 #: Cost model: ns of CPU per document scanned after the filter. Pinot's columnar scans run at roughly
 #: 50-200M values/s per core; 10 ns/doc is a mid value and is what ``calibrate`` replaces.
 COST_NS_PER_DOC: Final = 10.0
+#: Cost model: extra ns per document a group-by's segment scans (``service.group_by_ns_per_doc``). 0: none, so an
+#: uncalibrated scenario charges a group-by as any scan; ``calibrate`` fits it from the servers' measured work
+#: (against Apache Pinot 1.5.1, ``docs/validation.md``: 11-19 ns, a group-by's rows costing about twice a sum's).
+COST_GROUP_BY_NS_PER_DOC: Final = 0.0
+#: Cost model: ns per entry a segment's filter reads row by row (``service.ns_per_filter_entry``, Pinot's
+#: ``numEntriesScannedInFilter``). 0: none; ``calibrate`` fits it from the servers' measured work (against Apache
+#: Pinot 1.5.1: 5-7 ns, a ``COUNT(*)`` whose time range cut into its 4 segments read 199,981 entries in 0.5 ms).
+COST_NS_PER_FILTER_ENTRY: Final = 0.0
 #: Fixed per-segment cost (plan building, operator set-up), ms (PE §2.3: sub-millisecond per segment).
 COST_PER_SEGMENT_MS: Final = 0.1
 #: Fixed per-request cost on a server, ms: the runner thread's work before the fan-out (T1 in PE §0:

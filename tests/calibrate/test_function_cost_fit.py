@@ -25,7 +25,7 @@ from workbench.calibrate import CalibrateOptions, calibrate
 HOUR = cluster.HOUR_MS
 T0 = cluster.T0_MS
 PER_REQUEST, PER_SEGMENT, NS_PER_DOC, TDIGEST_NS, HLL_NS = 0.3, 0.2, 5.0, 60.0, 12.0
-SELECT = {"count": "COUNT(*)", "tdigest": "PERCENTILETDIGEST(value, 99)", "hll": "DISTINCTCOUNTHLL(category)"}
+SELECT = {"sum": "SUM(value)", "tdigest": "PERCENTILETDIGEST(value, 99)", "hll": "DISTINCTCOUNTHLL(category)"}
 HLL_QUERIES = 5
 
 
@@ -50,7 +50,7 @@ def _line(rid: int, select: str, first: int, segments: int, arrival_ms: int, cpu
 def _files(root: Path) -> dict[str, Path]:
     rng = np.random.default_rng(11)
     lines = []
-    kinds = ["hll" if i % 40 == 7 and i // 40 < HLL_QUERIES else ("tdigest" if i % 4 == 1 else "count")
+    kinds = ["hll" if i % 40 == 7 and i // 40 < HLL_QUERIES else ("tdigest" if i % 4 == 1 else "sum")
              for i in range(240)]
     for i, kind in enumerate(kinds):
         segments, first = 1 + i % 6, cluster.TIER_SEGMENTS * ((i // 6) % len(cluster.TIERS)) + i % 11
@@ -80,7 +80,7 @@ def test_a_heavier_function_s_cost_per_document_is_recovered_and_one_with_too_fe
     assert hll["value"] == 0.0 and hll["se"] is None   # held, never "fitted" beside it
     assert hll["source"].startswith("held at none") and f"{HLL_QUERIES} of the log's queries" in hll["source"]
     assert str(D.MIN_FUNCTION_QUERIES) in hll["source"]
-    assert "service.function_ns_per_doc.COUNT" not in params   # a plain aggregation: ns_per_doc prices it
+    assert "service.function_ns_per_doc.SUM" not in params   # a plain aggregation: ns_per_doc prices it
     scenario = yaml.safe_load((out / "scenario.yaml").read_text())
     assert scenario["service"]["function_ns_per_doc"]["PERCENTILETDIGEST"] == pytest.approx(tdigest["value"], abs=1e-5)
     assert scenario["service"]["function_ns_per_doc"]["DISTINCTCOUNTHLL"] == 0.0

@@ -34,8 +34,8 @@ from workbench.calibrate.variability import fit_variability, widest
 
 HOUR = cluster.HOUR_MS
 T0 = cluster.T0_MS
-SQL = {"A": f"SELECT COUNT(*) FROM events WHERE ts >= {T0} AND ts < {T0 + HOUR}",
-       "B": f"SELECT COUNT(*) FROM events WHERE ts >= {T0 + 2 * HOUR} AND ts < {T0 + 6 * HOUR}"}
+SQL = {"A": f"SELECT SUM(value) FROM events WHERE ts >= {T0} AND ts < {T0 + HOUR}",
+       "B": f"SELECT SUM(value) FROM events WHERE ts >= {T0 + 2 * HOUR} AND ts < {T0 + 6 * HOUR}"}
 SEGMENTS = {"A": 1, "B": 4}
 CPU_MS = {"A": 1.4, "B": 4.0}
 QUERIES = 40

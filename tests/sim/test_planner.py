@@ -72,9 +72,9 @@ def test_docs_scanned_on_a_day_column_counts_whole_days() -> None:
     seg = pd.DataFrame({"segment_name": ["d0"], "start_time_ms": [19001 * day_ms], "end_time_ms": [19002 * day_ms],
                         "total_docs": [1000], "zk_metadata": [json.dumps(zk)]})
     days = Planner(("d0",), np.array([1000.0]), table, Schema.from_json(schema), segment_metadata(seg))
-    assert days.plan("SELECT COUNT(*) FROM t WHERE day = 19002").docs_scanned == pytest.approx((500.0,))
-    assert days.plan("SELECT COUNT(*) FROM t WHERE day >= 19000").docs_scanned == pytest.approx((1000.0,))
-    assert days.plan("SELECT COUNT(*) FROM t WHERE day BETWEEN 19001 AND 19001").docs_scanned == pytest.approx((500.0,))
+    assert days.plan("SELECT SUM(v) FROM t WHERE day = 19002").docs_scanned == pytest.approx((500.0,))
+    assert days.plan("SELECT SUM(v) FROM t WHERE day >= 19000").docs_scanned == pytest.approx((1000.0,))
+    assert days.plan("SELECT SUM(v) FROM t WHERE day BETWEEN 19001 AND 19001").docs_scanned == pytest.approx((500.0,))
 
 
 def test_partition_pruning_uses_each_segments_metadata() -> None:
@@ -237,7 +237,7 @@ def test_a_replayed_log_charges_its_median_logged_docs_per_sql_text(tmp_path: Pa
     100,000,000 once (a query that ran long) is charged the median, 2,000,000: 2 ms of work, its latency; the
     time-range query has no logged count and keeps its share of its segment (1,000 documents: 1 us)."""
     segments().to_parquet(tmp_path / "segments.parquet")
-    lookup, window = "SELECT COUNT(*) FROM t WHERE key_id = 5", "SELECT COUNT(*) FROM t WHERE ts BETWEEN 0 AND 99"
+    lookup, window = "SELECT COUNT(*) FROM t WHERE key_id = 5", "SELECT SUM(v) FROM t WHERE ts BETWEEN 0 AND 99"
     pd.DataFrame({"arrival_s": [1.0, 2.0, 3.0, 4.0], "sql": [lookup, window, lookup, lookup],
                   "num_docs_scanned": [2_000_000, None, 100_000_000, 2_000_000]}).to_parquet(
         tmp_path / "queries.parquet")
@@ -249,3 +249,109 @@ def test_a_replayed_log_charges_its_median_logged_docs_per_sql_text(tmp_path: Pa
                 "simulation": {"duration_s": 6, "warmup_s": 0, "replications": 1, "engine": "fast"}}
     q = simulate(scenario, data=tmp_path).queries.sort_values("arrival_s")
     np.testing.assert_allclose(q["latency_ms"], [2.0, 0.001, 2.0, 2.0], rtol=1e-9)
+
+
+#: Queries over s0 (ts 0-99) whole and s1 (100-199) in part: Pinot's server answers the first two from each
+#: segment's metadata where the filter matches all of its rows (AggregationPlanNode, non-scan aggregation).
+WHOLE_AND_PART = "ts >= 0 AND ts < 150"
+
+
+@pytest.mark.parametrize("select", ["COUNT(*)", "MAX(ts), COUNT(*)", "MINMAXRANGE(v)"])
+def test_an_aggregation_pinot_reads_from_metadata_scans_no_document_of_a_segment_its_filter_holds_whole(
+        select: str) -> None:
+    """s0 lies inside the filter: none of its 1,000 documents is read; s1 is half inside (100-149): it is scanned
+    as any segment, its 500 documents; with no filter every segment is whole."""
+    p = planner()
+    assert p.plan(f"SELECT {select} FROM t WHERE {WHOLE_AND_PART}").docs_scanned == pytest.approx((0.0, 500.0))
+    assert p.plan(f"SELECT {select} FROM t").docs_scanned == pytest.approx((0.0,) * 8)
+
+
+@pytest.mark.parametrize("sql", [
+    f"SELECT SUM(v) FROM t WHERE {WHOLE_AND_PART}",                      # SUM reads every row
+    f"SELECT DISTINCTCOUNT(v) FROM t WHERE {WHOLE_AND_PART}",            # walks the dictionary: kept per document
+    f"SELECT MAX(v + 1) FROM t WHERE {WHOLE_AND_PART}",                  # an expression, not a column
+    f"SELECT k, COUNT(*) FROM t WHERE {WHOLE_AND_PART} GROUP BY k",      # a group-by has its own plan
+    f"SELECT COUNT(*) FROM t WHERE {WHOLE_AND_PART} AND k = 'a'",        # k's predicate is not always true
+    f"SET enableNullHandling = true; SELECT COUNT(*) FROM t WHERE {WHOLE_AND_PART}",  # nulls unknown: scanned
+])
+def test_other_queries_scan_the_segments_their_filter_holds_whole(sql: str) -> None:
+    assert planner().plan(sql).docs_scanned == pytest.approx((1000.0, 500.0))
+
+
+def test_a_raw_time_column_has_no_always_true_range_so_its_segments_are_scanned() -> None:
+    """Pinot's range evaluator is "always true" only on a dictionary; a raw column (``noDictionaryColumns`` or a
+    ``RAW`` field config) scans. With no filter at all a segment is still whole."""
+    seg = segments()
+    names = tuple(seg["segment_name"])
+    for raw in ({"tableIndexConfig": {**TABLE["tableIndexConfig"], "noDictionaryColumns": ["ts"]}},
+                {"fieldConfigList": [{"name": "ts", "encodingType": "RAW"}]}):
+        table = TableConfig.from_json({**TABLE, **raw})
+        p = Planner(names, seg["total_docs"].to_numpy(float), table, default_schema(table), segment_metadata(seg))
+        assert table.no_dictionary_columns == {"ts"}
+        assert p.plan(f"SELECT COUNT(*) FROM t WHERE {WHOLE_AND_PART}").docs_scanned == pytest.approx((1000.0, 500.0))
+        assert p.plan("SELECT COUNT(*) FROM t").docs_scanned == pytest.approx((0.0,) * 8)
+
+
+def test_a_replayed_count_charges_its_logged_documents_only_where_it_read_them() -> None:
+    """Pinot's log counts a whole-matched segment's rows as scanned (its total); the spread gives s0 1,000 x 1,200 /
+    1,500 = 800 of a logged 1,200 and s1 400, and s0's are not read: 0 and 400."""
+    sql = f"SELECT COUNT(*) FROM t WHERE {WHOLE_AND_PART}"
+    assert planner({sql: 1200.0}).plan(sql).docs_scanned == pytest.approx((0.0, 400.0))
+
+
+def test_the_filter_reads_each_unindexed_columns_value_once_per_row_of_a_segment_it_does_not_hold_whole() -> None:
+    """Pinot's scan-based filter reads a column's value for every row of the segment (``numEntriesScannedInFilter``).
+    ``ts`` 0-149 holds s0 whole and half of s1. A SUM over it: s0's filter matches all (no entry), s1 reads ts for
+    its 1,000 rows. With ``k = 'a'`` too: s0 reads k only (Pinot drops the always-true ts leaf), s1 both (2,000).
+    With an inverted index on ``k``: k's predicate reads no row."""
+    p = planner()
+    assert p.plan(f"SELECT SUM(v) FROM t WHERE {WHOLE_AND_PART}").filter_entries == pytest.approx((0.0, 1000.0))
+    both = f"SELECT SUM(v) FROM t WHERE {WHOLE_AND_PART} AND k = 'a'"
+    assert p.plan(both).filter_entries == pytest.approx((1000.0, 2000.0))
+    seg = segments()
+    table = TableConfig.from_json({**TABLE, "tableIndexConfig": {**TABLE["tableIndexConfig"],
+                                                                 "invertedIndexColumns": ["k"]}})
+    indexed = Planner(tuple(seg["segment_name"]), seg["total_docs"].to_numpy(float), table, default_schema(table),
+                      segment_metadata(seg))
+    assert table.filter_index_columns == {"k"}
+    assert indexed.plan(both).filter_entries == pytest.approx((0.0, 1000.0))
+    assert p.plan("SELECT SUM(v) FROM t").filter_entries == pytest.approx((0.0,) * 8)   # no filter: nothing read
+
+
+def test_a_replayed_log_charges_its_logged_filter_entries_where_the_filter_reads_rows() -> None:
+    """A logged count of 900 entries is spread as the estimate spreads them (s0 none: matched whole; s1 all); a lookup
+    whose filter an index answers (no estimated entry) but whose log says 40 spreads them over the segments it does
+    not hold whole, by their documents."""
+    part = f"SELECT SUM(v) FROM t WHERE {WHOLE_AND_PART} AND k = 'a'"
+    seg = segments()
+    table = TableConfig.from_json({**TABLE, "tableIndexConfig": {**TABLE["tableIndexConfig"],
+                                                                 "invertedIndexColumns": ["k"]}})
+    lookup = "SELECT * FROM t WHERE k = 'a' AND ts >= 0 AND ts < 200"   # s0 and s1, each whole in ts
+    p = Planner(tuple(seg["segment_name"]), seg["total_docs"].to_numpy(float), table, default_schema(table),
+                segment_metadata(seg), None, {part: 900.0, lookup: 40.0})
+    assert p.plan(part).filter_entries == pytest.approx((0.0, 900.0))
+    assert p.plan(lookup).filter_entries == pytest.approx((20.0, 20.0))
+
+
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+def test_the_model_charges_filter_entries_and_a_group_bys_documents_at_their_own_costs(tmp_path: Path,
+                                                                                        engine: str) -> None:
+    """One server of one core, queries seconds apart, only per-entry and per-document costs (1 ns each, a group-by's
+    document 1 ns more). By hand: a lookup logging 2,000,000 filter entries and 10 documents works 2 ms + 10 ns; a
+    SUM over 1,000,000 logged documents 1 ms; the same documents grouped 2 ms; with no logged counts a SUM over
+    ``ts`` 100-149 reads s1's 1,000 ts values and scans its 500 matching rows: 1.5 us."""
+    segments().to_parquet(tmp_path / "segments.parquet")
+    lookup, total = "SELECT * FROM t WHERE k = 'x' LIMIT 10", "SELECT SUM(v) FROM t WHERE ts >= 0 AND ts < 100"
+    grouped, window = ("SELECT k, SUM(v) FROM t WHERE ts >= 0 AND ts < 100 GROUP BY k",
+                       "SELECT SUM(v) FROM t WHERE ts >= 100 AND ts < 150")
+    pd.DataFrame({"arrival_s": [1.0, 2.0, 3.0, 4.0], "sql": [lookup, total, grouped, window],
+                  "num_docs_scanned": [10, 1_000_000, 1_000_000, None],
+                  "num_entries_scanned_in_filter": [2_000_000, 0, 0, None]}).to_parquet(tmp_path / "queries.parquet")
+    scenario = {"cluster": {"servers": 1, "server": {"cores": 1}, "network": {"latency_ms": 0},
+                            "broker": {"overhead_ms": 0.0, "reduce_ms_per_server": 0.0, "reduce_ms_per_row": 0.0}},
+                "table": TABLE, "workload": {"arrival": {"process": "replay"}},
+                "service": {"model": "cost", "per_request_ms": 0.0, "per_segment_ms": 0.0, "ns_per_doc": 1.0,
+                            "group_by_ns_per_doc": 1.0, "ns_per_filter_entry": 1.0, "merge_ms_per_segment": 0.0},
+                "simulation": {"duration_s": 6, "warmup_s": 0, "replications": 1, "engine": engine}}
+    q = simulate(scenario, data=tmp_path).queries.sort_values("arrival_s")
+    np.testing.assert_allclose(q["latency_ms"], [2.0 + 10e-6, 1.0, 2.0, 1.5e-3], rtol=1e-9)

@@ -56,7 +56,7 @@ from workbench.io import atomic_dir, write_json_atomic
 from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.schema import Schema
 from workbench.scenario import load_scenario
-from workbench.sim.planner import Planner, default_schema, logged_docs, segment_metadata
+from workbench.sim.planner import Planner, default_schema, logged_docs, logged_filter_entries, segment_metadata
 from workbench.workload.importers import calibrate_gc
 
 __all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
@@ -400,7 +400,8 @@ def _planner(segments: pd.DataFrame, inputs: CalibrationInputs, replay: pd.DataF
     whole log it replays) builds it: charging each SQL text its logged documents."""
     return Planner(tuple(segments["segment_name"].astype(str)), segments["total_docs"].to_numpy(dtype=float),
                    inputs.table, Schema.from_json(inputs.schema) if inputs.schema else default_schema(inputs.table),
-                   segment_metadata(segments), logged_docs(replay) if replay is not None else None)
+                   segment_metadata(segments), logged_docs(replay) if replay is not None else None,
+                   logged_filter_entries(replay) if replay is not None else None)
 
 
 def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Mapping[str, SqlShape],
@@ -424,20 +425,26 @@ def _routed(features: Any, rows: pd.DataFrame, positions: np.ndarray, shapes: Ma
 
 
 def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationInputs,
-                shapes: Mapping[str, SqlShape], replay: pd.DataFrame) -> np.ndarray:
-    """The documents the calibrated scenario's replay charges each logged query: the median over ``replay`` (the
-    whole log it replays) of what its SQL text's log lines say they scanned (``docs=``,
-    :func:`~workbench.sim.planner.logged_docs`), or, for a text no line gives it, the planner's time-range share
-    of each segment it keeps; the row's own count where the planner refuses the SQL."""
+                shapes: Mapping[str, SqlShape], replay: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The documents and filter entries the calibrated scenario's replay charges each logged query: the median over
+    ``replay`` (the whole log it replays) of what its SQL text's log lines say they scanned (``docs=``, ``entries=``:
+    :func:`~workbench.sim.planner.logged_docs`), or, for a text no line gives it, the planner's estimate for each
+    segment it keeps (none for a segment Pinot answers from its metadata); the row's own counts where the planner
+    refuses the SQL."""
     planner = _planner(segments, inputs, replay)
     own = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    out = np.empty(len(rows))
+    own_entries = (rows["num_entries_scanned_in_filter"].astype("Float64").fillna(0).to_numpy(dtype=float)
+                   if "num_entries_scanned_in_filter" in rows else np.zeros(len(rows)))
+    docs, entries = np.empty(len(rows)), np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:
-            out[i] = float(sum(planner.plan(sql, shapes[sql].query).docs_scanned or ()))
+            plan = planner.plan(sql, shapes[sql].query)
         except (InputError, ValueError):
-            out[i] = own[i]
-    return out
+            docs[i], entries[i] = own[i], own_entries[i]
+            continue
+        docs[i] = float(sum(plan.docs_scanned or ()))
+        entries[i] = float(sum(plan.filter_entries or ()))
+    return docs, entries
 
 
 def _replayable(inputs: CalibrationInputs) -> tuple[pd.DataFrame, dict[str, SqlShape], np.ndarray, dict[str, int]]:
@@ -529,7 +536,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     delay: Delay | None = None
     work_note = calm_note = route_note = function_note = None
     if opts.server_work and measured_share(work, features.servers) >= MIN_MEASURED_SHARE:
-        charged = with_model_docs(features, _model_docs(fit_rows, segs, inputs, shapes, replay))
+        charged = with_model_docs(features, *_model_docs(fit_rows, segs, inputs, shapes, replay))
         fit, delay = fit_work(charged, work, slowest, FitOptions(bootstrap=opts.bootstrap, seed=opts.seed),
                               process_ms=opts.server_cpu_ms)
         if opts.network_ms is not None:

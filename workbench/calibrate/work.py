@@ -83,8 +83,8 @@ from workbench.calibrate.isolation import MIN_ISOLATED, MIN_OVERLAPPED, isolated
 from workbench.calibrate.variability import VariabilityFit, fit_variability, not_shown, shown
 from workbench.calibrate.wake import Wake, fit_wake, gaps_ms, held_wake
 
-__all__ = ["CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "Delay", "fit_work",
-           "measured_share", "server_work_ms", "with_model_docs", "without_clock"]
+__all__ = ["CPU_COLUMNS", "DELAY_POINTS", "MIN_MEASURED_SHARE", "STRUCTURE", "Delay", "fit_work", "measured_share",
+           "server_work_ms", "with_model_docs", "without_clock"]
 
 #: The log's per-query CPU totals (ns, summed over the servers that answered), OFFLINE and REALTIME.
 CPU_COLUMNS = ("offline_thread_cpu_time_ns_total", "realtime_thread_cpu_time_ns_total")
@@ -96,6 +96,10 @@ _SERVER_KEYS = ("service.per_request_ms", "service.per_segment_ms", "service.ns_
 #: The process CPU off the query's path (:func:`fit_work`'s ``process_ms``), and its unit.
 OFF_PATH_KEY = "service.off_path_ms"
 OFF_PATH_UNIT = "ms of CPU per server request, run after its response"
+#: Work terms fitted only to the servers' measured work, beside the cost model's own: a group-by's extra ns per
+#: document and the filter's ns per entry it reads row by row; with their units.
+STRUCTURE = (("service.group_by_ns_per_doc", "ns per document of a group-by's segments, beyond service.ns_per_doc"),
+             ("service.ns_per_filter_entry", "ns per entry its filter reads row by row (numEntriesScannedInFilter)"))
 #: Weight of the constraint row (fitted work sums to measured work) against one query's squared error.
 _CONSTRAINT_WEIGHT = 1e6
 #: The delay per server request is read from the queries that reached one server when at least this many
@@ -305,12 +309,23 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     target = w - sum((values[k] * x[:, FIT_KEYS.index(k)] for k in held), np.zeros(len(w)))
     cols = [FIT_KEYS.index(k) for k in free]
     blocks = bootstrap_blocks(int(use.sum()))
-    beta, xc, functions = _with_functions(f, use, x[:, cols], target, blocks, opts)
+    beta, xc, structure, functions = _with_functions(f, use, x[:, cols], target, blocks, opts)
     values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
+    if values["service.ns_per_doc"] <= 0 and any(c.fitted for c in structure):
+        # the terms are folded into the documents below, at ns_per_doc: without it they cannot be, so they are held
+        structure = [Structure(c.key, why="held at 0: service.ns_per_doc was fitted at 0, and the model charges this "
+                                          "work through it") for c in structure]
+        beta, xc, _, functions = _with_functions(f, use, x[:, cols], target, blocks, opts, structure=False)
+        values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
     fitted_functions = [c for c in functions if c.fitted]
-    if fitted_functions and values["service.ns_per_doc"] > 0:
-        # a query's function work folded into its documents, so every later step charges it as the model does
-        f = with_model_docs(f, f.docs * (1.0 + extra_ns(list(f.calls), functions) / values["service.ns_per_doc"]))
+    ns = values["service.ns_per_doc"]
+    per_entry = {c.key: c.value for c in structure}
+    if (fitted_functions or any(c.fitted for c in structure)) and ns > 0:
+        # a query's function, group-by and filter work folded into its documents, so every later step charges it
+        # as the model does
+        per_doc = extra_ns(list(f.calls), functions) + per_entry.get(STRUCTURE[0][0], 0.0) * f.group_by
+        f = with_model_docs(f, f.docs * (1.0 + per_doc / ns)
+                            + f.entries_in_filter * per_entry.get(STRUCTURE[1][0], 0.0) / ns)
         x_all = _work_design(f)
         x = x_all[use]
     within_observed(values, sources, held, free, x, float(w.sum()), MEASURED_WORK)
@@ -341,7 +356,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     if var.se is not None and not shown(var.sigma, var.se):
         var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, not_shown(var.sigma, var.se))
     cov = block_bootstrap(xc, target, np.ones(len(w)), blocks, opts.bootstrap, np.random.default_rng([opts.seed, 2]))
-    keys = list(free) + [key_of(c.name) for c in fitted_functions]
+    keys = list(free) + [c.key for c in structure if c.fitted] + [key_of(c.name) for c in fitted_functions]
     if var.se is not None:
         keys.append(VARIABILITY_KEY)
         grown = np.zeros((len(keys), len(keys)))
@@ -368,6 +383,9 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     params += tuple(Parameter(key_of(c.name), c.value, FUNCTION_UNIT,
                               f"fitted to the {c.queries:,} queries that call it" if c.fitted else c.why,
                               se_of.get(key_of(c.name)) if c.fitted else None) for c in functions)
+    params += tuple(Parameter(c.key, c.value, unit, "fitted to the servers' measured work" if c.fitted else c.why,
+                              se_of.get(c.key) if c.fitted else None)
+                    for c, (_, unit) in zip(structure, STRUCTURE, strict=True))
     params += (off_path,)
     delay = without_clock(raw[one])
     fanout = f.servers[one]
@@ -387,6 +405,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     notes.append(f"{OFF_PATH_KEY}: {off_path.value:.3g} ms, {off_path.source}")
     notes.append(wake_note)
     notes.append(_functions_note(functions))
+    notes += [f"{c.key}: {c.value:.3g} ± {c.se:.2g}, fitted to the servers' measured work" if c.fitted else
+              f"{c.key}: {c.why}" for c in structure]
     quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
@@ -399,34 +419,81 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"], wake)
 
 
-def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.ndarray,
-                    blocks: list[np.ndarray], opts: FitOptions) -> tuple[np.ndarray, np.ndarray, list[FunctionCost]]:
-    """The costs fitted jointly with each heavier aggregation function's own per-document cost
-    (:mod:`~workbench.calibrate.functions`): the estimates (``x``'s columns, then the fitted functions'), the
-    design they were fitted on, and every function the log calls beyond the plain ones, fitted or held at none
-    with why. A function whose extra is not above two standard errors (block bootstrap, as the other costs) is
-    held and the rest fitted again without it."""
+@dataclass(frozen=True)
+class Structure:
+    """One of :data:`STRUCTURE`'s terms: fitted (``se`` set) or held at 0 with why."""
+
+    key: str
+    value: float = 0.0
+    se: float | None = None
+    why: str = ""
+
+    @property
+    def fitted(self) -> bool:
+        return self.se is not None
+
+
+def _structure_design(f: LogFeatures) -> np.ndarray:
+    """:data:`STRUCTURE`'s columns, ms per unit: a group-by's documents, and the filter entries, per query that
+    reached servers."""
+    reached = f.servers > 0
+    docs = np.where(reached & f.group_by.astype(bool), f.docs, 0.0) * 1e-6
+    entries = np.where(reached, f.entries_in_filter, 0.0) * 1e-6
+    return np.column_stack([docs, entries])
+
+
+def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.ndarray, blocks: list[np.ndarray],
+                    opts: FitOptions, structure: bool = True,
+                    ) -> tuple[np.ndarray, np.ndarray, list[Structure], list[FunctionCost]]:
+    """The costs fitted jointly with :data:`STRUCTURE`'s terms and each heavier aggregation function's own
+    per-document cost (:mod:`~workbench.calibrate.functions`): the estimates (``x``'s columns, then the kept
+    structure terms', then the fitted functions'), the design they were fitted on, the structure terms and every
+    function the log calls beyond the plain ones, each fitted or held with why. A term is tried when at least
+    :data:`~workbench.defaults.MIN_FUNCTION_QUERIES` queries have it; one whose value is not above two standard errors
+    (block bootstrap, as the other costs) is held and the rest fitted again without it."""
     calls = list(f.calls[use])
     tried, functions = candidates(calls)
     docs = _work_design(f)[use][:, FIT_KEYS.index("service.ns_per_doc")]
     count = Counter(n for each in calls for n in set(each))
+    shape = _structure_design(f)[use]
+    order = [k for k, _ in STRUCTURE]
+    terms: list[Structure] = []
+    kept = []
+    for j, (key, _) in enumerate(STRUCTURE):
+        n = int((shape[:, j] > 0).sum())
+        if not structure:
+            continue
+        if n >= D.MIN_FUNCTION_QUERIES:
+            kept.append(j)
+        else:
+            terms.append(Structure(key, why=f"held at 0: {n} of the log's queries have it "
+                                            f"({D.MIN_FUNCTION_QUERIES} needed to fit it)"))
     while True:
-        xc = np.column_stack([x, calls_design(calls, docs, tried)])
+        xc = np.column_stack([x, shape[:, kept], calls_design(calls, docs, tried)])
         beta = _solve(xc, target)
-        if not tried:
-            return beta, xc, functions
+        if not tried and not kept:
+            return beta, xc, sorted(terms, key=lambda c: order.index(c.key)), functions
         cov = block_bootstrap(xc, target, np.ones(len(target)), blocks, opts.bootstrap,
                               np.random.default_rng([opts.seed, 2]))
         se = np.sqrt(np.clip(np.diag(cov), 0, None))[x.shape[1]:]
         value = beta[x.shape[1]:]
-        weak = [i for i in range(len(tried)) if not value[i] > 2.0 * se[i]]
+        weak = [i for i in range(len(kept) + len(tried)) if not value[i] > 2.0 * se[i]]
         if not weak:
-            fitted = [FunctionCost(n, count[n], float(v), float(e)) for n, v, e in zip(tried, value, se, strict=True)]
-            return beta, xc, sorted(functions + fitted, key=lambda c: c.name)
-        functions += [FunctionCost(tried[i], count[tried[i]], why=(
-            f"held at none: fitted {value[i]:.3g} ± {se[i]:.2g} ns per document from its {count[tried[i]]:,} queries, "
-            "not above two standard errors; assumed to cost what service.ns_per_doc charges")) for i in weak]
-        tried = [n for i, n in enumerate(tried) if i not in weak]
+            terms += [Structure(STRUCTURE[j][0], float(v), float(e))
+                      for j, v, e in zip(kept, value[:len(kept)], se[:len(kept)], strict=True)]
+            fitted = [FunctionCost(n, count[n], float(v), float(e))
+                      for n, v, e in zip(tried, value[len(kept):], se[len(kept):], strict=True)]
+            return beta, xc, sorted(terms, key=lambda c: order.index(c.key)), sorted(
+                functions + fitted, key=lambda c: c.name)
+        terms += [Structure(STRUCTURE[kept[i]][0], why=(
+            f"held at 0: fitted {value[i]:.3g} ± {se[i]:.2g} from the servers' measured work, not above two "
+            "standard errors")) for i in weak if i < len(kept)]
+        functions += [FunctionCost(tried[i - len(kept)], count[tried[i - len(kept)]], why=(
+            f"held at none: fitted {value[i]:.3g} ± {se[i]:.2g} ns per document from its "
+            f"{count[tried[i - len(kept)]]:,} queries, not above two standard errors; assumed to cost what "
+            "service.ns_per_doc charges")) for i in weak if i >= len(kept)]
+        tried = [n for i, n in enumerate(tried) if i + len(kept) not in weak]
+        kept = [j for i, j in enumerate(kept) if i not in weak]
 
 
 def _functions_note(functions: list[FunctionCost]) -> str:
@@ -484,6 +551,9 @@ def _wake(f: LogFeatures, raw: np.ndarray, reached: np.ndarray, off_path: Parame
     return wake, out, note, left
 
 
-def with_model_docs(features: LogFeatures, docs: np.ndarray) -> LogFeatures:
-    """``features`` charging each query ``docs`` documents (the replay's) instead of its own log line's."""
-    return replace(features, docs=np.asarray(docs, dtype=float))
+def with_model_docs(features: LogFeatures, docs: np.ndarray, entries: np.ndarray | None = None) -> LogFeatures:
+    """``features`` charging each query ``docs`` documents (the replay's) instead of its own log line's, and
+    ``entries`` filter entries when given."""
+    if entries is None:
+        return replace(features, docs=np.asarray(docs, dtype=float))
+    return replace(features, docs=np.asarray(docs, dtype=float), entries_in_filter=np.asarray(entries, dtype=float))

@@ -144,6 +144,39 @@ class TableConfig:
         """``routing.useFixedReplica`` (table level; default false)."""
         return bool(self.section("routing").get("useFixedReplica", False))
 
+    # -- encoding ---------------------------------------------------------------------------------
+    @property
+    def no_dictionary_columns(self) -> frozenset[str]:
+        """The columns stored raw, without a dictionary: ``tableIndexConfig.noDictionaryColumns`` and the
+        ``fieldConfigList`` entries with ``encodingType`` ``RAW``. Every other column has one (Pinot's default)."""
+        listed = self.section("tableIndexConfig").get("noDictionaryColumns") or ()
+        if isinstance(listed, str) or not all(isinstance(c, str) for c in listed):
+            raise TableConfigError("tableIndexConfig.noDictionaryColumns", f"must be a list of column names, got "
+                                                                           f"{thaw_json(listed)!r}")
+        fields = self.raw.get("fieldConfigList") or ()
+        raw = {str(f.get("name")) for f in fields
+               if isinstance(f, Mapping) and str(f.get("encodingType", "")).upper() == "RAW"}
+        return frozenset(listed) | frozenset(raw)
+
+    @property
+    def filter_index_columns(self) -> frozenset[str]:
+        """The columns whose predicates an index answers without reading each row: ``tableIndexConfig``'s
+        ``invertedIndexColumns``, ``sortedColumn`` and ``rangeIndexColumns``, and ``fieldConfigList`` entries
+        whose ``indexTypes`` or ``indexes`` name an inverted, sorted or range index."""
+        index = self.section("tableIndexConfig")
+        out: set[str] = set()
+        for key in ("invertedIndexColumns", "sortedColumn", "rangeIndexColumns"):
+            listed = index.get(key) or ()
+            out.update([listed] if isinstance(listed, str) else (str(c) for c in listed))
+        for f in self.raw.get("fieldConfigList") or ():
+            if not isinstance(f, Mapping):
+                continue
+            kinds = {str(t).lower() for t in (f.get("indexTypes") or ())} | {
+                str(t).lower() for t in (f.get("indexes") or {})}
+            if kinds & {"inverted", "sorted", "range"}:
+                out.add(str(f.get("name")))
+        return frozenset(out)
+
     # -- partitioning -----------------------------------------------------------------------------
     @property
     def column_partition_map(self) -> Mapping[str, ColumnPartitionConfig]:

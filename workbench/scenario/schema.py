@@ -545,6 +545,12 @@ class ServiceSpec:
     sigma: float = _f(1.0, gt=0)
     values_ms: tuple[float, ...] | None = _f(None, min=0, kind="duration_ms")
     ns_per_doc: float = _f(D.COST_NS_PER_DOC, min=0)
+    #: ``cost``: extra ns per document a group-by's segment scans (the group key and the per-group update Pinot's
+    #: group-by operator does for each row; 0: none).
+    group_by_ns_per_doc: float = _f(D.COST_GROUP_BY_NS_PER_DOC, min=0)
+    #: ``cost``: ns per entry a segment's filter reads row by row (Pinot's ``numEntriesScannedInFilter``: a predicate
+    #: on a column without an index reads each row's value; 0: none).
+    ns_per_filter_entry: float = _f(D.COST_NS_PER_FILTER_ENTRY, min=0)
     per_segment_ms: float = _f(D.COST_PER_SEGMENT_MS, min=0, kind="duration_ms")
     per_request_ms: float = _f(D.COST_PER_REQUEST_MS, min=0, kind="duration_ms")
     merge_ms_per_segment: float = _f(D.COST_MERGE_MS_PER_SEGMENT, min=0, kind="duration_ms")

@@ -303,13 +303,20 @@ def _work(queries: Queries, service: ServiceModel, layout: Layout, rng: np.rando
     # the cost model's mean time of each kept segment (elementwise, so the same bits as per plan)
     if service.draw is not None:
         plan_mean = plan_docs * 0.0
-    elif service.function_costs:
+    elif service.function_costs or service.group_by_ns_per_doc:
         # each plan's documents at ns_per_doc plus its aggregation functions' extra (service.function_ns_per_doc)
+        # and a group-by's (service.group_by_ns_per_doc)
         ns = np.repeat([service.ns_per_doc + function_ns_per_doc(p.query, service.function_costs)
+                        + (service.group_by_ns_per_doc if p.query is not None and p.query.group_by else 0.0)
                         for p in queries.plans], np.diff(plan_offsets))
         plan_mean = service.per_segment_ms + plan_docs * (ns * 1e-6)
     else:
         plan_mean = service.per_segment_ms + plan_docs * (service.ns_per_doc * 1e-6)
+    if service.draw is None and service.ns_per_filter_entry:   # the entries each segment's filter reads
+        entries = np.concatenate([np.asarray(p.filter_entries if p.filter_entries is not None else
+                                             np.zeros(len(segs)), dtype=float)
+                                  for p, (segs, _) in zip(queries.plans, per_plan, strict=True)] or [np.zeros(0)])
+        plan_mean = plan_mean + entries * (service.ns_per_filter_entry * 1e-6)
     query_segments = offsets(np.diff(plan_offsets)[queries.plan_index])
     total = int(query_segments[-1])
     if service.draw is not None:

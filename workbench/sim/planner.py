@@ -5,8 +5,10 @@ runs the table's broker pruners (empty -> time -> partition, built from the tabl
 factory rules) over the segments, and estimates the documents each surviving segment scans: the
 share of the segment's time range that the filter's time intervals cover, times its documents
 (rows are taken as spread evenly over a segment's time range; a consuming segment, which has no
-range yet, scans everything). Plans are cached per SQL text, so dashboards that repeat a query pay
-once; the decision is the pruners', the cost a dictionary look-up.
+range yet, scans everything). An aggregation Pinot answers from a segment's metadata where its filter
+matches the whole segment (``COUNT(*)`` over whole days: :mod:`workbench.pinot.aggregation_plan`) scans none of
+that segment's documents. Plans are cached per SQL text, so dashboards that repeat a query pay once; the decision
+is the pruners', the cost a dictionary look-up.
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ import numpy as np
 import pandas as pd
 
 from workbench import defaults as D
+from workbench.pinot.aggregation_plan import answers_from_metadata
 from workbench.pinot.pruning import TimeSegmentPruner, build_segment_pruners, init_pruners, prune_segments
 from workbench.pinot.routing.options import parse_routing_options, routing_options_set
 from workbench.pinot.schema import Schema
 from workbench.pinot.segment import SegmentMetadata
 from workbench.pinot.sql import parse_query
-from workbench.pinot.sql.query import Query
+from workbench.pinot.sql.query import Query, iter_predicates
 from workbench.pinot.table_config import TableConfig
-from workbench.workload.directory import LOGGED_DOCS
+from workbench.workload.directory import LOGGED_DOCS, LOGGED_FILTER_ENTRIES
 
-__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "logged_docs", "result_rows", "segment_metadata"]
+__all__ = ["FULL_SCAN", "Planner", "QueryPlan", "default_schema", "logged_docs", "logged_filter_entries", "result_rows",
+           "segment_metadata"]
 
 #: PE §2.2: a server trims group-by results to max(5 x LIMIT, ``min.server.group.trim.size`` 5000) groups.
 SERVER_GROUP_TRIM_MIN = 5000
@@ -40,7 +44,11 @@ _parsed = functools.lru_cache(maxsize=D.PARSED_SQL_CACHE)(parse_query)
 
 @dataclass(frozen=True)
 class QueryPlan:
-    """The segments a query keeps after pruning (indices into the layout), docs each scans, and a key."""
+    """The segments a query keeps after pruning (indices into the layout), docs each scans, and a key.
+
+    ``docs_scanned`` are the rows the server reads in each segment, which the cost model charges per document: 0
+    for a segment Pinot answers from its metadata, whose log line still counts all of its rows. ``filter_entries``
+    are the values its filter reads row by row, which it charges per entry (``service.ns_per_filter_entry``)."""
 
     key: int
     segments: tuple[int, ...] | None
@@ -49,6 +57,9 @@ class QueryPlan:
     pruned: int
     #: The parsed query (``None`` for the synthetic full scan), for the result cache's key.
     query: Query | None = None
+    #: The entries each kept segment's filter reads row by row (Pinot's ``numEntriesScannedInFilter``; ``None``:
+    #: none, as for the synthetic full scan, which has no filter).
+    filter_entries: tuple[float, ...] | None = None
 
     @functools.cached_property
     def _kept(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -149,10 +160,25 @@ def logged_docs(replay: pd.DataFrame) -> dict[str, float]:
     >>> logged_docs(pd.DataFrame({"sql": ["a", "a", "a", "b"], "num_docs_scanned": [10, 12, 400, None]}))
     {'a': 12.0}
     """
-    if LOGGED_DOCS not in replay:
+    return _logged_medians(replay, LOGGED_DOCS)
+
+
+def logged_filter_entries(replay: pd.DataFrame) -> dict[str, float]:
+    """Per SQL text of a replayed log, the median of the filter entries its queries' log lines say they scanned
+    (:data:`~workbench.workload.directory.LOGGED_FILTER_ENTRIES`, the ``entries=`` count before the slash), as
+    :func:`logged_docs` does for the documents.
+
+    >>> logged_filter_entries(pd.DataFrame({"sql": ["a", "a", "b"], "num_entries_scanned_in_filter": [10, 30, 5]}))
+    {'a': 20.0, 'b': 5.0}
+    """
+    return _logged_medians(replay, LOGGED_FILTER_ENTRIES)
+
+
+def _logged_medians(replay: pd.DataFrame, column: str) -> dict[str, float]:
+    if column not in replay:
         return {}
-    docs = pd.to_numeric(replay[LOGGED_DOCS], errors="coerce")
-    medians = docs.groupby(replay["sql"].astype(str)).median().dropna()
+    values = pd.to_numeric(replay[column], errors="coerce")
+    medians = values.groupby(replay["sql"].astype(str)).median().dropna()
     return {str(k): float(v) for k, v in medians.items()}
 
 
@@ -173,16 +199,20 @@ class Planner:
 
     def __init__(self, names: tuple[str, ...], docs: np.ndarray, table: TableConfig,
                  schema: Schema | None, metadata: Mapping[str, SegmentMetadata] | None,
-                 logged: Mapping[str, float] | None = None) -> None:
+                 logged: Mapping[str, float] | None = None,
+                 logged_entries: Mapping[str, float] | None = None) -> None:
         # The pruner factory ports Pinot's broker SegmentPrunerFactory, which reads the schema JSON itself.
         self.names = names
         self.docs = docs
         self.logged = dict(logged or {})
+        self.logged_entries = dict(logged_entries or {})
         self.metadata = dict(metadata or {})
         self.pruners = build_segment_pruners(table, schema.to_json() if schema else None) if metadata else []
         if self.pruners:
             init_pruners(self.pruners, self.metadata, names)
         self._time = next((p for p in self.pruners if isinstance(p, TimeSegmentPruner)), None)
+        self._raw = table.no_dictionary_columns
+        self._indexed = table.filter_index_columns
         self._index = {n: i for i, n in enumerate(names)}
         self._plans: dict[str, QueryPlan] = {}
 
@@ -196,14 +226,17 @@ class Planner:
         knows which segments a query keeps (checked against Pinot query by query) but not how many of their rows
         its filter matches; a lookup on an indexed column scans a few rows where the time-range share charges
         thousands, and a replayed log knows the real count. Any other text, as for a generated workload: the
-        time-range share."""
+        time-range share. Either way a segment Pinot answers from its metadata
+        (:func:`~workbench.pinot.aggregation_plan.answers_from_metadata`, the filter matching all of its rows)
+        scans none: the log counted its rows, and the threads did not read them."""
         hit = self._plans.get(sql)
         if hit is None:
             hit = self._plans[sql] = self._make(query if query is not None else _parsed(sql), len(self._plans) + 1,
-                                                self.logged.get(sql))
+                                                self.logged.get(sql), self.logged_entries.get(sql))
         return hit
 
-    def _make(self, query: Query, key: int, logged: float | None = None) -> QueryPlan:
+    def _make(self, query: Query, key: int, logged: float | None = None,
+              logged_entries: float | None = None) -> QueryPlan:
         if query.options:  # the broker reads its routing options before it routes: a bad one fails the query here
             parse_routing_options(routing_options_set(query.options))
         kept = prune_segments(self.pruners, query, self.names) if self.pruners else self.names
@@ -212,11 +245,58 @@ class Planner:
         if self._time is not None and query.filter is not None:
             intervals = self._time.filter_intervals(query.filter)
             granule = self._time.time_format.granule_ms
-        if intervals is None:
-            docs = tuple(float(self.docs[i]) for i in indices)
-        else:
-            docs = tuple(float(self.docs[i]) * _overlap(self.metadata[self.names[i]].time_range, intervals, granule)
-                         for i in indices)
+        # each kept segment's share of its time range the filter's time bounds cover (all of it without them)
+        cover = (None if intervals is None else
+                 [_overlap(self.metadata[self.names[i]].time_range, intervals, granule) for i in indices])
+        docs = tuple(float(self.docs[i]) * (1.0 if cover is None else cover[k]) for k, i in enumerate(indices))
         if logged is not None and docs:
             docs = _spread(docs, logged)
-        return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices), query)
+        whole = self._whole(query, indices, intervals, cover)
+        if answers_from_metadata(query):
+            docs = tuple(0.0 if w else d for d, w in zip(docs, whole, strict=True))
+        entries = self._entries(query, indices, whole, cover)
+        if logged_entries is not None and entries:   # spread as planned, else over the segments not matched whole
+            weights = entries if sum(entries) > 0 else tuple(
+                0.0 if w else float(self.docs[i]) for i, w in zip(indices, whole, strict=True))
+            entries = _spread(weights, logged_entries) if sum(weights) > 0 else tuple(0.0 for _ in indices)
+        return QueryPlan(key, indices, tuple(kept), docs, len(self.names) - len(indices), query, entries)
+
+    def _entries(self, query: Query, indices: tuple[int, ...], whole: tuple[bool, ...],
+                 cover: list[float] | None) -> tuple[float, ...]:
+        """Per kept segment, the entries its filter reads row by row, estimated as Pinot's scan-based filter reads
+        them: each of the filter's columns without an inverted, sorted or range index reads every row of the
+        segment once; none where the filter matches the whole segment; the time column's predicates none where the
+        segment's time range lies inside them (Pinot drops an always-true leaf from an AND). An upper bound for a
+        selection with a LIMIT, which stops reading at its LIMIT-th match; a replayed log's own count
+        (``entries=``) replaces it."""
+        predicates = list(iter_predicates(query.filter))
+        columns = {p.column for p in predicates if p.column is not None} - self._indexed
+        expressions = sum(1 for p in predicates if p.column is None)   # a transform's predicate reads every row
+        time_column = self._time.time_column if self._time is not None else None
+        dropped = time_column in columns and time_column not in self._raw and cover is not None
+        out = []
+        for k, (i, w) in enumerate(zip(indices, whole, strict=True)):
+            scanned = len(columns) + expressions
+            if dropped and cover is not None and cover[k] >= 1.0 and self.metadata[self.names[i]].time_range:
+                scanned -= 1   # the time leaf is always true on this segment
+            out.append(0.0 if w else float(self.docs[i]) * scanned)
+        return tuple(out)
+
+    def _whole(self, query: Query, indices: tuple[int, ...], intervals: list[tuple[int, int]] | None,
+               cover: list[float] | None) -> tuple[bool, ...]:
+        """Per kept segment, whether ``query``'s filter matches all of its rows, as a Pinot server decides it: no
+        filter; or a filter on the time column alone (the rows its time bounds make certain,
+        :meth:`~workbench.pinot.pruning.time_pruner.TimeSegmentPruner.certain_intervals`) holding the segment's
+        whole time range, the column having a dictionary (a raw column's range is never "always true")."""
+        if query.filter is None:
+            return tuple(True for _ in indices)
+        if self._time is None or self._time.time_column in self._raw:
+            return tuple(False for _ in indices)
+        certain = self._time.certain_intervals(query.filter)
+        if not certain:
+            return tuple(False for _ in indices)
+        ranges = [self.metadata[self.names[i]].time_range for i in indices]
+        if certain == intervals and cover is not None:   # the time bounds are exact: their cover says it
+            return tuple(r is not None and c >= 1.0 for r, c in zip(ranges, cover, strict=True))
+        granule = self._time.time_format.granule_ms
+        return tuple(r is not None and _overlap(r, certain, granule) >= 1.0 for r in ranges)

@@ -27,7 +27,7 @@ from workbench.sim.layout import Layout, build_layout
 from workbench.sim.memory import Memory, server_memory
 from workbench.sim.model import Window
 from workbench.sim.plan import Plan, build_plan
-from workbench.sim.planner import Planner, default_schema, logged_docs
+from workbench.sim.planner import Planner, default_schema, logged_docs, logged_filter_entries
 from workbench.sim.records import (
     ENGINE_LATENCY_COLUMNS,
     FAILURE_COLUMNS,
@@ -75,7 +75,7 @@ def _planner(sc: Scenario, layout: Layout, replay: pd.DataFrame | None, data: Pa
     if replay is None or data is None:
         return None
     planner = Planner(layout.segments, layout.docs, sc.table, sc.schema or default_schema(sc.table), layout.metadata,
-                      logged_docs(replay))
+                      logged_docs(replay), logged_filter_entries(replay))
     _plan_all(planner, replay, sc.simulation.duration_s, data)
     return planner
 

@@ -39,6 +39,10 @@ class ServiceModel:
     #: CPU per request off the query's path (``service.off_path_ms``), run on the server's cores after the
     #: response is sent (:class:`workbench.sim.server.PinotServer`); 0: none.
     off_path_ms: float = 0.0
+    #: Extra ns per document of a group-by's segments (``service.group_by_ns_per_doc``) and ns per entry a
+    #: segment's filter reads (``service.ns_per_filter_entry``); 0: none.
+    group_by_ns_per_doc: float = 0.0
+    ns_per_filter_entry: float = 0.0
 
     def vary(self, rng: np.random.Generator, times: list[float]) -> list[float]:
         """Each run of a segment takes its mean time times a lognormal factor of mean 1 (``variability``
@@ -94,7 +98,7 @@ def function_ns_per_doc(query: Query | None, costs: Mapping[str, float] | tuple[
 def _cost(s: ServiceSpec) -> ServiceModel:
     costs = tuple((canonical_function_name(str(k)), float(v)) for k, v in s.function_ns_per_doc.items() if v > 0)
     return ServiceModel(s.per_request_ms, s.per_segment_ms, s.ns_per_doc, None, s.merge_ms_per_segment, s.variability,
-                        s.wake_ms, s.wake_tau_ms, costs, s.off_path_ms)
+                        s.wake_ms, s.wake_tau_ms, costs, s.off_path_ms, s.group_by_ns_per_doc, s.ns_per_filter_entry)
 
 
 def _dist(make: Callable[[ServiceSpec], Distribution]) -> Callable[[ServiceSpec], ServiceModel]:

@@ -41,8 +41,8 @@ from workbench.io import atomic_file
 from workbench.io.tables import read_json_file, read_parquet
 from workbench.pinot.segment import check_segment_name
 
-__all__ = ["EVENTS_DIR", "LOGGED_DOCS", "MANIFEST_FILE", "QUERIES_FILE", "SEGMENTS_FILE", "WorkloadDir", "read_events",
-           "read_replay_queries", "read_segments"]
+__all__ = ["EVENTS_DIR", "LOGGED_DOCS", "LOGGED_FILTER_ENTRIES", "MANIFEST_FILE", "QUERIES_FILE", "SEGMENTS_FILE",
+           "WorkloadDir", "read_events", "read_replay_queries", "read_segments"]
 
 _LOG = logging.getLogger(__name__)
 SEGMENTS_FILE = "segments.parquet"
@@ -175,11 +175,15 @@ def read_events(data: str | Path) -> pd.DataFrame:
 
 #: The column of an observed query's documents scanned (the broker log's ``docs=``), which a replay charges it.
 LOGGED_DOCS = "num_docs_scanned"
+#: The column of an observed query's entries scanned in its filter (the broker log's ``entries=`` before the slash),
+#: which a replay charges it.
+LOGGED_FILTER_ENTRIES = "num_entries_scanned_in_filter"
 
 
 def read_replay_queries(data: str | Path) -> pd.DataFrame:
     """``arrival_s`` and ``sql`` of a workload directory's query log, in arrival order, checked; and, for an
-    observed log (an import or a calibration), each query's logged documents scanned (:data:`LOGGED_DOCS`).
+    observed log (an import or a calibration), each query's logged documents scanned (:data:`LOGGED_DOCS`) and
+    filter entries scanned (:data:`LOGGED_FILTER_ENTRIES`).
 
     Raises
     ------
@@ -192,7 +196,7 @@ def read_replay_queries(data: str | Path) -> pd.DataFrame:
         names = pq.read_schema(path).names
     except (pa.ArrowException, OSError):
         names = []  # read_parquet below says what is wrong with the file
-    columns = ["arrival_s", "sql", *([LOGGED_DOCS] if LOGGED_DOCS in names else [])]
+    columns = ["arrival_s", "sql", *(c for c in (LOGGED_DOCS, LOGGED_FILTER_ENTRIES) if c in names)]
     frame = read_parquet(path, columns=columns, what="queries table")
     if frame.empty:
         raise InputError(str(path), "holds no queries to replay")

@@ -141,6 +141,13 @@ class TimeSegmentPruner(RegistryPruner):
         """
         return self._bounds(node)[0]
 
+    def certain_intervals(self, node: FilterNode) -> list[Interval]:
+        """The millis intervals every row in which matches ``node``, whatever its other columns (sorted, disjoint;
+        ``[]``: none is certain). A segment whose time values all lie inside them has a filter that matches all of
+        its rows (a server then answers it without reading them:
+        :func:`~workbench.pinot.aggregation_plan.answers_from_metadata`)."""
+        return list(self._bounds(node)[1])
+
     def _bounds(self, node: FilterNode) -> Bounds:
         """``(superset, subset)`` of the time values of rows that can match ``node``.
 
