@@ -43,7 +43,8 @@ def key_of(name: str) -> str:
 
 @dataclass(frozen=True)
 class FunctionCost:
-    """One function's extra cost per document: fitted (``se`` set) or held at none (``value`` 0, ``why``)."""
+    """One function's extra cost per document, or one of the work fit's other extra terms (``name`` its scenario key:
+    :data:`workbench.calibrate.work.STRUCTURE`): fitted (``se`` set) or held at none (``value`` 0, ``why``)."""
 
     name: str
     queries: int

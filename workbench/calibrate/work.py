@@ -313,13 +313,13 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
     if values["service.ns_per_doc"] <= 0 and any(c.fitted for c in structure):
         # the terms are folded into the documents below, at ns_per_doc: without it they cannot be, so they are held
-        structure = [Structure(c.key, why="held at 0: service.ns_per_doc was fitted at 0, and the model charges this "
-                                          "work through it") for c in structure]
+        structure = [FunctionCost(c.name, c.queries, why="held at 0: service.ns_per_doc was fitted at 0, and the "
+                                                         "model charges this work through it") for c in structure]
         beta, xc, _, functions = _with_functions(f, use, x[:, cols], target, blocks, opts, structure=False)
         values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
     fitted_functions = [c for c in functions if c.fitted]
     ns = values["service.ns_per_doc"]
-    per_entry = {c.key: c.value for c in structure}
+    per_entry = {c.name: c.value for c in structure}
     if (fitted_functions or any(c.fitted for c in structure)) and ns > 0:
         # a query's function, group-by and filter work folded into its documents, so every later step charges it
         # as the model does
@@ -356,7 +356,7 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     if var.se is not None and not shown(var.sigma, var.se):
         var = VariabilityFit(0.0, None, var.observed_iqr_ms, var.clock_only_iqr_ms, not_shown(var.sigma, var.se))
     cov = block_bootstrap(xc, target, np.ones(len(w)), blocks, opts.bootstrap, np.random.default_rng([opts.seed, 2]))
-    keys = list(free) + [c.key for c in structure if c.fitted] + [key_of(c.name) for c in fitted_functions]
+    keys = list(free) + [c.name for c in structure if c.fitted] + [key_of(c.name) for c in fitted_functions]
     if var.se is not None:
         keys.append(VARIABILITY_KEY)
         grown = np.zeros((len(keys), len(keys)))
@@ -383,8 +383,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     params += tuple(Parameter(key_of(c.name), c.value, FUNCTION_UNIT,
                               f"fitted to the {c.queries:,} queries that call it" if c.fitted else c.why,
                               se_of.get(key_of(c.name)) if c.fitted else None) for c in functions)
-    params += tuple(Parameter(c.key, c.value, unit, "fitted to the servers' measured work" if c.fitted else c.why,
-                              se_of.get(c.key) if c.fitted else None)
+    params += tuple(Parameter(c.name, c.value, unit, "fitted to the servers' measured work" if c.fitted else c.why,
+                              se_of.get(c.name) if c.fitted else None)
                     for c, (_, unit) in zip(structure, STRUCTURE, strict=True))
     params += (off_path,)
     delay = without_clock(raw[one])
@@ -405,8 +405,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     notes.append(f"{OFF_PATH_KEY}: {off_path.value:.3g} ms, {off_path.source}")
     notes.append(wake_note)
     notes.append(_functions_note(functions))
-    notes += [f"{c.key}: {c.value:.3g} ± {c.se:.2g}, fitted to the servers' measured work" if c.fitted else
-              f"{c.key}: {c.why}" for c in structure]
+    notes += [f"{c.name}: {c.value:.3g} ± {c.se:.2g}, fitted to the servers' measured work" if c.fitted else
+              f"{c.name}: {c.why}" for c in structure]
     quality = fit_quality(w, base[use], f.kind[use])
     quality["fitted_to"] = "the servers' measured work (ThreadCpuTimeNs total), ms per query"
     quality["measured_work_ms_total"] = float(w.sum())
@@ -417,20 +417,6 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
         x[:, FIT_KEYS.index("service.per_request_ms")].mean())
     fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
     return fit, Delay(delay, values["cluster.broker.overhead_ms"], sources["cluster.broker.overhead_ms"], wake)
-
-
-@dataclass(frozen=True)
-class Structure:
-    """One of :data:`STRUCTURE`'s terms: fitted (``se`` set) or held at 0 with why."""
-
-    key: str
-    value: float = 0.0
-    se: float | None = None
-    why: str = ""
-
-    @property
-    def fitted(self) -> bool:
-        return self.se is not None
 
 
 def _structure_design(f: LogFeatures) -> np.ndarray:
@@ -444,7 +430,7 @@ def _structure_design(f: LogFeatures) -> np.ndarray:
 
 def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.ndarray, blocks: list[np.ndarray],
                     opts: FitOptions, structure: bool = True,
-                    ) -> tuple[np.ndarray, np.ndarray, list[Structure], list[FunctionCost]]:
+                    ) -> tuple[np.ndarray, np.ndarray, list[FunctionCost], list[FunctionCost]]:
     """The costs fitted jointly with :data:`STRUCTURE`'s terms and each heavier aggregation function's own
     per-document cost (:mod:`~workbench.calibrate.functions`): the estimates (``x``'s columns, then the kept
     structure terms', then the fitted functions'), the design they were fitted on, the structure terms and every
@@ -457,35 +443,35 @@ def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.n
     count = Counter(n for each in calls for n in set(each))
     shape = _structure_design(f)[use]
     order = [k for k, _ in STRUCTURE]
-    terms: list[Structure] = []
+    terms: list[FunctionCost] = []   # the structure terms, by scenario key and the queries that have them
+    have = [int((shape[:, j] > 0).sum()) for j in range(len(STRUCTURE))]
     kept = []
     for j, (key, _) in enumerate(STRUCTURE):
-        n = int((shape[:, j] > 0).sum())
         if not structure:
             continue
-        if n >= D.MIN_FUNCTION_QUERIES:
+        if have[j] >= D.MIN_FUNCTION_QUERIES:
             kept.append(j)
         else:
-            terms.append(Structure(key, why=f"held at 0: {n} of the log's queries have it "
-                                            f"({D.MIN_FUNCTION_QUERIES} needed to fit it)"))
+            terms.append(FunctionCost(key, have[j], why=f"held at 0: {have[j]} of the log's queries have it "
+                                                        f"({D.MIN_FUNCTION_QUERIES} needed to fit it)"))
     while True:
         xc = np.column_stack([x, shape[:, kept], calls_design(calls, docs, tried)])
         beta = _solve(xc, target)
         if not tried and not kept:
-            return beta, xc, sorted(terms, key=lambda c: order.index(c.key)), functions
+            return beta, xc, sorted(terms, key=lambda c: order.index(c.name)), functions
         cov = block_bootstrap(xc, target, np.ones(len(target)), blocks, opts.bootstrap,
                               np.random.default_rng([opts.seed, 2]))
         se = np.sqrt(np.clip(np.diag(cov), 0, None))[x.shape[1]:]
         value = beta[x.shape[1]:]
         weak = [i for i in range(len(kept) + len(tried)) if not value[i] > 2.0 * se[i]]
         if not weak:
-            terms += [Structure(STRUCTURE[j][0], float(v), float(e))
+            terms += [FunctionCost(STRUCTURE[j][0], have[j], float(v), float(e))
                       for j, v, e in zip(kept, value[:len(kept)], se[:len(kept)], strict=True)]
             fitted = [FunctionCost(n, count[n], float(v), float(e))
                       for n, v, e in zip(tried, value[len(kept):], se[len(kept):], strict=True)]
-            return beta, xc, sorted(terms, key=lambda c: order.index(c.key)), sorted(
+            return beta, xc, sorted(terms, key=lambda c: order.index(c.name)), sorted(
                 functions + fitted, key=lambda c: c.name)
-        terms += [Structure(STRUCTURE[kept[i]][0], why=(
+        terms += [FunctionCost(STRUCTURE[kept[i]][0], have[kept[i]], why=(
             f"held at 0: fitted {value[i]:.3g} ± {se[i]:.2g} from the servers' measured work, not above two "
             "standard errors")) for i in weak if i < len(kept)]
         functions += [FunctionCost(tried[i - len(kept)], count[tried[i - len(kept)]], why=(
