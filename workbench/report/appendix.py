@@ -12,8 +12,9 @@ from workbench.report.data import SizingData, workload_of
 from workbench.report.findings import Findings
 from workbench.report.layout import A4_LANDSCAPE, Page, plot_page
 from workbench.report.whatif import movement_frame, read_movement
+from workbench.scenario.schema import ServiceSpec
 
-__all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning"]
+__all__ = ["METHOD_NOTE", "cache", "method", "movement", "provisioning", "service_cost"]
 
 #: Requests of the workload's query log replayed through the broker-cache study (enough for the curve's
 #: shape, small enough to stay a second or two).
@@ -120,6 +121,28 @@ METHOD_NOTE = (
 )
 
 
+def service_cost(service: ServiceSpec) -> str:
+    """The service model's costs in one line: the per-document, per-segment and per-request costs, and each term a
+    calibration may add (the wake-up, the functions', a group-by's, the filter's) when it is set.
+
+    >>> from workbench.scenario.schema import ServiceSpec
+    >>> line = service_cost(ServiceSpec(ns_per_doc=8.0, per_segment_ms=0.2, per_request_ms=0.5,
+    ...                                 group_by_ns_per_doc=6.0, ns_per_filter_entry=4.3))
+    >>> line.split(", ")[3:]
+    ["a group-by's document +6 ns", '4.3 ns per entry its filter reads']
+    >>> line.split(", ")[:3]
+    ['cost model; 8 ns per document', '0.2 ms per segment', '0.5 ms per request']
+    """
+    s = service
+    return (f"{s.model} model; {s.ns_per_doc:g} ns per document, {s.per_segment_ms:g} ms per segment, "
+            f"{s.per_request_ms:g} ms per request"
+            + (f", a wake-up of {s.wake_ms:g} ms after a quiet stretch (over {s.wake_tau_ms:g} ms)" if s.wake_ms > 0
+               else "")
+            + "".join(f", {name} +{ns:g} ns per document" for name, ns in s.function_ns_per_doc.items() if ns > 0)
+            + (f", a group-by's document +{s.group_by_ns_per_doc:g} ns" if s.group_by_ns_per_doc > 0 else "")
+            + (f", {s.ns_per_filter_entry:g} ns per entry its filter reads" if s.ns_per_filter_entry > 0 else ""))
+
+
 def method(d: SizingData, f: Findings) -> list[Figure]:
     """The method note: what the model includes, what it leaves out, and how this sweep was run."""
     page = Page("Method", "how the numbers were made")
@@ -136,12 +159,7 @@ def method(d: SizingData, f: Findings) -> list[Figure]:
         ("Per configuration", f"{sc.simulation.replications} replications of {sc.simulation.duration_s:g} s "
                               f"({sc.simulation.warmup_s:g} s warm-up discarded), seed {int(row.get('seed', 0))}"),
         ("Engine", f"{engine}: {row.get('engine.why', '')}"),
-        ("Service cost", f"{sc.service.model} model; {sc.service.ns_per_doc:g} ns per document, "
-                         f"{sc.service.per_segment_ms:g} ms per segment, {sc.service.per_request_ms:g} ms per request"
-                         + (f", a wake-up of {sc.service.wake_ms:g} ms after a quiet stretch (over "
-                            f"{sc.service.wake_tau_ms:g} ms)" if sc.service.wake_ms > 0 else "")
-                         + "".join(f", {name} +{ns:g} ns per document" for name, ns
-                                   in sc.service.function_ns_per_doc.items() if ns > 0)),
+        ("Service cost", service_cost(sc.service)),
         ("GC", f"{sc.cluster.gc.collector}"),
         ("Prices", d.prices.describe() if d.prices is not None else "none"),
     ], label_width=0.22)
