@@ -57,6 +57,7 @@ from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.schema import Schema
 from workbench.scenario import load_scenario
 from workbench.sim.planner import Planner, default_schema, logged_docs, logged_filter_entries, segment_metadata
+from workbench.workload.directory import LOGGED_DOCS, LOGGED_FILTER_ENTRIES
 from workbench.workload.importers import calibrate_gc
 
 __all__ = ["CalibrateOptions", "CalibrationResult", "calibrate"]
@@ -432,9 +433,9 @@ def _model_docs(rows: pd.DataFrame, segments: pd.DataFrame, inputs: CalibrationI
     segment it keeps (none for a segment Pinot answers from its metadata); the row's own counts where the planner
     refuses the SQL."""
     planner = _planner(segments, inputs, replay)
-    own = rows["num_docs_scanned"].astype("Float64").fillna(0).to_numpy(dtype=float)
-    own_entries = (rows["num_entries_scanned_in_filter"].astype("Float64").fillna(0).to_numpy(dtype=float)
-                   if "num_entries_scanned_in_filter" in rows else np.zeros(len(rows)))
+    own = rows[LOGGED_DOCS].astype("Float64").fillna(0).to_numpy(dtype=float)
+    own_entries = (rows[LOGGED_FILTER_ENTRIES].astype("Float64").fillna(0).to_numpy(dtype=float)
+                   if LOGGED_FILTER_ENTRIES in rows else np.zeros(len(rows)))
     docs, entries = np.empty(len(rows)), np.empty(len(rows))
     for i, sql in enumerate(rows["sql"].astype(str)):
         try:

@@ -445,15 +445,10 @@ def _with_functions(f: LogFeatures, use: np.ndarray, x: np.ndarray, target: np.n
     order = [k for k, _ in STRUCTURE]
     terms: list[FunctionCost] = []   # the structure terms, by scenario key and the queries that have them
     have = [int((shape[:, j] > 0).sum()) for j in range(len(STRUCTURE))]
-    kept = []
-    for j, (key, _) in enumerate(STRUCTURE):
-        if not structure:
-            continue
-        if have[j] >= D.MIN_FUNCTION_QUERIES:
-            kept.append(j)
-        else:
-            terms.append(FunctionCost(key, have[j], why=f"held at 0: {have[j]} of the log's queries have it "
-                                                        f"({D.MIN_FUNCTION_QUERIES} needed to fit it)"))
+    kept = [j for j in range(len(STRUCTURE)) if structure and have[j] >= D.MIN_FUNCTION_QUERIES]
+    terms += [FunctionCost(key, have[j], why=f"held at 0: {have[j]} of the log's queries have it "
+                                             f"({D.MIN_FUNCTION_QUERIES} needed to fit it)")
+              for j, (key, _) in enumerate(STRUCTURE) if structure and j not in kept]
     while True:
         xc = np.column_stack([x, shape[:, kept], calls_design(calls, docs, tried)])
         beta = _solve(xc, target)

@@ -273,14 +273,14 @@ class Planner:
         columns = {p.column for p in predicates if p.column is not None} - self._indexed
         expressions = sum(1 for p in predicates if p.column is None)   # a transform's predicate reads every row
         time_column = self._time.time_column if self._time is not None else None
-        dropped = time_column in columns and time_column not in self._raw and cover is not None
-        out = []
-        for k, (i, w) in enumerate(zip(indices, whole, strict=True)):
-            scanned = len(columns) + expressions
-            if dropped and cover is not None and cover[k] >= 1.0 and self.metadata[self.names[i]].time_range:
-                scanned -= 1   # the time leaf is always true on this segment
-            out.append(0.0 if w else float(self.docs[i]) * scanned)
-        return tuple(out)
+        # per segment, whether the time leaf is always true there (inside the time bounds): Pinot reads none of it
+        inside = [False] * len(indices)
+        if cover is not None and time_column in columns and time_column not in self._raw:
+            inside = [c >= 1.0 and self.metadata[self.names[i]].time_range is not None
+                      for i, c in zip(indices, cover, strict=True)]
+        scanned = len(columns) + expressions
+        return tuple(0.0 if w else float(self.docs[i]) * (scanned - drop)
+                     for i, w, drop in zip(indices, whole, inside, strict=True))
 
     def _whole(self, query: Query, indices: tuple[int, ...], intervals: list[tuple[int, int]] | None,
                cover: list[float] | None) -> tuple[bool, ...]:
