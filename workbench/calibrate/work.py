@@ -314,7 +314,8 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     if values["service.ns_per_doc"] <= 0 and any(c.fitted for c in structure):
         # the terms are folded into the documents below, at ns_per_doc: without it they cannot be, so they are held
         structure = [FunctionCost(c.name, c.queries, why="held at 0: service.ns_per_doc was fitted at 0, and the "
-                                                         "model charges this work through it") for c in structure]
+                                                         "model charges this work through it") if c.fitted else c
+                     for c in structure]
         beta, xc, _, functions = _with_functions(f, use, x[:, cols], target, blocks, opts, structure=False)
         values.update(zip(free, beta[:len(cols)].tolist(), strict=True))
     fitted_functions = [c for c in functions if c.fitted]
