@@ -36,6 +36,7 @@ minutes on 2 cores). No threshold: it reports. Everything is written under ``--o
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -118,6 +119,7 @@ def _predict(calibrated: Path, rate_dir: Path, out: Path, variability: float | N
     return predicted[["replication", "query_id", "latency_ms"]]
 
 
+@functools.cache
 def _reducer(sql: str) -> str:
     """The broker's reducer for a query (Pinot's ``ResultReducerFactory``): what kind of query it is, for the
     per-kind medians (a lookup and a group-by differ in the broker's work and the server's)."""
