@@ -491,7 +491,7 @@ def measure(
     data: str | Path | None = None, queries: int | None = None, warmup: int | None = None, seed: int | None = None,
     overwrite: bool = False, progress: Callable[[float, Mapping[str, Any]], None] | None = None,
     slow: Mapping[str, float] | None = None, cluster: str = "helix", replay: bool = False,
-    duration_s: float | None = None,
+    duration_s: float | None = None, jit_settle_s: float = 0.0,
 ) -> dict[str, Any]:
     """The scenario's table served by Apache Pinot at each open-loop rate
     (:func:`workbench.groundtruth.measure.measure`). ``cluster="helix"`` (the default) starts a whole cluster:
@@ -503,7 +503,8 @@ def measure(
     servers' JVMs to ``1/factor`` of a core from the end of the warm-up, the real counterpart of
     ``cluster.failures.slow`` (root and a cgroup v1 cpu controller needed). ``replay=True`` sends the workload's
     queries at their own arrival times instead of Poisson arrivals at ``rates``; ``duration_s`` ends each run's
-    arrivals after that many seconds."""
+    arrivals after that many seconds. ``jit_settle_s`` lets each warm-up go on up to that many seconds more until the
+    servers' JIT compilers are quiet, so the measured run is a running server's (``docs/validation.md``)."""
     from workbench.groundtruth.measure import DEFAULT_QUERIES, DEFAULT_WARMUP
     from workbench.groundtruth.measure import measure as run
     from workbench.sim.run import workload_dir
@@ -520,4 +521,4 @@ def measure(
                queries=DEFAULT_QUERIES if queries is None else queries,
                warmup=DEFAULT_WARMUP if warmup is None else warmup, seed=0 if seed is None else seed,
                overwrite=overwrite, progress=progress, slow=slow, cluster=cluster, replay=replay,
-               duration_s=duration_s)
+               duration_s=duration_s, jit_settle_s=jit_settle_s)

@@ -594,6 +594,10 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--queries", type=_count(1), metavar="N", help="queries sent per rate (default 1000)")
     m.add_argument("--warmup", type=_count(0), metavar="N",
                    help="queries run one at a time before each rate, not recorded (default 200)")
+    m.add_argument("--jit-settle", type=float, default=0.0, metavar="SECONDS",
+                   help="let each warm-up go on up to SECONDS more until the servers' JIT compilers are quiet (under "
+                        "2%% of a core over 2 s), so the measured run meets no compilation (default 0: exactly "
+                        "--warmup queries)")
     m.add_argument("--seed", type=_count(0), help="seed of the Poisson arrivals (default 0)")
     m.add_argument("--slow", type=_slow, action="append", metavar="SERVER=FACTOR",
                    help="make a scenario server that many times slower (its JVM limited to 1/FACTOR of a core by a "
@@ -673,7 +677,7 @@ def _measure(args: argparse.Namespace) -> int:
     document = measure(args.scenario, args.out, rates=args.rate, data=args.data,
                        queries=args.queries, replay=args.replay, duration_s=args.duration,
                        warmup=args.warmup, seed=args.seed, overwrite=args.overwrite, progress=said,
-                       slow=dict(args.slow or ()), cluster=args.cluster)
+                       slow=dict(args.slow or ()), cluster=args.cluster, jit_settle_s=args.jit_settle)
     _say(f"measure: Apache Pinot {document['pinot_version']} ({document['cluster']}), "
          f"{document['servers_started']} server(s): "
          f"{document['placement']} ({args.out}/measure.json)")

@@ -163,9 +163,14 @@ def test_gc_logs_are_pinots_and_read_by_the_importer(measured: tuple[Path, Path,
     scenario, out, _ = measured
     gc_logs = sorted((out / "rate-20").glob("gc-*.log"))
     assert [p.name.split("-")[1].removesuffix(".log") for p in gc_logs] == ["broker", "server", "server"]
+    summary = json.loads((out / "measure.json").read_text())["rates"]["rate-20"]["gc"]
     for path in gc_logs:
         result = read_gc_log(path)
         assert result.counts["skipped"] == 0 and result.counts["lines"] > 0
+        # Pinot's logs carry wall-clock times, so the summary counts the measured run's pauses only (the JVM's
+        # start-up, segment loading and warm-up left out): never more than the whole log has
+        assert summary[path.name]["span"] == "measured run"
+        assert summary[path.name]["pauses"] <= len(result.frame)
     # Unpinned (two servers, the broker and the load generator share the cores), each server JVM is told the scenario
     # server's cores (-XX:ActiveProcessorCount), as Pinot sizes its pools by them: the JVM's own G1 start-up line says
     # how many it took as available.
@@ -184,6 +189,24 @@ def test_the_summary_says_what_shared_a_core_and_no_process_is_left(measured: tu
     summary = document["rates"]["rate-20"]
     assert "warning" not in summary and summary["errors"]["queries_with_exceptions"] == 0
     assert list(summary["client_latency_ms"]) == ["p50", "p90", "p99", "p99.9"]
+    # no JIT settle asked: the warm-up ran exactly --warmup queries, as the load generator says
+    assert summary["warmup"] == {"queries": WARMUP} and document["jit_settle_s"] == 0.0
+    # each server's CPU over the measured run, by group of its JVM's threads: Pinot's query runner (pqr) and worker
+    # (pqw) threads ran, and the groups add up to the JVM's whole CPU
+    for cpu in summary["server_cpu"].values():
+        groups = cpu["threads_ms_per_query"]
+        assert groups["pqr"] > 0 and groups["pqw"] > 0
+        assert sum(groups.values()) == pytest.approx(cpu["cpu_ms_per_query"], rel=0.01, abs=0.001)
+        assert 0 <= cpu["jit_share"] <= 1
+    # a server still compiling through the measured run (10 warm-up queries: it is) is said to be warming
+    warming = max(cpu["jit_share"] for cpu in summary["server_cpu"].values()) > 0.15
+    assert ("--jit-settle" in summary.get("jit_warning", "")) is warming
+    # every CPU's time over the measured run by state: shares of it, the busy share at least its user share
+    for use in summary["cpu_use"].values():
+        assert 0 <= use["user"] <= use["busy"] <= 1 and 0 <= use["softirq"] <= 1
+    # the load generator's own JVM over the measured run: it ran, on at most the cores this machine has
+    assert summary["load_generator"]["cpu_ms_per_query"] > 0
+    assert 0 < summary["load_generator"]["cores_busy"] <= len(os.sched_getaffinity(0))
     # Started under this test process (other sessions may run Pinot's JVMs at the same time): none is left, Kafka's
     # broker and producer included.
     assert [pid for pid in descendants(os.getpid()) if _ours(cmdline(pid))] == []
@@ -276,13 +299,22 @@ def test_replay_sends_the_workloads_queries_at_their_own_arrival_times(
     arrival = (queries["arrival_s"] - queries["arrival_s"].min()).to_numpy(dtype=float)
     out = tmp_path / "replayed"
     assert main(["measure", str(scenario), "--out", str(out), "--replay", "--duration", "8", "--queries", "30",
-                 "--warmup", "5", "--cluster", "processes"]) == 0
+                 "--warmup", "5", "--cluster", "processes", "--jit-settle", "2"]) == 0
     document = json.loads((out / "measure.json").read_text())
     assert document["arrivals"].startswith("the workload's own arrival times") and document["duration_s"] == 8.0
     name = f"rate-{round((len(arrival) - 1) / arrival.max(), 1):g}"
     assert list(document["rates"]) == [name]
+    # --jit-settle 2: the warm-up ran its 5 queries and went on until the JIT was quiet or 2 s had passed, and says
+    # which (the load generator's own count of what it ran)
+    warmup = document["rates"][name]["warmup"]
+    assert warmup["queries"] >= 5 and document["jit_settle_s"] == 2.0
+    assert re.fullmatch(r"the servers' JIT compilers (went quiet|were still busy) after \d+\.\d s more.*",
+                        warmup["jit"])
     records = pd.read_parquet(out / name / "records.parquet")
     assert sorted(records["arrivalS"]) == sorted(a for a in arrival if a <= 8.0)
     assert sorted(records["sql"]) == sorted(s for s, a in zip(queries["sql"], arrival, strict=True) if a <= 8.0)
     with pytest.raises(InputError, match="--replay"):
         measure(scenario, tmp_path / "both", rates=[5.0], replay=True)
+    with pytest.raises(InputError, match=r"--jit-settle.*0 or more, got -1"):
+        measure(scenario, tmp_path / "negative", rates=[5.0], jit_settle_s=-1.0)
+    assert not (tmp_path / "negative").exists()

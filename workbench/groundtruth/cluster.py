@@ -24,8 +24,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +40,21 @@ __all__ = [
     "ClusterRun",
     "LoadSpec",
     "Processes",
+    "after_warmup",
     "allocate_servers",
     "build_segments_command",
     "host_port",
     "instance_name",
     "java_command",
     "log_tail",
+    "measured_use",
     "round_robin_assignment",
     "run_cluster",
     "run_dirs",
     "run_segment_build",
     "run_to_end",
     "schedstat",
-    "slow_down_after_warmup",
+    "thread_group",
     "wait_ready",
     "write_queries",
 ]
@@ -77,11 +80,14 @@ class LoadSpec:
     threads: int = 64
     #: The queries' own arrival times (s from the run's start, one per query in turn), replacing the Poisson draws.
     arrivals_s: tuple[float, ...] | None = None
+    #: The most seconds the warm-up goes on past ``warmup_queries`` for the servers' JIT compilers to go quiet
+    #: (:func:`after_warmup`); 0: it stops at ``warmup_queries``.
+    settle_s: float = 0.0
 
     def open_loop(self, queries: Path, start_signal: Path | None = None) -> dict[str, Any]:
         """The keys both load generators' shared scheduler (``workbench.cluster.OpenLoop``) reads: this load, the SQL
         file (one query per line) and, when something must happen between warm-up and measured run, the file whose
-        appearance starts it."""
+        appearance starts it (and, with ``settle_s``, the one that ends the warm-up: :func:`settle_signal`)."""
         spec: dict[str, Any] = {"queries": str(queries), "ratePerSecond": self.rate_per_s, "seed": self.seed,
                                 "numQueries": self.num_queries, "timeoutMs": self.timeout_ms, "threads": self.threads,
                                 "warmupQueries": self.warmup_queries}
@@ -89,6 +95,8 @@ class LoadSpec:
             spec["durationS"] = self.duration_s
         if start_signal is not None:
             spec["startSignal"] = str(start_signal)
+            if self.settle_s > 0:
+                spec["settleSignal"] = str(settle_signal(start_signal))
         if self.arrivals_s is not None:
             arrivals = queries.with_suffix(".arrivals")
             arrivals.write_text("".join(f"{a!r}\n" for a in self.arrivals_s))
@@ -100,7 +108,44 @@ class LoadSpec:
         expected_s = min(self.duration_s or math.inf,
                          3.0 * self.num_queries / self.rate_per_s if self.arrivals_s is None else
                          max(self.arrivals_s, default=0.0) + 1.0)
-        return expected_s + self.timeout_ms / 1000 + SLACK_S + 2 * self.warmup_queries
+        return expected_s + self.timeout_ms / 1000 + SLACK_S + 2 * self.warmup_queries + self.settle_s
+
+
+def settle_signal(start_signal: Path) -> Path:
+    """The file whose appearance ends a warm-up that waits for the JIT (beside the start signal)."""
+    return start_signal.with_name(start_signal.name + ".settled")
+
+
+#: HotSpot's JIT compiler threads (:func:`thread_group` names).
+JIT_GROUPS = ("C1 CompilerThre", "C2 CompilerThre")
+#: The servers' JIT compilers are quiet when each server's ran less than :data:`SETTLE_SHARE` of a core over the last
+#: :data:`SETTLE_WINDOW_S`. Why wait for it: Apache Pinot 1.5.1 on one core, after 2,000 warm-up queries, still spent
+#: 1.0 ms of C2 compilation per query in the measured run at every rate from 24 to 194 queries/s (40% of its JVM's
+#: CPU), falling from 16% of the core to 1% over 40 s: bursts of a few ms to 50 ms that a running server no longer
+#: has, and that a calibration would read as per-query CPU.
+SETTLE_SHARE = 0.02
+SETTLE_WINDOW_S = 2.0
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """How a run's warm-up ended: the queries it ran (``None``: not said), and with a JIT settle (``settle_s`` > 0)
+    how long it went on past its minimum, whether the compilers went quiet by then, and the largest share of a core
+    any server's compilers used over the last window."""
+
+    queries: int | None
+    settle_s: float = 0.0
+    waited_s: float = 0.0
+    quiet: bool = False
+    compile_share: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.settle_s <= 0:
+            return {"queries": self.queries}
+        said = (f"the servers' JIT compilers went quiet after {self.waited_s:.1f} s more (under "
+                f"{SETTLE_SHARE:.0%} of a core over {SETTLE_WINDOW_S:g} s)" if self.quiet else
+                f"the servers' JIT compilers were still busy after {self.waited_s:.1f} s more (the most allowed)")
+        return {"queries": self.queries, "jit": said, "jit_share_of_core_at_end": self.compile_share}
 
 
 @dataclass(frozen=True)
@@ -120,9 +165,18 @@ class ClusterRun:
     routing: str = ""
     zk_metadata: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: Per server ``host:port``: ``(cpu_ms, wait_ms)`` its JVM's threads ran and waited on a run queue (ready but
-    #: not on a CPU: another process had it) from READY to the load generator's end, which spans the warm-up and the
-    #: measured run (``/proc/<pid>/task/*/schedstat``; threads that ended in between are not counted).
+    #: not on a CPU: another process had it) over the measured run, from the end of the load generator's warm-up to
+    #: its end (``/proc/<pid>/task/*/schedstat``; threads that ended in between are not counted). The warm-up is
+    #: left out: the JIT compiles most of the query path then, seconds of CPU that are no query's.
     schedstat: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: Per server ``host:port``: the CPU ms over the measured run of each group of its JVM's threads (the thread's
+    #: name less its number: ``pqr``, ``pqw``, ``nioEventLoopGroup``, ``C2 CompilerThre``, ``G1 Conc``...), to say
+    #: where the CPU outside the query's own threads goes (:func:`thread_group`).
+    threads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: How the warm-up ended (:func:`after_warmup`).
+    warmup: Warmup = Warmup(None)
+    #: Per CPU of this machine (``"1"``), the share of the measured run's time in each state (:func:`cpu_use`).
+    cpu_use: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def round_robin_assignment(segments: Sequence[str], servers: Sequence[str]) -> dict[str, str]:
@@ -233,12 +287,34 @@ def build_segments_command(jars: PinotJars, heap: str, work: Path, table_config:
 
 def schedstat(pid: int) -> tuple[float, float]:
     """``(cpu_ms, run_queue_wait_ms)`` summed over a process's live threads; zeros where Linux does not say."""
-    cpu = wait = 0
-    for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+    cpu = wait = 0.0
+    for ran, waited in _threads(pid).values():
+        cpu, wait = cpu + ran, wait + waited
+    return cpu, wait
+
+
+#: A thread name's trailing number (``-3``, ``#12``, ``-2-1``), left out to group a pool's threads.
+_THREAD_NUMBER = re.compile(r"[-#_ ]?[0-9][-#0-9]*$")
+
+
+def thread_group(name: str) -> str:
+    """A thread's group: its name (Linux's 15-character ``comm``) less its number, so a pool's threads add up.
+
+    >>> [thread_group(n) for n in ("pqw-12", "GC Thread#1", "nioEventLoopGro", "C2 CompilerThre", "7")]
+    ['pqw', 'GC Thread', 'nioEventLoopGro', 'C2 CompilerThre', '?']
+    """
+    return _THREAD_NUMBER.sub("", name) or "?"
+
+
+def _threads(pid: int) -> dict[str, tuple[float, float]]:
+    """Per live thread (``tid/name``) its ``(cpu_ms, run_queue_wait_ms)``; threads Linux does not say are left out."""
+    out: dict[str, tuple[float, float]] = {}
+    for task in Path(f"/proc/{pid}/task").glob("*"):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = path.read_text().split()
-            cpu, wait = cpu + int(fields[0]), wait + int(fields[1])
-    return cpu / 1e6, wait / 1e6
+            fields = (task / "schedstat").read_text().split()
+            name = (task / "comm").read_text().strip()
+            out[f"{task.name}/{name}"] = (int(fields[0]) / 1e6, int(fields[1]) / 1e6)
+    return out
 
 
 def log_tail(log: Path, n: int = 15) -> str:
@@ -266,26 +342,147 @@ def wait_ready(proc: subprocess.Popen[bytes], log: Path, name: str, timeout_s: f
         time.sleep(0.1)
 
 
-def slow_down_after_warmup(processes: Processes, pids: Mapping[str, int], factors: Mapping[str, float],
-               broker: subprocess.Popen[bytes], log: Path, signal_file: Path) -> None:
-    """Once the load generator's warm-up is over (its ``WARM`` line), put each slow server's JVM in a CPU-limit cgroup
-    of its own, then let the measured run start (``signal_file``). Slowed only now, the server was warmed like the
-    others: a JVM throttled from its start answers its first queries (class loading, interpreted code) at a quarter
-    of a core, hundreds of ms each, and adaptive selection's latency average would shun it for that alone."""
-    deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S
-    while not any(line == "WARM" for line in (log.read_text(errors="replace").splitlines() if log.is_file() else [])):
+#: Per server, per thread (``tid/name``): ``(cpu_ms, run_queue_wait_ms)`` at one moment.
+ThreadTimes = dict[str, dict[str, tuple[float, float]]]
+#: ``/proc/stat``'s time columns of each CPU, in its order (jiffies).
+CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the servers' threads and this machine's CPUs had run at one moment (:func:`after_warmup`)."""
+
+    threads: ThreadTimes
+    cpus: dict[int, tuple[int, ...]]
+
+
+def cpu_states() -> dict[int, tuple[int, ...]]:
+    """Each CPU's :data:`CPU_STATES` times so far (``/proc/stat``; empty where Linux does not say)."""
+    out: dict[int, tuple[int, ...]] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/stat").read_text().splitlines():
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit() and len(fields) >= len(CPU_STATES):
+                out[int(name[3:])] = tuple(int(v) for v in fields[:len(CPU_STATES)])
+    return out
+
+
+def cpu_use(before: Mapping[int, tuple[int, ...]], after: Mapping[int, tuple[int, ...]]) -> dict[str, dict[str, float]]:
+    """Per CPU, the share of the time between two :func:`cpu_states` in each state but idle, and ``busy`` (all but
+    ``idle`` and ``iowait``): what ran on the server's core besides its JVM (the network's ``softirq``, a VM's
+    ``steal``).
+
+    >>> use = cpu_use({1: (100, 0, 10, 100, 0, 0, 0, 0)}, {1: (160, 0, 20, 120, 0, 0, 10, 0)})["1"]  # 100 jiffies
+    >>> use["user"], use["system"], use["softirq"], use["busy"]
+    (0.6, 0.1, 0.1, 0.8)
+    """
+    out: dict[str, dict[str, float]] = {}
+    for cpu, end in after.items():
+        start = before.get(cpu)
+        if start is None:
+            continue
+        grown = [b - a for a, b in zip(start, end, strict=True)]
+        total = sum(grown)
+        if total <= 0:
+            continue
+        shares = {k: round(v / total, 4) for k, v in zip(CPU_STATES, grown, strict=True) if k != "idle"}
+        shares["busy"] = round(1.0 - (grown[CPU_STATES.index("idle")] + grown[CPU_STATES.index("iowait")]) / total, 4)
+        out[str(cpu)] = shares
+    return out
+def compile_share(samples: Sequence[tuple[float, Mapping[str, float]]], window_s: float) -> float | None:
+    """The largest share of a core any server's JIT compilers used over the last ``window_s`` of ``samples``
+    (``(time_s, {server: compiler CPU ms})``, oldest first); ``None`` until the samples span the window.
+
+    >>> compile_share([(0.0, {"a": 100.0, "b": 0.0}), (1.0, {"a": 130.0, "b": 5.0}), (2.0, {"a": 140.0, "b": 9.0})],
+    ...               2.0)  # a ran 40 ms in 2 s: 2% of a core; b 0.45%
+    0.02
+    >>> compile_share([(0.0, {"a": 0.0}), (1.0, {"a": 1.0})], 2.0) is None
+    True
+    """
+    if not samples or samples[-1][0] - samples[0][0] < window_s:
+        return None
+    now, last = samples[-1]
+    start, first = next((t, v) for t, v in reversed(samples) if now - t >= window_s)
+    return max(((last[s] - first.get(s, 0.0)) / ((now - start) * 1000.0) for s in last), default=0.0)
+
+
+def after_warmup(processes: Processes, pids: Mapping[str, int], factors: Mapping[str, float],
+                 broker: subprocess.Popen[bytes], log: Path, signal_file: Path, settle_s: float = 0.0
+                 ) -> tuple[Snapshot, Warmup]:
+    """Once the load generator's warm-up is over (its ``WARM`` line): each server's threads' CPU so far (per thread,
+    so the measured run's CPU leaves the warm-up out), each slow server's JVM (``factors``) in a CPU-limit cgroup of
+    its own; then the measured run starts (``signal_file``). Slowed only now, the server was warmed like the others:
+    a JVM throttled from its start answers its first queries (class loading, interpreted code) at a quarter of a
+    core, hundreds of ms each, and adaptive selection's latency average would shun it for that alone.
+
+    With ``settle_s`` (the load's :attr:`LoadSpec.settle_s`), once the generator's first warm-up queries have run
+    (its ``WARMED`` line) the warm-up goes on until every server's JIT compilers are quiet (:data:`SETTLE_SHARE`) or
+    ``settle_s`` have passed, then ends (:func:`settle_signal`). Returns no thread times when the load generator
+    ended before its warm-up did (it failed: :func:`run_to_end` reports it with its log)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S + settle_s
+    samples: deque[tuple[float, dict[str, float]]] = deque()
+    warmed: float | None = None
+    ended: Warmup | None = None
+    while True:
+        lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+        if "WARM" in lines:
+            break
         if broker.poll() is not None:
-            return  # it failed: run_to_end reports it with its log
-        if time.monotonic() > deadline:
+            return Snapshot({}, {}), Warmup(None)
+        now = time.monotonic()
+        if now > deadline:
             raise GroundTruthError("the load generator did not finish its warm-up; last lines of "
                                    f"{log}:\n{log_tail(log)}")
-        time.sleep(0.05)
+        if settle_s > 0 and ended is None:
+            warmed = warmed if warmed is not None or not any(x.startswith("WARMED ") for x in lines) else now
+            if warmed is not None:
+                samples.append((now, {server: _compiler_ms(pid) for server, pid in pids.items()}))
+                while len(samples) > 2 and now - samples[1][0] >= SETTLE_WINDOW_S:
+                    samples.popleft()
+                share = compile_share(samples, SETTLE_WINDOW_S)
+                quiet = share is not None and share < SETTLE_SHARE
+                if quiet or now - warmed >= settle_s:
+                    ended = Warmup(None, settle_s, now - warmed, quiet, share)
+                    settle_signal(signal_file).touch()
+        time.sleep(0.1)
+    warm = Snapshot({server: _threads(pid) for server, pid in pids.items()}, cpu_states())
+    said = next((int(x.split()[1]) for x in lines if x.startswith("WARMUP ")), None)
+    warmup = replace(ended, queries=said) if ended is not None else Warmup(said)
     for server, pid in pids.items():
+        if server not in factors:
+            continue
         host, port = server.split(":")
         throttle = CpuThrottle(f"workbench-{os.getpid()}-{host}-{port}", cpu_limit(factors[server]))
         processes.throttles.append(throttle)
         throttle.add(pid)
     signal_file.touch()
+    return warm, warmup
+
+
+def _compiler_ms(pid: int) -> float:
+    """The CPU ms a JVM's JIT compiler threads have run (:data:`JIT_GROUPS`)."""
+    return sum(ran for name, (ran, _) in _threads(pid).items() if thread_group(name.split("/", 1)[1]) in JIT_GROUPS)
+
+
+def measured_use(warm: Snapshot, pids: Mapping[str, int]
+                 ) -> tuple[dict[str, tuple[float, float]], dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """From the end of the warm-up (``warm``, :func:`after_warmup`) to now: per server ``(cpu_ms, wait_ms)`` of its
+    JVM's threads and the CPU ms of each group of them (:func:`thread_group`), most first; and per CPU of this
+    machine the share of the time in each state (:func:`cpu_use`)."""
+    used: dict[str, tuple[float, float]] = {}
+    groups: dict[str, dict[str, float]] = {}
+    cores = cpu_use(warm.cpus, cpu_states())
+    for server, pid in pids.items():
+        before, after = warm.threads.get(server, {}), _threads(pid)
+        grown = {t: (ran - before.get(t, (0.0, 0.0))[0], waited - before.get(t, (0.0, 0.0))[1])
+                 for t, (ran, waited) in after.items()}
+        used[server] = (sum(v[0] for v in grown.values()), sum(v[1] for v in grown.values()))
+        by_group: dict[str, float] = {}
+        for t, (ran, _) in grown.items():
+            group = thread_group(t.split("/", 1)[1])
+            by_group[group] = by_group.get(group, 0.0) + ran
+        groups[server] = dict(sorted(((g, ms) for g, ms in by_group.items() if ms > 0), key=lambda kv: -kv[1]))
+    return used, groups, cores
 
 
 def run_to_end(proc: subprocess.Popen[bytes], log: Path, what: str, timeout_s: float) -> str:
@@ -430,7 +627,6 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
                    str(work / "table.json"), str(work / "schema.json"), str(own), host, port, *extra]
         started.append((server, processes.start(command, log, options.cpus.get(server)), log))
     ready = tuple(wait_ready(proc, log, server, READY_TIMEOUT_S) for server, proc, log in started)
-    at_ready = {server: schedstat(proc.pid) for server, proc, _ in started}
 
     write_queries(work / "queries.sql", queries)
     (logs / "ideal_state.json").write_text(json.dumps(ideal, indent=1, sort_keys=True))
@@ -439,19 +635,17 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
                             "segments": list(segments), "servers": [instance_name(s) for s in servers],
                             "idealState": ideal, "zkDir": str(work / "zk"), "zkPort": free_port(),
                             "zkMetadataOut": str(logs / "zk_metadata.json"), "brokerConfig": options.broker_config,
-                            **load.open_loop(work / "queries.sql", work / "start" if options.slow else None)}
+                            **load.open_loop(work / "queries.sql", work / "start")}
     (work / "load.json").write_text(json.dumps(spec))
     out = work / "records.jsonl"
     log = logs / "broker.log"
     proc = processes.start([*java_command(jars, options.broker_heap, "workbench.cluster.LoadGenerator", "broker", logs,
                                    options.gc_logs), str(work / "load.json"), str(out)], log,
                            options.cpus.get("broker"))
-    if options.slow:
-        slow_down_after_warmup(processes, {server: p.pid for server, p, _ in started if server in options.slow},
-                               options.slow, proc, log, work / "start")
+    pids = {server: p.pid for server, p, _ in started}
+    warm, warmup = after_warmup(processes, pids, options.slow, proc, log, work / "start", load.settle_s)
     summary = run_to_end(proc, log, "the load generator", load.run_timeout_s())
-    used = {server: tuple(b - a for a, b in zip(at_ready[server], schedstat(p.pid), strict=True))
-            for server, p, _ in started}
+    used, threads, cores = measured_use(warm, pids)
     lines = log.read_text(errors="replace").splitlines()
     # Netty's "channel inactive" lines may follow DONE as the router shuts down: the summary is the DONE line.
     summary = next((line for line in lines if line.startswith("DONE ")), summary)
@@ -459,7 +653,7 @@ def _run(jars: PinotJars, work: Path, logs: Path, processes: Processes, table_co
     zk_path = logs / "zk_metadata.json"
     zk_metadata = json.loads(zk_path.read_text()) if zk_path.is_file() else {}
     return ClusterRun(_records(out), tuple(servers), tuple(p.pid for p in processes.started), summary, ready,
-                      ideal, routing, zk_metadata, {k: (v[0], v[1]) for k, v in used.items()})
+                      ideal, routing, zk_metadata, used, threads, warmup, cores)
 
 
 def write_queries(path: Path, queries: Sequence[str]) -> Path:

@@ -27,11 +27,11 @@ from workbench.groundtruth.cluster import (
     ClusterRun,
     LoadSpec,
     Processes,
+    after_warmup,
     host_port,
     java_command,
+    measured_use,
     run_to_end,
-    schedstat,
-    slow_down_after_warmup,
     write_queries,
 )
 from workbench.groundtruth.helix_cluster import HelixCluster
@@ -118,20 +118,18 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
     logs = cluster.logs
     address = {name: host_port(name) for name in cluster.servers}
     spec = {"brokerUrl": cluster.broker_url,
-            **load.open_loop(write_queries(work / "http-queries.sql", queries), work / "http-start" if slow else None)}
+            **load.open_loop(write_queries(work / "http-queries.sql", queries), work / "http-start")}
     (work / "http-load.json").write_text(json.dumps(spec))
     out, log = work / "http-records.jsonl", logs / "load.log"
     processes = Processes()
     try:
-        at_start = {name: schedstat(pid) for name, pid in cluster.server_pids.items()}
         proc = processes.start([*java_command(jars, heap, "workbench.cluster.HttpLoad", "load", logs),
                                 str(work / "http-load.json"), str(out)], log, tuple(cpus) or None)
-        if slow:
-            slow_down_after_warmup(processes, {address[n]: cluster.server_pids[n] for n in slow},
-                                   {address[n]: factor for n, factor in slow.items()}, proc, log, work / "http-start")
+        pids = {address[n]: pid for n, pid in cluster.server_pids.items()}
+        warm, warmup = after_warmup(processes, pids, {address[n]: factor for n, factor in (slow or {}).items()},
+                                    proc, log, work / "http-start", load.settle_s)
         summary = run_to_end(proc, log, "the HTTP load generator", load.run_timeout_s())
-        used = {name: tuple(b - a for a, b in zip(at_start[name], schedstat(pid), strict=True))
-                for name, pid in cluster.server_pids.items()}
+        used, threads, cores = measured_use(warm, pids)
     finally:
         processes.stop_all()
     summary = next((line for line in log.read_text(errors="replace").splitlines() if line.startswith("DONE ")),
@@ -140,7 +138,7 @@ def run_helix_load(cluster: HelixCluster, queries: Sequence[str], load: LoadSpec
     lines = keep_measured_lines(logs / QUERY_LOG, measured, logs / "broker-querylog.all.log")
     records = _records(out, lines, _by_host(cluster.servers))
     return ClusterRun(records, tuple(address[n] for n in cluster.servers), cluster.pids, summary,
-                      routing=HELIX_ROUTING, schedstat={address[n]: (v[0], v[1]) for n, v in used.items()})
+                      routing=HELIX_ROUTING, schedstat=used, threads=threads, warmup=warmup, cpu_use=cores)
 
 
 def _by_host(servers: Sequence[str]) -> dict[str, str]:

@@ -39,6 +39,7 @@ from workbench.errors import InputError
 from workbench.groundtruth.agreement import MEASURED_RULE, measured_agreement
 from workbench.groundtruth.build import PinotRefused, ensure_built
 from workbench.groundtruth.cluster import (
+    JIT_GROUPS,
     ClusterRun,
     LoadSpec,
     allocate_servers,
@@ -68,6 +69,9 @@ CALIBRATE_TABLE_CONFIG = "scenario_table_config.json"
 DEFAULT_QUERIES = 1000
 #: Queries run one at a time before each rate's measured run (JIT, connections); neither recorded nor logged.
 DEFAULT_WARMUP = 200
+#: A server whose JIT compilers ran more than this share of its JVM's CPU in the measured run gets a ``jit_warning``
+#: (Apache Pinot 1.5.1 on one core: 40% after 2,000 warm-up queries, 8-11% once the compilers had gone quiet).
+JIT_NOTED_SHARE = 0.15
 #: Server JVMs started when they must share cores (256 MB of heap each; more only adds contention).
 MAX_SHARED_SERVERS = 4
 #: The percentiles every summary reports, as labels and as numpy percents.
@@ -152,11 +156,19 @@ def _server_log(path: Path, measured: set[int]) -> pd.DataFrame:
                                        "totalTimeMs"])
 
 
-def _gc(path: Path) -> dict[str, Any]:
+def _gc(path: Path, span_ms: tuple[float, float] | None) -> dict[str, Any]:
+    """A JVM's GC pauses: their count, total and longest, over the measured run (``span_ms``: its start and end on
+    the epoch clock) where the log's lines carry wall-clock times, else over the whole log (the JVM's start-up and
+    the warm-up included), saying which."""
     pauses = read_gc_log(path).frame
+    span = "whole log"
+    if span_ms is not None and "wallclock_s" in pauses:
+        wall = pd.to_numeric(pauses["wallclock_s"], errors="coerce") * 1000.0
+        if wall.notna().all():
+            pauses, span = pauses[(wall >= span_ms[0]) & (wall <= span_ms[1])], "measured run"
     duration = pd.to_numeric(pauses["duration_ms"], errors="coerce").fillna(0.0)
     return {"pauses": len(pauses), "total_ms": round(float(duration.sum()), 3),
-            "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0}
+            "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0, "span": span}
 
 
 def _routed(records: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -169,7 +181,7 @@ def _routed(records: pd.DataFrame) -> dict[str, dict[str, float]]:
     return {k: {"queries": v, "share": round(v / max(len(records), 1), 4)} for k, v in sorted(counts.items())}
 
 
-def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, directory: Path, where: Placement,
+def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, where: Placement,
              cpus: Mapping[str, Sequence[int]], slow: Mapping[str, tuple[str, float]]) -> dict[str, Any]:
     records = run.records
     failed = records["exceptions"].map(len) > 0
@@ -184,6 +196,14 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
     server_logs = pd.concat(list(per_server.values()), ignore_index=True)
     arrivals = records["arrivalS"].to_numpy(dtype=float)
     doc: dict[str, Any] = {}
+    span = ((float(done["startEpochMs"]), float(done["startEpochMs"]) + float(done["wallMs"]))
+            if "startEpochMs" in done and "wallMs" in done else None)
+    jit = max(((sum(run.threads.get(s, {}).get(g, 0.0) for g in JIT_GROUPS) / cpu, s)
+               for s, (cpu, _) in run.schedstat.items() if cpu > 0), default=(0.0, ""))
+    if jit[0] > JIT_NOTED_SHARE:
+        doc["jit_warning"] = (f"{instance_name(jit[1])}'s JIT compilers ran {jit[0]:.0%} of its JVM's CPU in the "
+                              "measured run: these are a warming server's latencies; measure with --jit-settle 120 "
+                              "(the warm-up goes on until the compilers are quiet) for a running server's")
     if failed.any() or timed_out.any():
         doc["warning"] = (f"{int(failed.sum())} of {len(records)} queries failed ({int(timed_out.sum())} timed out): "
                           "the percentiles below include them")
@@ -208,16 +228,30 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, warmup: int, direct
         # The scenario's slow servers as run here: the instance, its factor and the CPU limit of its cgroup.
         "slow": {instance_name(hp): {"scenario_server": name, **cpu_limit(factor).to_json()}
                  for hp, (name, factor) in slow.items()},
-        "gc": {p.name: _gc(p) for p in sorted(directory.glob("gc-*.log"))},
-        # From READY to the end of the load (warm-up included): what each server's JVM ran on a CPU per query, and
-        # how long its threads were ready but waiting for one (another process on its core, or its own threads).
-        "server_cpu": {instance_name(s): {"cpu_ms_per_query": round(cpu / (len(records) + warmup), 4),
-                                          "run_queue_wait_ms_per_query": round(wait / (len(records) + warmup), 4)}
+        "gc": {p.name: _gc(p, span) for p in sorted(directory.glob("gc-*.log"))},
+        # Over the measured run (the warm-up and its JIT left out): what each server's JVM ran on a CPU per query,
+        # how long its threads were ready but waiting for one (another process on its core, or its own threads),
+        # and per group of its threads (pqr/pqw: the query's; nioEventLoopGroup: Netty; GC, JIT...) their CPU.
+        "server_cpu": {instance_name(s): {"cpu_ms_per_query": round(cpu / len(records), 4),
+                                          "run_queue_wait_ms_per_query": round(wait / len(records), 4),
+                                          "jit_share": round(sum(run.threads.get(s, {}).get(g, 0.0)
+                                                                 for g in JIT_GROUPS) / cpu, 4) if cpu > 0 else None,
+                                          "threads_ms_per_query": {g: round(ms / len(records), 4)
+                                                                   for g, ms in run.threads.get(s, {}).items()}}
                        for s, (cpu, wait) in run.schedstat.items()},
+        "warmup": run.warmup.to_json(),
+        # each CPU's time over the measured run by state (/proc/stat): what ran on a server's core besides its JVM
+        # (the network's softirq; a VM's steal), and how busy the load generator's core was
+        "cpu_use": dict(run.cpu_use),
         "load_generator": {"max_dispatch_lag_ms": float(done["maxDispatchLagMs"]) if "maxDispatchLagMs" in done
                            else None,
                            "max_wait_for_worker_ms": round(float((records["startLagMs"]
-                                                                  - records["dispatchLagMs"]).max()), 3)},
+                                                                  - records["dispatchLagMs"]).max()), 3),
+                           # its JVM's CPU over the measured run (with --cluster processes the broker's routing,
+                           # reduce and query log run in it too), and how many cores' worth that was
+                           **({"cpu_ms_per_query": round(float(done["cpuMs"]) / len(records), 4),
+                               "cores_busy": round(float(done["cpuMs"]) / float(done["wallMs"]), 3)}
+                              if float(done.get("cpuMs", -1)) >= 0 and float(done.get("wallMs", 0)) > 0 else {})},
         "routing": run.routing.removeprefix("ROUTING "),
         "servers": [instance_name(s) for s in run.servers],
         "placement": where.shares, "cpus": {k: list(v) for k, v in cpus.items()},
@@ -346,16 +380,16 @@ CLUSTER_PARTS = {
 def _one_rate(st: ScenarioTable, where: Placement, rate: float, queries: int, warmup: int, seed: int,
               timeout_ms: int, directory: Path, pinot_version: str, slow: Mapping[str, float],
               broker: Mapping[str, str], cluster: str, stream: StreamedTable | None,
-              arrivals: tuple[float, ...] | None = None, duration_s: float | None = None
+              arrivals: tuple[float, ...] | None = None, duration_s: float | None = None, jit_settle_s: float = 0.0
               ) -> tuple[dict[str, Any], _Served]:
     directory.mkdir(parents=True)
     load = LoadSpec(rate_per_s=rate, num_queries=queries, seed=seed, timeout_ms=timeout_ms, warmup_queries=warmup,
-                    arrivals_s=arrivals, duration_s=duration_s)
+                    arrivals_s=arrivals, duration_s=duration_s, settle_s=jit_settle_s)
     served = CLUSTERS[cluster](st, where, load, directory, slow, broker, stream)
     run = served.run
     flat = _flat(run.records)
     flat.to_parquet(directory / "records.parquet", index=False)
-    summary = _summary(run, rate, queries, warmup, directory, where, served.cpus, served.slowed)
+    summary = _summary(run, rate, queries, directory, where, served.cpus, served.slowed)
     if stream is None or served.segments is None:
         agreed = measured_agreement(st.config, st.schema, st.segments, run.ideal_state, run.zk_metadata, flat,
                                     pinot_version)
@@ -376,9 +410,15 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
             warmup: int = DEFAULT_WARMUP, seed: int = 0, timeout_ms: int | None = None, overwrite: bool = False,
             progress: Callable[[float, Mapping[str, Any]], None] | None = None,
             slow: Mapping[str, float] | None = None, cluster: str = "helix", replay: bool = False,
-            duration_s: float | None = None) -> dict[str, Any]:
+            duration_s: float | None = None, jit_settle_s: float = 0.0) -> dict[str, Any]:
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
+
+    Before each rate, ``warmup`` queries run one at a time; with ``jit_settle_s`` the warm-up goes on, up to that
+    many seconds more, until the servers' JIT compilers are quiet (:func:`~workbench.groundtruth.cluster.after_warmup`),
+    so the measured run is a running server's and not a warming one's. Each rate's summary says how the warm-up
+    ended (``warmup``) and what each server's threads ran per query in the measured run
+    (``server_cpu.threads_ms_per_query``: the query's own ``pqr``/``pqw``, Netty, GC, the JIT's compilers).
 
     ``replay`` sends the workload's first ``queries`` queries at their own arrival times (relative to the first)
     instead of Poisson arrivals at ``rates``; its directory is named by the replay's mean rate. ``duration_s`` ends a
@@ -428,6 +468,8 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
         raise InputError("--queries", f"must be at least 1, got {queries}")
     if warmup < 0:
         raise InputError("--warmup", f"must be 0 or more, got {warmup}")
+    if not (math.isfinite(jit_settle_s) and jit_settle_s >= 0):
+        raise InputError("--jit-settle", f"the most seconds of warm-up for the JIT is 0 or more, got {jit_settle_s!r}")
     if cluster not in CLUSTERS:
         raise InputError("--cluster", f"{cluster!r} is not a kind of cluster measure runs: {', '.join(CLUSTERS)}")
     check_output(out, overwrite=overwrite)
@@ -462,7 +504,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
             try:
                 summary, served = _one_rate(st, where, float(rate), queries, warmup, seed, timeout, directory,
                                             jars.version, slow, broker_config(sc.cluster.broker.config), cluster,
-                                            stream, arrivals, duration_s)
+                                            stream, arrivals, duration_s, jit_settle_s)
             except PinotRefused as exc:
                 raise InputError("table", f"{exc.what} (Apache Pinot {jars.version}): {exc.pinot_message}; fix the "
                                           "scenario's table config or schema (the file its `table:` names) and "
@@ -485,7 +527,7 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
                     "arrivals": ("the workload's own arrival times (replayed; the rate in the directory's name is "
                                  "the replay's mean)" if replay else "Poisson at each rate, from the seed"),
                     "duration_s": duration_s,
-                    "warmup_queries": warmup, "seed": seed, "timeout_ms": timeout,
+                    "warmup_queries": warmup, "jit_settle_s": jit_settle_s, "seed": seed, "timeout_ms": timeout,
                     "slow": {name: cpu_limit(factor).to_json() for name, factor in slow.items()},
                     "broker_config": broker_config(sc.cluster.broker.config), "rates": summaries}
         write_json_atomic(tmp / "measure.json", document)

@@ -44,7 +44,7 @@ public final class HttpLoad {
     HttpClient client = HttpClient.newBuilder().executor(Executors.newCachedThreadPool())
         .connectTimeout(Duration.ofSeconds(10)).version(HttpClient.Version.HTTP_1_1).build();
     Duration timeout = Duration.ofMillis(load._timeoutMs + 10_000L);
-    for (int i = 0; i < load._warmup; i++) {
+    for (int i = 0; load.warming(i); i++) {
       ObjectNode warm = send(client, uri, timeout, load.warmupSql(i));
       if (warm.withArray("exceptions").size() > 0) {
         throw new IllegalStateException("warm-up query failed: " + warm.get("sql").asText() + ": "

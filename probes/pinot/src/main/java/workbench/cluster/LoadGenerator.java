@@ -184,7 +184,7 @@ public final class LoadGenerator {
       }
     }
     AtomicLong requestIds = new AtomicLong(1);
-    for (int i = 0; i < load._warmup; i++) {
+    for (int i = 0; load.warming(i); i++) {
       runQuery(warmBroker, requestIds.getAndIncrement(), load.warmupSql(i), false);
     }
     if (warmRouter != router) {

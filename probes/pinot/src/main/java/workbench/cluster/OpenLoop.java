@@ -32,7 +32,8 @@ import org.apache.pinot.spi.utils.JsonUtils;
  */
 final class OpenLoop {
   /** The load: {@code ratePerSecond}, {@code seed}, {@code numQueries} and/or {@code durationS}, {@code timeoutMs},
-   * {@code threads}, {@code warmupQueries}, {@code startSignal}, and the SQL of {@code queries} (one per line). */
+   * {@code threads}, {@code warmupQueries}, {@code settleSignal}, {@code startSignal}, and the SQL of {@code queries}
+   * (one per line). */
   final List<String> _queries = new ArrayList<>();
   final double _rate;
   final long _seed;
@@ -41,6 +42,9 @@ final class OpenLoop {
   final long _timeoutMs;
   final int _threads;
   final int _warmup;
+  /** With it, the warm-up goes on past {@code warmupQueries} until this file appears: the harness makes it once the
+   * servers' JIT compilers have gone quiet, so the measured run meets no compilation. */
+  final File _settleSignal;
   final File _startSignal;
   /** Given arrival times (s from the run's start, one per query in the queries' order), or null: Poisson. */
   final List<Double> _arrivals;
@@ -71,6 +75,7 @@ final class OpenLoop {
     _threads = spec.path("threads").asInt(64);
     _warmup = spec.path("warmupQueries").asInt(0);
     _startSignal = spec.hasNonNull("startSignal") ? new File(spec.get("startSignal").asText()) : null;
+    _settleSignal = spec.hasNonNull("settleSignal") ? new File(spec.get("settleSignal").asText()) : null;
     if (spec.hasNonNull("arrivals")) {
       _arrivals = new ArrayList<>();
       for (String line : Files.readAllLines(new File(spec.get("arrivals").asText()).toPath())) {
@@ -117,6 +122,27 @@ final class OpenLoop {
     System.exit(status);
   }
 
+  /**
+   * Whether the i-th warm-up query runs: the first {@code warmupQueries} always, then, with a {@code settleSignal},
+   * more until its file appears. Says {@code WARMED n} once the first ones have run (with a settle signal: the harness
+   * judges the compilers from then on) and {@code WARMUP n} with the number run when it answers no.
+   */
+  boolean warming(int i) {
+    if (i < _warmup) {
+      return true;
+    }
+    if (_settleSignal != null && i == _warmup) {
+      System.out.println("WARMED " + i);
+      System.out.flush();
+    }
+    boolean more = _settleSignal != null && !_settleSignal.exists();
+    if (!more) {
+      System.out.println("WARMUP " + i);
+      System.out.flush();
+    }
+    return more;
+  }
+
   /** The i-th warm-up query's SQL (they run one at a time before the measured run, in the same rotation). */
   String warmupSql(int i) {
     return _queries.get(i % _queries.size());
@@ -144,7 +170,9 @@ final class OpenLoop {
 
   /**
    * Run the measured load: one JSON line per query in {@code outFile} as it completes, {@code DONE sent=...
-   * withExceptions=... maxDispatchLagMs=... startEpochMs=...} on stdout once all are in.
+   * withExceptions=... maxDispatchLagMs=... startEpochMs=... cpuMs=... wallMs=...} on stdout once all are in
+   * ({@code cpuMs}: this JVM's CPU over the measured run, {@code wallMs} the run's length: whether the load
+   * generator's own cores were the bottleneck).
    */
   void run(File outFile, Dispatch dispatch)
       throws Exception {
@@ -154,6 +182,7 @@ final class OpenLoop {
     double maxDispatchLagMs = 0;
     try (BufferedWriter out = Files.newBufferedWriter(outFile.toPath(), StandardCharsets.UTF_8)) {
       Random random = new Random(_seed);
+      long cpu0 = processCpuNs();
       long t0 = System.nanoTime();
       long startEpochMs = System.currentTimeMillis();
       double arrivalS = 0;
@@ -193,10 +222,19 @@ final class OpenLoop {
         throw new IllegalStateException("queries still running " + (_timeoutMs + 60_000L) + " ms after the last");
       }
       System.out.println("DONE sent=" + sent + " withExceptions=" + failures.get() + " maxDispatchLagMs="
-          + String.format("%.3f", maxDispatchLagMs) + " startEpochMs=" + startEpochMs);
+          + String.format("%.3f", maxDispatchLagMs) + " startEpochMs=" + startEpochMs + " cpuMs="
+          + String.format("%.1f", (processCpuNs() - cpu0) / 1e6) + " wallMs="
+          + String.format("%.1f", (System.nanoTime() - t0) / 1e6));
     } finally {
       workers.shutdownNow();
     }
+  }
+
+  /** This JVM's CPU time so far, ns (-1 where the JVM does not say). */
+  private static long processCpuNs() {
+    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean
+        ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1L;
   }
 
   private static void write(BufferedWriter out, ObjectNode record) {
