@@ -29,7 +29,7 @@ from workbench.analysis.stats import percentile_ci
 from workbench.calibrate.features import KINDS
 
 __all__ = ["BACKTEST_PERCENTILES", "TOLERANCE", "Backtester", "Window", "backtest_scenario", "backtest_window",
-           "compare_backtest", "compare_percentiles", "holdout_backtest"]
+           "compare_backtest", "compare_percentiles", "holdout_backtest", "ms_clock"]
 
 #: Percentiles compared, as (label, quantile).
 BACKTEST_PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0),
@@ -38,8 +38,13 @@ BACKTEST_PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p90", 90
 TOLERANCE = 0.10
 
 
-def _ms_clock(latency_ms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Latencies as the broker's millisecond clock reports them (a difference of two ms stamps)."""
+def ms_clock(latency_ms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Latencies as the broker's millisecond clock reports them (``timeMs``: a difference of two ms stamps, the
+    first at a uniform phase within its ms), so a model's latencies compare with a log's like for like.
+
+    >>> ms_clock(np.array([0.25, 2.0, 2.5]), np.random.default_rng(0)).tolist()  # phases 0.64, 0.27, 0.04
+    [0.0, 2.0, 2.0]
+    """
     phase = rng.random(len(latency_ms))
     out: np.ndarray = np.floor(phase + latency_ms)
     return out
@@ -186,7 +191,7 @@ def compare_backtest(window: Window, records: pd.DataFrame, *, replications: int
     span, warmup = window.span_s, window.warmup_s
     records = records[records["arrival_s"] <= span]
     rng = np.random.default_rng([seed, 3])
-    predicted = records.assign(latency_ms=_ms_clock(records["latency_ms"].to_numpy(dtype=float), rng))
+    predicted = records.assign(latency_ms=ms_clock(records["latency_ms"].to_numpy(dtype=float), rng))
     logged = window.queries[window.queries["arrival_s"] >= warmup]
     observed = pd.DataFrame({"replication": 0, "arrival_s": logged["arrival_s"].to_numpy(dtype=float),
                              "latency_ms": logged["time_ms"].to_numpy(dtype=float), "kind": logged["kind_of_query"]})
