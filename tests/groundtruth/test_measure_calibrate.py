@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from procs import descendants
 
 from workbench.api import load_generate_spec
@@ -144,6 +145,14 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     assert calibration["sources"]["query_log"] == [str(rate / "broker-querylog.log")]
     assert sorted(Path(p).name for p in calibration["sources"]["gc_logs"]) == sorted(
         p.name for p in rate.glob("gc-server-*.log")) and len(calibration["sources"]["gc_logs"]) == 2
+    # A G1 calibration charges its allocation per server request (Pinot's collections follow its queries), so the
+    # model's collections follow the load; with too few collections for G1 the log's own pauses are replayed.
+    gc = yaml.safe_load((calibrated / "scenario.yaml").read_text())["cluster"]["gc"]
+    if gc["collector"] == "g1":
+        assert gc["allocation_rate"] is None and gc["bytes_per_request"] > 0 and gc["bytes_per_doc"] == 0
+        assert any(n.startswith("cluster.gc: the logs' allocation while serving") for n in calibration["notes"])
+    else:
+        assert gc["collector"] == "fixed"
     # Pinot's servers' measured work per query that reached a server (their query threads' CPU, the time those
     # threads were held without running, and serialising the response; the broker's response sums them over the
     # servers that answered), from the records, not the log. The small table's time range leaves some dashboards'

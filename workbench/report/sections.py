@@ -216,6 +216,20 @@ def _upsert_day(d: SizingData, point: str, heap: pd.DataFrame) -> Figure:
     return plot_page(fig, text)
 
 
+def _allocation_rate(d: SizingData, point: str) -> float:
+    """A point's allocation per server, bytes/s, when its scenario allocates per request only (``bytes_per_request``
+    and no ``bytes_per_doc``, as a calibration writes): the run's throughput times the servers each query reached,
+    over its servers, which is what its servers allocated. Otherwise (the documents each request scans are not in the
+    sweep's table) 200 MiB/s, as before."""
+    sc = d.scenarios[point]
+    row = d.combined.set_index("point").loc[point]
+    requests = float(row.get("throughput_qps", 0.0)) * float(row.get("servers_queried_mean", 0.0))
+    per_server = requests / max(sc.cluster.servers, 1)
+    if sc.cluster.gc.bytes_per_doc > 0 or not per_server > 0:
+        return 200.0 * 1024**2
+    return sc.cluster.gc.bytes_per_request * per_server
+
+
 def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
     """Heap per server and its young pauses as the upsert key count grows from today's."""
     from workbench.analysis.upsert_day import gc_at
@@ -225,7 +239,7 @@ def _upsert_growth(d: SizingData, f: Findings, point: str) -> list[Figure]:
     gc = sc.cluster.gc
     keys_now = float(gc.upsert_keys or 0)
     hash_function = sc.table.upsert.hash_function.value if sc.table.upsert is not None else "NONE"
-    rate = gc.allocation_rate if gc.allocation_rate is not None else 200.0 * 1024**2
+    rate = gc.allocation_rate if gc.allocation_rate is not None else _allocation_rate(d, point)
     updates = gc.update_rate or 0.0
     rows = []
     for factor in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0):
