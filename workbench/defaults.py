@@ -35,6 +35,14 @@ SERVER_EXECUTION: Final = "pinot"
 #: ms; also what a result-cache hit costs. PE §7: the repo gives no timings; 1 ms is a round estimate of
 #: SQL compilation plus routing-table look-up on a JVM, and ``calibrate`` fits it from a broker log.
 BROKER_OVERHEAD_MS: Final = 1.0
+#: Broker CPU per query off the query's path, ms (``cluster.broker.off_path_ms``): the reduce slot stays busy that
+#: long after the reply. 0: all of the broker's work is on the path. ``calibrate`` moves there the part of the
+#: fitted overhead that not every query pays, which each query's measured delay then carries (docs/calibrate.md).
+BROKER_OFF_PATH_MS: Final = 0.0
+#: ``calibrate`` moves off the query's path as much of the broker's fitted overhead as leaves at most this share of
+#: the measured delays below 0 (and so clipped at 0, which would add to the model's median): Pinot 1.5.1's delays,
+#: ``timeMs`` less the broker's mean overhead and the servers' work, had a median of about 0 and 40% below it.
+DELAY_CLIPPED_SHARE: Final = 0.01
 #: Reduce work per responding server, ms (PE §5: the preamble and aggregation merges are linear in the
 #: servers; deserialising and merging one DataTable's metadata and stats is tens of microseconds).
 BROKER_REDUCE_MS_PER_SERVER: Final = 0.05

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import replicated_cluster as cluster
+import yaml
 
 from workbench.calibrate import CalibrateOptions, CalibrationResult, calibrate
 from workbench.calibrate.fit import AT_BOUND
@@ -84,6 +85,15 @@ def test_every_measured_cost_is_recovered_within_three_standard_errors(measured:
     for key, true in cluster.TRUE.items():
         if key not in MERGED:
             _within(measured, key, true)
+
+
+def test_the_scenario_runs_the_whole_fitted_broker_overhead(measured: CalibrationResult) -> None:
+    """The fit reports the broker's whole overhead; the scenario may run part of it off the query's path
+    (``cluster.broker.off_path_ms``), and the two parts add up to it: the broker's load is the fitted one."""
+    broker = yaml.safe_load((measured.out / "scenario.yaml").read_text(encoding="utf-8"))["cluster"]["broker"]
+    fitted = measured.fit.parameter("cluster.broker.overhead_ms").value
+    assert broker["overhead_ms"] + broker.get("off_path_ms", 0.0) == pytest.approx(fitted, abs=2e-6)
+    assert 0.0 <= broker["overhead_ms"] <= fitted + 1e-6
 
 
 def test_no_spread_is_reported_where_there_is_none(measured: CalibrationResult, timed: CalibrationResult) -> None:

@@ -117,11 +117,13 @@ class BrokerSpec:
 
     A query's broker work is ``overhead_ms + reduce_ms_per_server x servers that answered +
     reduce_ms_per_row x rows they returned`` (PE §5), run on one of ``cores`` cores (and one request thread
-    of the bounded Jersey pool, when ``config`` enables it). ``timeout_ms`` is the broker default timeout,
+    of the bounded Jersey pool, when ``config`` enables it); ``off_path_ms`` more keeps that core busy after the
+    reply (broker CPU no reply waits for). ``timeout_ms`` is the broker default timeout,
     ``pinot.broker.timeoutMs`` in ``config`` (give one of the two).
     """
 
     overhead_ms: float = _f(D.BROKER_OVERHEAD_MS, min=0, kind="duration_ms")
+    off_path_ms: float = _f(D.BROKER_OFF_PATH_MS, min=0, kind="duration_ms")
     timeout_ms: float | None = _f(None, gt=0, kind="duration_ms")
     reduce_ms_per_server: float = _f(D.BROKER_REDUCE_MS_PER_SERVER, min=0, kind="duration_ms")
     reduce_ms_per_row: float = _f(D.BROKER_REDUCE_MS_PER_ROW, min=0, kind="duration_ms")

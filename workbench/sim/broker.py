@@ -35,11 +35,17 @@ class ReduceSlots:
     def __init__(self, capacity: int) -> None:
         self._free = [0.0] * capacity
 
-    def run(self, ready: float, work: float) -> float:
-        """Run ``work`` ms from ``ready`` on; returns when it ends."""
+    def run(self, ready: float, work: float, after: float = 0.0) -> float:
+        """Run ``work`` ms from ``ready`` on, then keep the slot ``after`` ms more (CPU no reply waits for);
+        returns when ``work`` ends.
+
+        >>> slots = ReduceSlots(1)
+        >>> slots.run(0.0, 1.0, after=5.0), slots.run(2.0, 1.0)   # the second waits for the first's 5 ms after
+        (1.0, 7.0)
+        """
         start = max(ready, heapq.heappop(self._free))
         end = start + work
-        heapq.heappush(self._free, end)
+        heapq.heappush(self._free, end + after)
         return end
 
 

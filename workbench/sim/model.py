@@ -231,7 +231,7 @@ class ClusterModel:
 
     def _reply(self, broker: Broker, ready: float, servers: int, rows: int) -> float:
         """When the broker's reply leaves: its reduce on the first free core."""
-        return broker.slots.run(ready, broker.reduce_ms(servers, rows))
+        return broker.slots.run(ready, broker.reduce_ms(servers, rows), broker.spec.off_path_ms)
 
     def _query(self, q: int) -> simpy.events.ProcessGenerator:
         env, plan = self.env, self.plan

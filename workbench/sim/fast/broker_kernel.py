@@ -37,17 +37,17 @@ def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarr
                       server: np.ndarray, rows: np.ndarray, entry_of: np.ndarray, resp_at: np.ndarray,
                       code: np.ndarray, responded: np.ndarray, delays: np.ndarray, paused: np.ndarray, wait: np.ndarray,
                       pause_start: np.ndarray, pause_end: np.ndarray, pause_offset: np.ndarray,
-                      overhead: float, per_server: float, per_row: float, slots: np.ndarray, horizon: float
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      overhead: float, per_server: float, per_row: float, slots: np.ndarray, horizon: float,
+                      after: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per query: the reply time (inf when not before the horizon), the code mask, whether a queried server
     paused while holding it, and the longest queue wait among the responses counted.
 
     Query ``q``'s requests are ``query_requests[q]:query_requests[q + 1]``, routed by its template
     (``template_requests`` CSR into ``server`` and ``rows``, per template ``unavailable`` segments);
     request ``r``'s response is entry ``entry_of[r]`` of ``resp_at``...``wait`` and travels back for
-    ``delays[2 r + 1]``. ``slots[b]`` is broker ``b``'s reduce
-    capacity; pauses of server ``s`` are ``pause_start[pause_offset[s]:pause_offset[s + 1]]`` (and
-    ``pause_end``).
+    ``delays[2 r + 1]``. ``slots[b]`` is broker ``b``'s reduce capacity, each slot kept ``after`` ms past a
+    reply (``cluster.broker.off_path_ms``); pauses of server ``s`` are
+    ``pause_start[pause_offset[s]:pause_offset[s + 1]]`` (and ``pause_end``).
     """
     nq = len(arrival)
     closed, reduce_work, qwait = np.empty(nq), np.empty(nq), np.empty(nq)
@@ -56,7 +56,7 @@ def gather_and_reduce(arrival: np.ndarray, timeout: np.ndarray, broker: np.ndarr
             resp_at, code, responded, delays, paused, wait, pause_start, pause_end, pause_offset, overhead, per_server,
             per_row, closed, mask, delayed, qwait, reduce_work)
     reply = np.full(nq, _INF)
-    _reduce(stable_order(closed), closed, reduce_work, broker, slots, horizon, reply)
+    _reduce(stable_order(closed), closed, reduce_work, broker, slots, horizon, after, reply)
     return reply, mask, delayed, qwait
 
 
@@ -125,8 +125,9 @@ def _gather(arrival: np.ndarray, timeout: np.ndarray, template: np.ndarray, unav
 
 @kernel
 def _reduce(order: np.ndarray, closed: np.ndarray, reduce_work: np.ndarray, broker: np.ndarray, slots: np.ndarray,
-            horizon: float, reply: np.ndarray) -> None:
-    """Reduces FCFS on each broker's slots, in the order the gathers close (``order``: ties by arrival)."""
+            horizon: float, after: float, reply: np.ndarray) -> None:
+    """Reduces FCFS on each broker's slots, in the order the gathers close (``order``: ties by arrival); a slot
+    stays busy ``after`` ms past each reply (:meth:`workbench.sim.broker.ReduceSlots.run`'s decision)."""
     free = np.zeros((len(slots), int(slots.max()) if len(slots) else 1))
     for b_ in range(len(slots)):
         free[b_, slots[b_]:] = _INF
@@ -138,6 +139,6 @@ def _reduce(order: np.ndarray, closed: np.ndarray, reduce_work: np.ndarray, brok
         j = np.argmin(free[b_])
         start = max(closed[q], free[b_, j])
         end = start + reduce_work[q]
-        free[b_, j] = end
+        free[b_, j] = end + after
         if end < horizon:
             reply[q] = end

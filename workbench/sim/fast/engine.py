@@ -192,7 +192,7 @@ def run_fast(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicati
         plan.arrival_ms, plan.timeout_ms, plan.broker, routes.template, routes.unavailable, plan.query_requests,
         routes.requests, routes.server, routes.rows, resp.entry_of, resp.at, resp.code, resp.responded, plan.delays,
         resp.paused, resp.wait, pauses.start, pauses.end, pauses.offsets, broker.overhead_ms,
-        broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
+        broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms, broker.off_path_ms)
     del resp
     outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
     return ReplicationRecords(outcome.queries(replication, records), rows,
@@ -222,7 +222,8 @@ def _run_live(sc: Scenario, layout: Layout, plan: Plan, window: Window, replicat
         plan.arrival_ms, plan.timeout_ms, plan.broker, routes.template, routes.unavailable, live.query_requests,
         routes.requests, routes.server, routes.rows, np.arange(n, dtype=np.int64), live.resp_at, live.code,
         live.responded, live.delays, live.paused, live.wait, pauses.start, pauses.end, pauses.offsets,
-        broker.overhead_ms, broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms)
+        broker.overhead_ms, broker.reduce_ms_per_server, broker.reduce_ms_per_row, slots, window.horizon_ms,
+        broker.off_path_ms)
     outcome = _Outcome(plan, routes, window, reply, mask, delayed, qwait)
     return ReplicationRecords(outcome.queries(replication, records), rows,
                               pause_rows(layout.servers, plan.pauses, replication),
