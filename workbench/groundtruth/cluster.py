@@ -37,12 +37,18 @@ from workbench.groundtruth.harness import JVM_FLAGS, free_port
 from workbench.groundtruth.throttle import CpuThrottle, cpu_cgroup_root, cpu_limit
 
 __all__ = [
+    "JIT_GROUPS",
     "ClusterRun",
     "LoadSpec",
     "Processes",
+    "Snapshot",
+    "Warmup",
     "after_warmup",
     "allocate_servers",
     "build_segments_command",
+    "compile_share",
+    "cpu_states",
+    "cpu_use",
     "host_port",
     "instance_name",
     "java_command",
@@ -54,6 +60,7 @@ __all__ = [
     "run_segment_build",
     "run_to_end",
     "schedstat",
+    "settle_signal",
     "thread_group",
     "wait_ready",
     "write_queries",
@@ -389,6 +396,8 @@ def cpu_use(before: Mapping[int, tuple[int, ...]], after: Mapping[int, tuple[int
         shares["busy"] = round(1.0 - (grown[CPU_STATES.index("idle")] + grown[CPU_STATES.index("iowait")]) / total, 4)
         out[str(cpu)] = shares
     return out
+
+
 def compile_share(samples: Sequence[tuple[float, Mapping[str, float]]], window_s: float) -> float | None:
     """The largest share of a core any server's JIT compilers used over the last ``window_s`` of ``samples``
     (``(time_s, {server: compiler CPU ms})``, oldest first); ``None`` until the samples span the window.
