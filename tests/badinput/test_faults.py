@@ -59,9 +59,17 @@ def _sweep_with_a_long_point(tmp_path: Path) -> Path:
     return sweep
 
 
+#: ``python -m workbench.cli`` with Ctrl-C raising ``KeyboardInterrupt``, as in a terminal, whatever this process
+#: inherited: a shell starts a background job (``make test &``) with SIGINT ignored, its children inherit that, and
+#: Python then installs no handler, so the sweep would never see the test's Ctrl-C (a fresh clone's ``make test``,
+#: run so, failed here twice: the sweep was still running 30 s, then 300 s, after SIGINT).
+_WITH_CTRL_C = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                "sys.argv[0] = 'workbench'; runpy.run_module('workbench.cli', run_name='__main__')")
+
+
 def _start(sweep: Path, out: Path, **extra_env: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), **extra_env}
-    return subprocess.Popen([sys.executable, "-m", "workbench.cli", "sweep", str(sweep), "--out", str(out),
+    return subprocess.Popen([sys.executable, "-c", _WITH_CTRL_C, "sweep", str(sweep), "--out", str(out),
                              "--parallel", "2", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, start_new_session=True)
 
@@ -206,8 +214,7 @@ def test_ctrl_c_stops_promptly_and_says_what_was_kept(tmp_path: Path) -> None:
         # Promptly means without waiting for point-000, many minutes of work: the sweep must stop its busy worker
         # rather than let it finish, which the assertions below see (no point-000 summary, the interrupted
         # ending), and a sweep that waited would outlast the bound. How many seconds stopping takes is not
-        # asserted: a fresh clone's workers may be inside a numba compile that defers their SIGTERM until the 2 s
-        # grace ends in SIGKILL, on a machine loaded by whatever else runs.
+        # asserted (a busy worker gets a 2 s grace, then SIGKILL; the machine may be loaded by whatever else runs).
         _, err = proc.communicate(timeout=300)
     finally:  # a failed wait must not leave the sweep running its long point
         if proc.poll() is None:
