@@ -48,6 +48,18 @@ def test_hits_answer_after_broker_overhead_only(tmp_path: Path) -> None:
     assert on["latency_ms"].quantile(0.99) < off["latency_ms"].quantile(0.5)
 
 
+def test_a_hit_pays_the_brokers_off_path_part_too(tmp_path: Path) -> None:
+    """A calibrated broker runs part of its overhead off the query's path (``off_path_ms``) because each query's
+    delay carries it; a hit sends no request, so no delay carries it: by hand, a hit answers after 0.25 + 0.75 =
+    1.0 ms, as with the whole overhead on the path (hits arrive 10 ms apart, so the broker's core is free)."""
+    data = workload(tmp_path)
+    sc = scenario("OFFLINE", CACHE_ON)
+    sc["cluster"]["broker"] |= {"overhead_ms": 0.25, "off_path_ms": 0.75}
+    hits = simulate(sc, data=data).queries
+    hits = hits[hits["cache_hit"] == "broker"]
+    assert len(hits) > 1000 and np.allclose(hits["latency_ms"], 1.0)
+
+
 def test_consuming_segments_are_not_cached_by_default(tmp_path: Path) -> None:
     data = workload(tmp_path, consuming=True)
     gated = simulate(scenario("REALTIME", CACHE_ON), data=data).queries

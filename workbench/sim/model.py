@@ -245,7 +245,8 @@ class ClusterModel:
                 ready = arrival
                 if isinstance(decision, Waiter):
                     ready = yield broker.cache.wait(decision)
-                reply = self._reply(broker, ready, 0, 0)
+                # no server request, so no delay carries the broker's off-path part: a hit pays all its broker work
+                reply = broker.slots.run(ready, broker.reduce_ms(0, 0) + broker.spec.off_path_ms)
                 yield env.timeout(max(0.0, reply - env.now))
                 self._record(q, arrival, reply, None, "", "broker" if isinstance(decision, Cached) else "singleflight")
                 return
