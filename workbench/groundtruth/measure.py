@@ -171,6 +171,12 @@ def _gc(path: Path, span_ms: tuple[float, float] | None) -> dict[str, Any]:
             "max_ms": round(float(duration.max()), 3) if len(pauses) else 0.0, "span": span}
 
 
+def _jit_share(run: ClusterRun, server: str) -> float | None:
+    """The share of a server JVM's CPU in the measured run that its JIT compilers ran (``None``: it ran none)."""
+    cpu = run.schedstat[server][0]
+    return sum(run.threads.get(server, {}).get(g, 0.0) for g in JIT_GROUPS) / cpu if cpu > 0 else None
+
+
 def _routed(records: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Per server instance: the measured queries the broker sent a request to it, and their share of all."""
     counts: dict[str, int] = {}
@@ -198,8 +204,8 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, wh
     doc: dict[str, Any] = {}
     span = ((float(done["startEpochMs"]), float(done["startEpochMs"]) + float(done["wallMs"]))
             if "startEpochMs" in done and "wallMs" in done else None)
-    jit = max(((sum(run.threads.get(s, {}).get(g, 0.0) for g in JIT_GROUPS) / cpu, s)
-               for s, (cpu, _) in run.schedstat.items() if cpu > 0), default=(0.0, ""))
+    jit_share = {s: _jit_share(run, s) for s in run.schedstat}
+    jit = max(((share, s) for s, share in jit_share.items() if share is not None), default=(0.0, ""))
     if jit[0] > JIT_NOTED_SHARE:
         doc["jit_warning"] = (f"{instance_name(jit[1])}'s JIT compilers ran {jit[0]:.0%} of its JVM's CPU in the "
                               "measured run: these are a warming server's latencies; measure with --jit-settle 120 "
@@ -234,8 +240,8 @@ def _summary(run: ClusterRun, rate: float, sent_wanted: int, directory: Path, wh
         # and per group of its threads (pqr/pqw: the query's; nioEventLoopGroup: Netty; GC, JIT...) their CPU.
         "server_cpu": {instance_name(s): {"cpu_ms_per_query": round(cpu / len(records), 4),
                                           "run_queue_wait_ms_per_query": round(wait / len(records), 4),
-                                          "jit_share": round(sum(run.threads.get(s, {}).get(g, 0.0)
-                                                                 for g in JIT_GROUPS) / cpu, 4) if cpu > 0 else None,
+                                          "jit_share": (round(share, 4) if (share := jit_share[s]) is not None
+                                                        else None),
                                           "threads_ms_per_query": {g: round(ms / len(records), 4)
                                                                    for g, ms in run.threads.get(s, {}).items()}}
                        for s, (cpu, wait) in run.schedstat.items()},
