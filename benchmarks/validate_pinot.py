@@ -56,6 +56,7 @@ from workbench.api import load_generate_spec, measure, run_scenario
 from workbench.calibrate import CalibrateOptions
 from workbench.calibrate import calibrate as run_calibrate
 from workbench.calibrate.backtest import ms_clock
+from workbench.calibrate.features import classify
 from workbench.calibrate.workload_dir import write_workload
 from workbench.groundtruth.measure import PERCENTILES, rate_dir_name
 from workbench.groundtruth.scenario import offline_twin
@@ -130,9 +131,7 @@ def _reducer(sql: str) -> str:
     query = parse_query(sql)
     if query.distinct or (query.group_by and not query.is_aggregation):
         return "distinct"
-    if query.is_aggregation:
-        return "group-by" if query.group_by else "aggregation"
-    return "selection"
+    return classify(query, ())   # calibrate's kinds, without lookups: group-by, aggregation or selection
 
 
 def _medians_by_kind(log: pd.DataFrame, records: pd.DataFrame, predicted: pd.DataFrame) -> dict[str, list[float]]:

@@ -607,10 +607,11 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                 fit = refit_overhead(fit, *refined)
     shape = infer_shape(replay, inputs.hosts, inputs.table, opts.servers)
     now = replay["now_ms"].to_numpy(dtype=float)
-    serving, gc_note = _serving(inputs.gc, float(now.min() - replay["time_ms"].iloc[int(now.argmin())]),
-                                float(now.max()))
+    # the logged queries' span: from the first one's start (its line's time less its timeMs) to the last line
+    start_ms, end_ms = float(now.min() - replay["time_ms"].iloc[int(now.argmin())]), float(now.max())
+    serving, gc_note = _serving(inputs.gc, start_ms, end_ms)
     gc, gc_docs = _gc(serving)
-    served_s = (float(now.max()) - float(now.min() - replay["time_ms"].iloc[int(now.argmin())])) / 1000.0
+    served_s = (end_ms - start_ms) / 1000.0
     gc, allocation_note = per_request_allocation(
         gc, float(replay["num_servers_queried"].sum()) / max(shape.servers, 1) / served_s if served_s > 0 else 0.0)
     span = float(replay["arrival_s"].iloc[-1])

@@ -59,7 +59,6 @@ __all__ = [
     "run_dirs",
     "run_segment_build",
     "run_to_end",
-    "schedstat",
     "settle_signal",
     "thread_group",
     "wait_ready",
@@ -292,14 +291,6 @@ def build_segments_command(jars: PinotJars, heap: str, work: Path, table_config:
     return command, built
 
 
-def schedstat(pid: int) -> tuple[float, float]:
-    """``(cpu_ms, run_queue_wait_ms)`` summed over a process's live threads; zeros where Linux does not say."""
-    cpu = wait = 0.0
-    for ran, waited in _threads(pid).values():
-        cpu, wait = cpu + ran, wait + waited
-    return cpu, wait
-
-
 #: A thread name's trailing number (``-3``, ``#12``, ``-2-1``), left out to group a pool's threads.
 _THREAD_NUMBER = re.compile(r"[-#_ ]?[0-9][-#0-9]*$")
 
@@ -311,6 +302,15 @@ def thread_group(name: str) -> str:
     ['pqw', 'GC Thread', 'nioEventLoopGro', 'C2 CompilerThre', '?']
     """
     return _THREAD_NUMBER.sub("", name) or "?"
+
+
+def _by_group(times: Mapping[str, tuple[float, float]]) -> dict[str, float]:
+    """CPU ms per thread group (:func:`thread_group`) of per-thread ``tid/name -> (cpu_ms, wait_ms)`` times."""
+    groups: dict[str, float] = {}
+    for thread, (ran, _) in times.items():
+        group = thread_group(thread.split("/", 1)[1])
+        groups[group] = groups.get(group, 0.0) + ran
+    return groups
 
 
 def _threads(pid: int) -> dict[str, tuple[float, float]]:
@@ -470,7 +470,7 @@ def after_warmup(processes: Processes, pids: Mapping[str, int], factors: Mapping
 
 def _compiler_ms(pid: int) -> float:
     """The CPU ms a JVM's JIT compiler threads have run (:data:`JIT_GROUPS`)."""
-    return sum(ran for name, (ran, _) in _threads(pid).items() if thread_group(name.split("/", 1)[1]) in JIT_GROUPS)
+    return sum(ms for group, ms in _by_group(_threads(pid)).items() if group in JIT_GROUPS)
 
 
 def measured_use(warm: Snapshot, pids: Mapping[str, int]
@@ -486,11 +486,7 @@ def measured_use(warm: Snapshot, pids: Mapping[str, int]
         grown = {t: (ran - before.get(t, (0.0, 0.0))[0], waited - before.get(t, (0.0, 0.0))[1])
                  for t, (ran, waited) in after.items()}
         used[server] = (sum(v[0] for v in grown.values()), sum(v[1] for v in grown.values()))
-        by_group: dict[str, float] = {}
-        for t, (ran, _) in grown.items():
-            group = thread_group(t.split("/", 1)[1])
-            by_group[group] = by_group.get(group, 0.0) + ran
-        groups[server] = dict(sorted(((g, ms) for g, ms in by_group.items() if ms > 0), key=lambda kv: -kv[1]))
+        groups[server] = dict(sorted(((g, ms) for g, ms in _by_group(grown).items() if ms > 0), key=lambda kv: -kv[1]))
     return used, groups, cores
 
 
