@@ -240,3 +240,36 @@ def test_delays_logged_as_the_slowest_of_four_requests_are_drawn_per_request_as_
     recovered = per_request_delays(logged, 4)
     for q, expected in ((0.5, 2 * np.log(2)), (0.9, 2 * np.log(10)), (0.99, 2 * np.log(100))):
         assert float(np.quantile(recovered, q)) == pytest.approx(expected, rel=0.05), q
+
+
+def test_each_kind_of_query_is_given_its_own_delays_when_the_log_has_enough_of_them(tmp_path: Path) -> None:
+    """240 selections and 240 group-bys, each on one hourly segment, in turn 100 ms apart (each alone), with the
+    same 1.0 ms of measured work; the selections' servers answer in 2 ms, the group-bys' in 5, and the broker's share
+    is 1 ms. By hand their delays are 2 - 1 = 1 ms and 5 - 1 = 4 ms: every selection's the same and every
+    group-by's, so each kind's own delays are that value (within the 0.02 ms lattice the clock is taken out on, and
+    the EM's spread), and the pooled ones are half of each. An aggregation-only log has one kind: no section."""
+    where = f"WHERE ts >= {T0} AND ts < {T0 + HOUR}"
+    sql = {"S": f"SELECT value FROM events {where} LIMIT 10", "G": f"SELECT value, COUNT(*) FROM events {where} "
+           "GROUP BY value"}
+    lines = []
+    for i in range(480):
+        kind = "SG"[i % 2]
+        line = _line(i + 1, "A", T0 + 24 * HOUR + 100 * i, 2 if kind == "S" else 5, 1_000_000)
+        lines.append(line.replace(f"query={SQL['A']}", f"query={sql[kind]}"))
+    doc = _calibrate(cluster.write_inputs(tmp_path / "in", lines), tmp_path / "out")
+    kinds = doc["delay"]["by_kind"]  # type: ignore[index]
+    assert set(kinds) == {"selection", "group_by"}
+    assert kinds["selection"]["queries"] == kinds["group_by"]["queries"] == 240
+    assert kinds["selection"]["p50_ms"] == pytest.approx(1.0, abs=0.15)
+    assert kinds["group_by"]["p50_ms"] == pytest.approx(4.0, abs=0.15)
+    network = yaml.safe_load((tmp_path / "out" / "scenario.yaml").read_text())["cluster"]["network"]
+    own = network["request_delay_by_kind_ms"]
+    assert set(own) == {"selection", "group_by"}
+    assert np.median(own["selection"]["values"]) == pytest.approx(1.0, abs=0.15)
+    assert np.median(own["group_by"]["values"]) == pytest.approx(4.0, abs=0.15)
+    pooled = np.array(network["request_delay_ms"]["values"])
+    assert (pooled < 2.5).mean() == pytest.approx(0.5, abs=0.05)   # half of each
+    single = _calibrate(_files(tmp_path / "agg", measured=True)[0], tmp_path / "agg-out")
+    assert single["delay"]["by_kind"] == {}  # type: ignore[index]
+    assert "request_delay_by_kind_ms" not in yaml.safe_load(
+        (tmp_path / "agg-out" / "scenario.yaml").read_text())["cluster"]["network"]

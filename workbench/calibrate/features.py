@@ -29,7 +29,7 @@ from workbench.pinot.execution_config import ServerQueryConfig
 from workbench.pinot.sql import parse_query
 from workbench.pinot.sql.query import FilterOperator, Query, iter_predicates
 from workbench.pinot.table_config import TableConfig
-from workbench.sim.planner import SERVER_GROUP_TRIM_MIN
+from workbench.sim.planner import SERVER_GROUP_TRIM_MIN, delay_kind
 from workbench.sim.service import function_calls
 
 __all__ = ["KINDS", "LogFeatures", "SqlShape", "classify", "log_features", "lookup_columns", "server_stats",
@@ -136,6 +136,9 @@ class LogFeatures:
     #: Per query the aggregation functions it calls, once per call, by Pinot's canonical name (an object array
     #: of tuples; :func:`~workbench.sim.service.function_calls`); ``None``: not known (no call is assumed).
     functions: np.ndarray | None = None
+    #: Per query the kind whose request delay the model draws for it (:func:`~workbench.sim.planner.delay_kind`;
+    #: an object array, ``None`` for an unparsed query); ``None``: not known (every query pooled).
+    delay_kinds: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.time_ms)
@@ -153,7 +156,7 @@ class LogFeatures:
         """The features of the rows at ``index`` (the shapes table is shared)."""
         fields = {name: getattr(self, name)[index] for name in _ARRAYS}
         return LogFeatures(shapes=self.shapes, functions=None if self.functions is None else self.functions[index],
-                           **fields)
+                           delay_kinds=None if self.delay_kinds is None else self.delay_kinds[index], **fields)
 
 
 _ARRAYS = ("time_ms", "servers", "responded", "segments", "docs", "entries_in_filter", "entries_post_filter",
@@ -258,6 +261,7 @@ def log_features(frame: pd.DataFrame, shapes: Mapping[str, SqlShape], config: Se
         shapes=table,
         arrival_s=frame["arrival_s"].to_numpy(dtype=float),
         functions=_calls([function_calls(s.query) for s in per_sql]),
+        delay_kinds=np.array([delay_kind(s.query) for s in per_sql], dtype=object),
     )
 
 

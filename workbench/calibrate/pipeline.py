@@ -334,7 +334,12 @@ def _network(options: CalibrateOptions, delay: Delay | None) -> list[Entry]:
                 Entry("cluster.network.request_delay_ms", {"dist": "empirical", "values": delay.values()},
                       f"fitted: each query's delay (timeMs less the broker's work and its servers' measured work; "
                       f"mean {delay.values_ms.mean():.3g} ms over {len(delay.values_ms):,} queries), drawn once "
-                      f"per server request: time that takes no server capacity")]
+                      f"per server request: time that takes no server capacity")] + [
+                Entry(f"cluster.network.request_delay_by_kind_ms.{kind}",
+                      {"dist": "empirical", "values": delay.values(kind=kind)},
+                      f"fitted: the delays of the {len(v):,} {kind.replace('_', '-')} queries among them (median "
+                      f"{float(np.median(v)):.3g} ms, against {float(np.median(delay.values_ms)):.3g} for all), drawn "
+                      f"for this kind's requests") for kind, v in delay.by_kind.items()]
     return [_latency(options)]
 
 

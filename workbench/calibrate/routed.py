@@ -82,4 +82,5 @@ def with_routed_shapes(f: LogFeatures, counts: list[tuple[int, ...] | None], gro
     fields = {name: getattr(f, name) for name in ("time_ms", "servers", "responded", "segments", "docs",
                                                   "entries_in_filter", "entries_post_filter", "group_by", "rows",
                                                   "kind", "arrival_s")}
-    return LogFeatures(shape_id=ids, shapes=tuple(index), largest=largest, functions=f.functions, **fields), used
+    return LogFeatures(shape_id=ids, shapes=tuple(index), largest=largest, functions=f.functions,
+                       delay_kinds=f.delay_kinds, **fields), used

@@ -70,7 +70,8 @@ def build_cluster(sc: Scenario, layout: Layout, env: simpy.Environment, streams:
     brokers = make_brokers(spec.broker, spec.brokers, layout, sc.table, sc.workload.query_options,
                            streams.routing, env)
     return Cluster(layout, servers, caches, brokers, make_service_model(sc.service), spec.network.latency_ms,
-                   request_delay=spec.network.request_delay_ms)
+                   request_delay=spec.network.request_delay_ms,
+                   request_delays=spec.network.request_delays)
 
 
 class SimPyEngine:

@@ -33,7 +33,7 @@ from workbench.sim.driver import ServerDriver
 from workbench.sim.fast.plan_kernels import segment_sums
 from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
-from workbench.sim.plan import Plan
+from workbench.sim.plan import DELAY_ROWS, Plan, delay_rows
 from workbench.sim.planner import QueryPlan, result_rows
 from workbench.sim.records import QueryRecords, failure_rows, pause_rows, server_row
 from workbench.sim.router import own_routing_options
@@ -72,6 +72,9 @@ class Cluster:
     #: Each server request's own delay, added to its way back (``cluster.network.request_delay_ms``; read live
     #: like ``network``; routed plans hold it in their delays already).
     request_delay: Distribution = field(default_factory=lambda: Deterministic(0.0))
+    #: With kinds of query given their own (``request_delay_by_kind_ms``): all of them, drawn side by side
+    #: (``NetworkSpec.request_delays``); empty: ``request_delay`` alone.
+    request_delays: tuple[Distribution, ...] = ()
 
 
 class ClusterModel:
@@ -89,9 +92,13 @@ class ClusterModel:
         self.drivers = [ServerDriver(env, i, s, self._on_response) for i, s in enumerate(self.servers)]
         network = cluster.network
         self._latency = Buffered(lambda n: network.sample(streams.network, n))
-        delay = cluster.request_delay
+        delay, side = cluster.request_delay, cluster.request_delays
         self._request_delay = (None if isinstance(delay, Deterministic) and delay.value == 0
                                else Buffered(lambda n: delay.sample(streams.request_delay, n)))
+        # by kind: one row of all of them per request, read as the plan and the compiled router read it
+        self._delay_row = (None if len(side) <= 1 else
+                           Buffered(lambda n: delay_rows(side, streams.request_delay, n // len(side)).ravel(),
+                                    block=len(side) * DELAY_ROWS))
         self._waiting: dict[int, tuple[Gather, float]] = {}
         self._next_rid = 0
         self.records = QueryRecords()
@@ -218,7 +225,10 @@ class ClusterModel:
         for server, segs in routing:
             pos = np.array([position[s] for s in segs], dtype=np.int64)
             out_delay, back_delay = self._latency.next(), self._latency.next()
-            if self._request_delay is not None:  # as the plan's way back (plan.service_delays), slowed with a JVM
+            if self._delay_row is not None:  # its kind's of one row (plan.request_delays)
+                row = self._delay_row.take(len(self.cluster.request_delays))
+                back_delay += row[int(plan.delay_column[q])] * plan.jvm_scale(server, arrival + out_delay)
+            elif self._request_delay is not None:  # as the plan's way back (plan.service_delays), slowed with a JVM
                 back_delay += self._request_delay.next() * plan.jvm_scale(server, arrival + out_delay)
             scale = plan.scale(server, arrival + out_delay)
             merge = 0.0 if plan.group_by[q] else service.merge_ms_per_segment * len(segs)

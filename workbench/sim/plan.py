@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.distributions import Deterministic
+from workbench.distributions import Deterministic, Distribution
 from workbench.pinot.execution_config import query_timeout_ms
 from workbench.pinot.options import QueryOptions
 from workbench.pinot.query_options import resolve_keys, spellings
@@ -43,13 +43,14 @@ from workbench.sim.gc import Allocation, ServerHeap, server_gc
 from workbench.sim.layout import Layout
 from workbench.sim.memory import Memory, server_memory
 from workbench.sim.pauses import PauseSchedule
-from workbench.sim.planner import Planner, QueryPlan
+from workbench.sim.planner import Planner, QueryPlan, delay_kind
 from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, function_ns_per_doc, make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["Delivery", "Plan", "Schedules", "build_plan", "draw_table", "expand", "prepare_ms", "query_options",
-           "request_targets", "request_work", "server_schedules", "with_heaps"]
+__all__ = ["DELAY_ROWS", "Delivery", "Plan", "Schedules", "build_plan", "delay_rows", "draw_table", "expand",
+           "prepare_ms", "query_options", "request_columns", "request_targets", "request_work", "server_schedules",
+           "with_heaps"]
 
 _slow_scale = python(decisions.slow_scale)
 _wake_work = python(decisions.wake_work)
@@ -92,6 +93,9 @@ class Plan:
     #: Per query, the CPU each of its requests leaves on its server's cores after the response
     #: (``service.off_path_ms``), ms.
     off_path_ms: np.ndarray
+    #: Per query, which of the network's request delays its requests take (``NetworkSpec.delay_column``: 0 for
+    #: ``request_delay_ms``, else its kind's own), and how many are drawn side by side per request.
+    delay_column: np.ndarray
     plans: tuple[QueryPlan, ...]
     heaps: tuple[ServerHeap, ...]
     crashes: tuple[PauseSchedule, ...]
@@ -376,6 +380,7 @@ def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float
     secondary = np.array([o.is_secondary_workload for o in per_plan])
     threads = np.array([o.max_execution_threads for o in per_plan], dtype=np.int32)
     pi = queries.plan_index
+    column = np.array([spec.network.delay_column(delay_kind(p.query)) for p in queries.plans], dtype=np.int64)
     churn = churn_events(streams.churn, sc.workload.churn.replace_per_hour, sc.workload.churn.reload_per_hour,
                          len(layout.segments), horizon_ms)
     return dict(
@@ -385,7 +390,7 @@ def draw_table(sc: Scenario, layout: Layout, streams: Streams, horizon_ms: float
         plan_segment=work.plan_segment, plan_docs=work.plan_docs, plans=tuple(queries.plans),
         prepare_ms=prepare_ms(queries.arrival_ms, service),
         merge_ms_per_segment=np.full(len(pi), service.merge_ms_per_segment),
-        off_path_ms=np.full(len(pi), service.off_path_ms),
+        off_path_ms=np.full(len(pi), service.off_path_ms), delay_column=column[pi],
         churn_ms=np.array([c[0] for c in churn], dtype=float),
         churn_segment=np.array([c[1] for c in churn], dtype=np.int32), churn_event=tuple(c[2] for c in churn))
 
@@ -452,7 +457,8 @@ def _with_requests(common: dict[str, Any], routes: Routes, streams: Streams, sc:
     slow = common["slow"]
     slowed = (*request_targets(common["arrival_ms"], routes, query_requests), slow) \
         if slow is not None and slow.whole_jvm else None
-    delays = service_delays(sc, streams.network, n, streams.request_delay, slowed)
+    delays = service_delays(sc, streams.network, n, streams.request_delay, slowed,
+                            request_columns(common["delay_column"], query_requests))
     delivery = Delivery(*delivery_order(common["arrival_ms"], routes.template, query_requests, routes.requests,
                                         routes.server, delays, servers))
     return Plan(routed=True, routes=routes, query_requests=query_requests, delays=delays, delivery=delivery,
@@ -504,9 +510,15 @@ def request_targets(arrival_ms: np.ndarray, routes: Routes,
     return arrival_ms[query], routes.server[template].astype(np.int64)
 
 
+def request_columns(delay_column: np.ndarray, query_requests: np.ndarray) -> np.ndarray:
+    """Per request (in request order), its query's delay column (:attr:`Plan.delay_column`)."""
+    return np.repeat(np.asarray(delay_column, dtype=np.int64), np.diff(query_requests))
+
+
 def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
                    delay_rng: np.random.Generator,
-                   slowed: tuple[np.ndarray, np.ndarray, SlowWindows] | None = None) -> np.ndarray:
+                   slowed: tuple[np.ndarray, np.ndarray, SlowWindows] | None = None,
+                   columns: np.ndarray | None = None) -> np.ndarray:
     """``2 x requests`` delays: for each request its way out, then its way back.
 
     Each message's network latency is drawn from ``rng``; each request's own delay
@@ -525,7 +537,7 @@ def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
         delays = np.broadcast_to(np.float64(latency.value), (2 * requests,))
     else:
         delays = np.ascontiguousarray(latency.sample(rng, 2 * requests), dtype=float)
-    extra = request_delays(sc, delay_rng, requests)
+    extra = request_delays(sc, delay_rng, requests, columns)
     if extra is None:
         return delays
     if slowed is not None:
@@ -536,11 +548,39 @@ def service_delays(sc: Scenario, rng: np.random.Generator, requests: int,
     return out
 
 
-def request_delays(sc: Scenario, rng: np.random.Generator, requests: int) -> np.ndarray | None:
+def request_delays(sc: Scenario, rng: np.random.Generator, requests: int,
+                   columns: np.ndarray | None = None) -> np.ndarray | None:
     """Each of ``requests`` server requests' own delay (``cluster.network.request_delay_ms``), in request order,
     from its own stream; ``None`` when it is zero (nothing drawn). Adaptive selection's live routing draws it
-    one request at a time from the same stream (:class:`~workbench.sim.model.ClusterModel`)."""
-    delay = sc.cluster.network.request_delay_ms
+    one request at a time from the same stream (:class:`~workbench.sim.model.ClusterModel`).
+
+    With kinds given their own (``request_delay_by_kind_ms``), every request draws one value of each side by side
+    (:func:`delay_rows`) and takes its kind's (``columns``, per request): the stream is read the same whatever the
+    queries' kinds, so the live routers, which do not know a request's kind before they route it, read it alike."""
+    network = sc.cluster.network
+    delay = network.request_delay_ms
+    if len(network.request_delays) > 1:
+        table = delay_rows(network.request_delays, rng, requests)
+        chosen = np.zeros(requests, dtype=np.int64) if columns is None else columns
+        picked: np.ndarray = table[np.arange(requests), chosen]
+        return picked
     if isinstance(delay, Deterministic):
         return None if delay.value == 0 else np.full(requests, float(delay.value))
     return np.asarray(delay.sample(rng, requests), dtype=float)
+
+
+#: Rows of side-by-side request delays drawn at a time by the live routers (both engines alike).
+DELAY_ROWS = 4096
+
+
+def delay_rows(delays: Sequence[Distribution], rng: np.random.Generator, rows: int) -> np.ndarray:
+    """``rows`` requests' delays, one of each distribution side by side (``rows x len(delays)``), each column
+    drawn in turn from ``rng``.
+
+    >>> from workbench.distributions import Exponential
+    >>> delay_rows((Deterministic(0.5), Exponential(2.0)), np.random.default_rng(1), 3).shape
+    (3, 2)
+    """
+    return np.column_stack([np.full(rows, float(d.value)) if isinstance(d, Deterministic)
+                            else np.asarray(d.sample(rng, rows), dtype=float) for d in delays]) \
+        if delays else np.empty((rows, 0))

@@ -105,6 +105,24 @@ def result_rows(query: Query | None, docs_scanned: float) -> int:
     return min(docs, query.effective_limit + (query.offset or 0))
 
 
+def delay_kind(query: Query | None) -> str | None:
+    """The kind of query whose own request delay a request of ``query`` draws
+    (``cluster.network.request_delay_by_kind_ms``): ``group_by``, ``aggregation`` or ``selection``; ``None`` for
+    an unparsed query or the synthetic full scan (``request_delay_ms``). ``calibrate`` groups a log's delays by
+    the same function, so the delays a kind is given are those its own queries logged.
+
+    >>> from workbench.pinot.sql import parse_query
+    >>> [delay_kind(parse_query(s)) for s in ("SELECT a, COUNT(*) FROM t GROUP BY a", "SELECT SUM(x) FROM t",
+    ...                                        "SELECT * FROM t WHERE id = 7 LIMIT 1")] + [delay_kind(None)]
+    ['group_by', 'aggregation', 'selection', None]
+    """
+    if query is None:
+        return None
+    if query.group_by:
+        return "group_by"
+    return "aggregation" if query.is_aggregation else "selection"
+
+
 def default_schema(table: TableConfig) -> Schema | None:
     """A Pinot schema for generated data: its time column holds epoch milliseconds.
 

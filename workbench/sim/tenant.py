@@ -35,6 +35,7 @@ from workbench.sim.plan import (
     Plan,
     draw_table,
     expand,
+    request_columns,
     request_targets,
     request_work,
     server_schedules,
@@ -216,7 +217,9 @@ def build_tenant_plan(sc: Scenario, parts: Sequence[TablePart], layout: Layout, 
         works.append(work)
         slowed = ((*request_targets(d["arrival_ms"], r, offsets(r.request_counts[r.template])), schedules.slow)
                   if schedules.slow is not None and schedules.slow.whole_jvm else None)
-        delays.append(np.asarray(service_delays(part.scenario, s.network, n, s.request_delay, slowed)).reshape(n, 2))
+        columns = request_columns(d["delay_column"], offsets(r.request_counts[r.template]))
+        delays.append(np.asarray(service_delays(part.scenario, s.network, n, s.request_delay, slowed, columns))
+                      .reshape(n, 2))
     plan_base = offsets([len(d["plans"]) for d in drawn])[:-1]
     segment_base = offsets([len(p.layout.segments) for p in parts])[:-1]
     merged = _merge_routes(routes, plan_base, order)
@@ -232,7 +235,8 @@ def build_tenant_plan(sc: Scenario, parts: Sequence[TablePart], layout: Layout, 
         broker=(np.arange(len(order)) % spec.brokers).astype(np.int32),
         **{name: _per_query(drawn, name, order) for name in ("timeout_ms", "group_by", "secondary",
                                                               "execution_threads", "prepare_ms",
-                                                              "merge_ms_per_segment", "off_path_ms")},
+                                                              "merge_ms_per_segment", "off_path_ms",
+                                                              "delay_column")},
         query_segments=query_segments, work=work,
         plan_offsets=offsets(np.concatenate([np.diff(d["plan_offsets"]) for d in drawn])),
         plan_segment=plan_segment.astype(np.int32), plan_docs=np.concatenate([d["plan_docs"] for d in drawn]),

@@ -68,7 +68,7 @@ from workbench.sim.fast.server_kernel import (
 )
 from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.layout import Layout
-from workbench.sim.plan import Plan
+from workbench.sim.plan import DELAY_ROWS, Plan, delay_rows
 from workbench.sim.planner import result_rows
 from workbench.sim.router import Router, own_routing_options
 from workbench.sim.routes import Routes
@@ -394,9 +394,14 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     request_max = int(np.minimum(sizes, servers).sum())
     latency = spec.network.latency_ms
     delays_in = buffered(lambda n: latency.sample(streams.network, n), 2 * request_max)
-    own = spec.network.request_delay_ms
-    own_delay = (np.empty(0) if isinstance(own, Deterministic) and own.value == 0
-                 else buffered(lambda n: own.sample(streams.request_delay, n), request_max))
+    own, side = spec.network.request_delay_ms, spec.network.request_delays
+    if len(side) > 1:  # one row of every kind's per request, its kind's taken (as model.ClusterModel reads them)
+        own_delay = buffered(lambda n: delay_rows(side, streams.request_delay, n // len(side)).ravel(),
+                             len(side) * request_max, block=len(side) * DELAY_ROWS).reshape(-1, len(side))
+    else:
+        own_delay = (np.empty((0, 1)) if isinstance(own, Deterministic) and own.value == 0
+                     else np.ascontiguousarray(buffered(lambda n: own.sample(streams.request_delay, n),
+                                                        request_max)[:, None]))
     # the plan's per-plan row rule (result_rows: one row for an aggregation, else docs up to a cap)
     aggregate = np.empty(len(plan.plans), dtype=np.int64)
     cap = np.empty(len(plan.plans), dtype=np.int64)
@@ -444,7 +449,7 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     queries = (plan.arrival_ms, plan.broker.astype(np.int64), plan.timeout_ms, plan.group_by, plan.secondary,
                plan.execution_threads.astype(np.int64), plan.plan_index.astype(np.int64), plan.query_segments,
                plan.work,
-               plan.plan_offsets, plan.plan_docs, aggregate, cap, case)
+               plan.plan_offsets, plan.plan_docs, aggregate, cap, case, plan.delay_column.astype(np.int64))
     def routing_of(cases: _Cases) -> tuple[np.ndarray, ...]:
         return (cases.case_offsets, cases.entry_position, cases.entry_segment, cases.entry_cset, cases.cset_offsets,
                 cases.cset_server, cases.cset_online, cases.pool_offsets, cases.pool_server, cases.pool_rank,
@@ -706,7 +711,7 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
     arrival, broker, timeout, group_by, plan_index, query_segments, seg_in = (queries[0], queries[1], queries[2],
                                                                             queries[3], queries[6], queries[7],
                                                                             queries[8])
-    plan_offsets, plan_docs, aggregate, cap, case = queries[9:]
+    plan_offsets, plan_docs, aggregate, cap, case, delay_column = queries[9:]
     case_offsets, entry_position, entry_segment, entry_cset, cset_offsets, cset_server, cset_online = routing[:7]
     pool_offsets, pool_server, pool_rank, perm_offsets, perms = routing[7:12]
     group_offsets, member_offsets, member_entry, member_cand, case_unavailable, unavailable, epoch_q = routing[12:19]
@@ -901,8 +906,8 @@ def _run(queries: tuple[Any, ...], routing: tuple[np.ndarray, ...], tpl: tuple[n
             counters[4] += 2
             w0, w1 = slow_offsets[s], slow_offsets[s + 1]
             if len(own_delay) > 0:  # slowed with a whole slow JVM (plan.service_delays)
-                back_d += own_delay[counters[5]] * slow_scale(1.0, arrival[q] + out_d, slow_start[w0:w1],
-                                                              slow_end[w0:w1], slow_jvm[w0:w1])
+                back_d += own_delay[counters[5], delay_column[q]] * slow_scale(
+                    1.0, arrival[q] + out_d, slow_start[w0:w1], slow_end[w0:w1], slow_jvm[w0:w1])
                 counters[5] += 1
             scale = slow_scale(cpu_scale[s], arrival[q] + out_d, slow_start[w0:w1], slow_end[w0:w1], slow_factor[w0:w1])
             extra = merge_each[q] if group_by[q] else 0.0
