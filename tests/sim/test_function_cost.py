@@ -16,11 +16,11 @@ plain cost model's bit for bit.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import one_segment
 import pandas as pd
 import pytest
 from parity import same
@@ -39,13 +39,7 @@ EXTRA_NS = 4000.0
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("fn")
-    seg = pd.DataFrame({"segment_name": ["s0"], "start_time_ms": [0], "end_time_ms": [99], "total_docs": [1000]})
-    seg["zk_metadata"] = [json.dumps({"segment.start.time": "0", "segment.end.time": "99",
-                                      "segment.time.unit": "MILLISECONDS", "segment.total.docs": "1000"})]
-    seg.to_parquet(d / "segments.parquet")
-    pd.DataFrame({"arrival_s": [0.0, 0.001, 1.0], "sql": list(SQL)}).to_parquet(d / "queries.parquet")
-    return d
+    return one_segment.write(tmp_path_factory.mktemp("fn"), [0.0, 0.001, 1.0], SQL)
 
 
 def raw(costs: dict[str, float], engine: str = "simpy", **service: Any) -> dict[str, Any]:

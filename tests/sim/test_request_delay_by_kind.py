@@ -10,12 +10,11 @@ latency is its 1 ms of work plus its kind's delay: 2, 4 and 6 ms. Routed in adva
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+import one_segment
 import pytest
 from parity import same
 
@@ -31,14 +30,8 @@ ADAPTIVE = {"pinot.broker.adaptive.server.selector.type": "HYBRID",
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("kinds")
-    seg = pd.DataFrame({"segment_name": ["s0"], "start_time_ms": [0], "end_time_ms": [99], "total_docs": [1000]})
-    seg["zk_metadata"] = [json.dumps({"segment.start.time": "0", "segment.end.time": "99",
-                                      "segment.time.unit": "MILLISECONDS", "segment.total.docs": "1000"})]
-    seg.to_parquet(d / "segments.parquet")
-    pd.DataFrame({"arrival_s": np.arange(QUERIES, dtype=float),
-                  "sql": [SQL[i % 3] for i in range(QUERIES)]}).to_parquet(d / "queries.parquet")
-    return d
+    return one_segment.write(tmp_path_factory.mktemp("kinds"), np.arange(QUERIES, dtype=float).tolist(),
+                             [SQL[i % 3] for i in range(QUERIES)])
 
 
 def raw(engine: str, pooled: Any = 3.0, by_kind: dict[str, Any] | None = None, live: bool = False) -> dict[str, Any]:
