@@ -177,7 +177,10 @@ class Delay:
                             for k, v in self.by_kind.items()},
                 "wake": self.wake.to_dict() if self.wake is not None else None,
                 "in_scenario": "cluster.network.request_delay_ms: empirical, the measured delays (drawn once per "
-                               "server request); cluster.network.latency_ms 0 (the delays include the transport)"}
+                               "server request"
+                               + ("; each kind's own in cluster.network.request_delay_by_kind_ms" if self.by_kind
+                                  else "")
+                               + "); cluster.network.latency_ms 0 (the delays include the transport)"}
 
 
 def without_clock(raw: np.ndarray) -> np.ndarray:

@@ -94,7 +94,7 @@ class Plan:
     #: (``service.off_path_ms``), ms.
     off_path_ms: np.ndarray
     #: Per query, which of the network's request delays its requests take (``NetworkSpec.delay_column``: 0 for
-    #: ``request_delay_ms``, else its kind's own), and how many are drawn side by side per request.
+    #: ``request_delay_ms``, else its kind's own, ``request_delay_by_kind_ms``).
     delay_column: np.ndarray
     plans: tuple[QueryPlan, ...]
     heaps: tuple[ServerHeap, ...]
