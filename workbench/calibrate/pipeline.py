@@ -309,29 +309,6 @@ def per_request_allocation(gc: dict[str, Any] | None, requests_per_s: float
     return {**gc, "allocation_rate": None, "bytes_per_request": round(per, 1), "bytes_per_doc": 0.0}, note
 
 
-def committed_heap(frames: Mapping[str, pd.DataFrame], gc: Mapping[str, Any] | None) -> float | None:
-    """The heap the servers' G1 kept committed while serving (the median over each log's collections of the size in
-    parentheses, ``60M->28M(70M)``; the median over the logs), bytes; ``None`` for another collector or no sizes.
-
-    Why: the model's G1 sizes eden within the heap it is given and does not grow the heap, where a real G1 commits
-    only what its pause and GC-time goals ask for. Apache Pinot 1.5.1's servers, run with ``-Xmx256m``
-    (``docs/validation.md``), kept 70 MB committed under query load and made 11.6-12.3 young collections per 1,000
-    queries; given the default 16 GiB the model made 0.2-0.5, given the 70 MB it made 11.0-11.6.
-
-    >>> f = pd.DataFrame({"heap_total_bytes": [70e6, 73e6, 80e6]})
-    >>> committed_heap({"a": f, "b": f.assign(heap_total_bytes=f["heap_total_bytes"] * 2)}, {"collector": "g1"})
-    109500000.0
-    >>> committed_heap({"a": f}, {"collector": "fixed"}) is None
-    True
-    """
-    if gc is None or gc.get("collector") != "g1":
-        return None
-    sizes = [float(np.nanmedian(pd.to_numeric(f["heap_total_bytes"], errors="coerce")))
-             for f in frames.values() if "heap_total_bytes" in f and pd.to_numeric(f["heap_total_bytes"],
-                                                                                   errors="coerce").notna().any()]
-    return float(np.median(sizes)) if sizes else None
-
-
 def _gc(frames: Mapping[str, pd.DataFrame]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The ``cluster.gc`` section from the GC logs (samples pooled across servers) and each log's calibration."""
     calibrations = {path: _calibrated_gc(path, frame) for path, frame in frames.items()}
@@ -404,7 +381,7 @@ def _profile(profile: DayProfile) -> list[Entry]:
 
 def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc: dict[str, Any] | None,
              options: CalibrateOptions, span: float, tail: float, delay: Delay | None,
-             profile: DayProfile, heap: float | None = None) -> list[Entry]:
+             profile: DayProfile) -> list[Entry]:
     t = inputs.table
     var = fit.variability
     var_note = (f"fitted from the residuals: ± {var.se:.3g} (1 s.e.)" if var.se is not None else var.note) or "fitted"
@@ -420,11 +397,6 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
         *_network(options, delay),
     ]
-    if heap is not None:
-        entries.append(Entry("cluster.server.heap", round(heap),
-                             "from the GC logs: the heap G1 kept committed while serving (the median of each "
-                             "collection's size in parentheses), which the model's G1 does not grow; your -Xmx may be "
-                             "larger; bytes"))
     moved = delay.broker_off_path_ms if delay is not None else 0.0
     if moved > 0:
         entries.append(Entry("cluster.broker.off_path_ms", round(moved, 6),
@@ -645,7 +617,6 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     serving, gc_note = _serving(inputs.gc, start_ms, end_ms)
     gc, gc_docs = _gc(serving)
     served_s = (end_ms - start_ms) / 1000.0
-    heap = committed_heap(serving, gc)
     gc, allocation_note = per_request_allocation(
         gc, float(replay["num_servers_queried"].sum()) / max(shape.servers, 1) / served_s if served_s > 0 else 0.0)
     span = float(replay["arrival_s"].iloc[-1])
@@ -653,7 +624,7 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
     notes = tuple(n for n in (split.note, *fit.notes, seg_note, work_note, calm_note, route_note, function_note,
                               gc_note, allocation_note) if n)
     profile = day_profile(replay["now_ms"].to_numpy(dtype=np.int64))
-    entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile, heap)
+    entries = _entries(inputs, fit, shape, gc, opts, span, tail, delay, profile)
     text = render_scenario(_header(inputs), entries)
     with atomic_dir(Path(out), overwrite=overwrite) as tmp:
         write_workload(tmp / "workload", segs, replay, inputs.table.table_name, inputs.table.table_type,
