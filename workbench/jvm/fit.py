@@ -247,9 +247,9 @@ def region_copied(survivor_after: np.ndarray, promoted: np.ndarray) -> np.ndarra
     Why: JDK 17's ``-Xlog:gc*`` logs ``Copied Bytes`` only at debug level (``gc+phases=debug``), but its info lines
     carry ``Survivor regions: a->b`` and ``Old regions: c->d``. Apache Pinot 1.5.1's servers' logs under query load
     (``docs/validation.md``) left 1 MB of survivors per collection at 70-120 MB/s of allocation: 0.01 s of it, where
-    the held default ``survivor_s`` (0.12 s) copied ten times that, filled the old generation of the 70 MB heap the
-    servers ran in, and kept the model's G1 in concurrent cycles. A region count rounds up to whole regions, so
-    this is an upper bound of the bytes copied.
+    the held default ``survivor_s`` (0.12 s) copied ten times that (and, in the 70 MB heap the servers ran in, filled
+    the model's old generation). A region count rounds up to whole regions, so this is an upper bound of the bytes
+    copied.
 
     >>> region_copied(np.array([2.0, np.nan]) * 2**20, np.array([1.0, 0.0]) * 2**20) / 2**20
     array([ 3., nan])
