@@ -476,8 +476,8 @@ def _by_kind(f: LogFeatures, raw: np.ndarray, one: np.ndarray, moved: float) -> 
     drawn from one distribution, each kind's median took the others'."""
     if f.delay_kinds is None:
         return {}
-    kinds = f.delay_kinds[one]
-    out = {k: without_clock(raw[one][kinds == k] + moved) for k in DELAY_KINDS
+    kinds, delays = f.delay_kinds[one], raw[one] + moved
+    out = {k: without_clock(delays[kinds == k]) for k in DELAY_KINDS
            if int((kinds == k).sum()) >= MIN_KIND_DELAYS}
     return out if len(out) >= 2 else {}
 

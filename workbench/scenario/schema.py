@@ -206,16 +206,20 @@ class NetworkSpec:
     request_delay_by_kind_ms: DelayByKind = _f(DelayByKind)
 
     @property
+    def _given_kinds(self) -> tuple[tuple[str, Distribution], ...]:
+        """The kinds given their own delay, with it, in :data:`DELAY_KINDS` order."""
+        kinds = self.request_delay_by_kind_ms
+        return tuple((k, d) for k in DELAY_KINDS if (d := getattr(kinds, k)) is not None)
+
+    @property
     def request_delays(self) -> tuple[Distribution, ...]:
         """The request delays drawn side by side, one value of each per request: ``request_delay_ms``, then each
         kind's own, in :data:`DELAY_KINDS` order (those given)."""
-        kinds = self.request_delay_by_kind_ms
-        return (self.request_delay_ms,
-                *(d for d in (getattr(kinds, k) for k in DELAY_KINDS) if d is not None))
+        return (self.request_delay_ms, *(d for _, d in self._given_kinds))
 
     def delay_column(self, kind: str | None) -> int:
         """Which of :attr:`request_delays` a request of ``kind`` takes (0: ``request_delay_ms``)."""
-        given = [k for k in DELAY_KINDS if getattr(self.request_delay_by_kind_ms, k) is not None]
+        given = [k for k, _ in self._given_kinds]
         return 1 + given.index(kind) if kind in given else 0
 
 

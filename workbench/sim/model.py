@@ -33,7 +33,7 @@ from workbench.sim.driver import ServerDriver
 from workbench.sim.fast.plan_kernels import segment_sums
 from workbench.sim.gather import Gather, error_codes
 from workbench.sim.layout import Layout
-from workbench.sim.plan import DELAY_ROWS, Plan, delay_rows
+from workbench.sim.plan import Plan, delay_row_draws
 from workbench.sim.planner import QueryPlan, result_rows
 from workbench.sim.records import QueryRecords, failure_rows, pause_rows, server_row
 from workbench.sim.router import own_routing_options
@@ -96,9 +96,7 @@ class ClusterModel:
         self._request_delay = (None if isinstance(delay, Deterministic) and delay.value == 0
                                else Buffered(lambda n: delay.sample(streams.request_delay, n)))
         # by kind: one row of all of them per request, read as the plan and the compiled router read it
-        self._delay_row = (None if len(side) <= 1 else
-                           Buffered(lambda n: delay_rows(side, streams.request_delay, n // len(side)).ravel(),
-                                    block=len(side) * DELAY_ROWS))
+        self._delay_row = None if len(side) <= 1 else Buffered(*delay_row_draws(side, streams.request_delay))
         self._waiting: dict[int, tuple[Gather, float]] = {}
         self._next_rid = 0
         self.records = QueryRecords()

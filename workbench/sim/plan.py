@@ -20,7 +20,7 @@ delays as messages are sent.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -48,9 +48,9 @@ from workbench.sim.routes import RouteCache, Routes, route_queries
 from workbench.sim.service import ServiceModel, function_ns_per_doc, make_service_model
 from workbench.sim.streams import Streams
 
-__all__ = ["DELAY_ROWS", "Delivery", "Plan", "Schedules", "build_plan", "delay_rows", "draw_table", "expand",
-           "prepare_ms", "query_options", "request_columns", "request_targets", "request_work", "server_schedules",
-           "with_heaps"]
+__all__ = ["DELAY_ROWS", "Delivery", "Plan", "Schedules", "build_plan", "delay_row_draws", "delay_rows", "draw_table",
+           "expand", "prepare_ms", "query_options", "request_columns", "request_targets", "request_work",
+           "server_schedules", "with_heaps"]
 
 _slow_scale = python(decisions.slow_scale)
 _wake_work = python(decisions.wake_work)
@@ -571,6 +571,14 @@ def request_delays(sc: Scenario, rng: np.random.Generator, requests: int,
 
 #: Rows of side-by-side request delays drawn at a time by the live routers (both engines alike).
 DELAY_ROWS = 4096
+
+
+def delay_row_draws(delays: Sequence[Distribution], rng: np.random.Generator
+                    ) -> tuple[Callable[[int], np.ndarray], int]:
+    """What both engines' live routers buffer the side-by-side request delays with: a draw of ``n`` values (``n /
+    len(delays)`` rows of :func:`delay_rows`, flattened) and its block, so they read ``rng`` alike."""
+    k = len(delays)
+    return (lambda n: delay_rows(delays, rng, n // k).ravel()), k * DELAY_ROWS
 
 
 def delay_rows(delays: Sequence[Distribution], rng: np.random.Generator, rows: int) -> np.ndarray:

@@ -68,7 +68,7 @@ from workbench.sim.fast.server_kernel import (
 )
 from workbench.sim.fast.server_settings import ServerSettings
 from workbench.sim.layout import Layout
-from workbench.sim.plan import DELAY_ROWS, Plan, delay_rows
+from workbench.sim.plan import Plan, delay_row_draws
 from workbench.sim.planner import result_rows
 from workbench.sim.router import Router, own_routing_options
 from workbench.sim.routes import Routes
@@ -396,8 +396,8 @@ def route_live(sc: Scenario, layout: Layout, plan: Plan, streams: Streams, horiz
     delays_in = buffered(lambda n: latency.sample(streams.network, n), 2 * request_max)
     own, side = spec.network.request_delay_ms, spec.network.request_delays
     if len(side) > 1:  # one row of every kind's per request, its kind's taken (as model.ClusterModel reads them)
-        own_delay = buffered(lambda n: delay_rows(side, streams.request_delay, n // len(side)).ravel(),
-                             len(side) * request_max, block=len(side) * DELAY_ROWS).reshape(-1, len(side))
+        draw, block = delay_row_draws(side, streams.request_delay)
+        own_delay = buffered(draw, len(side) * request_max, block=block).reshape(-1, len(side))
     else:
         own_delay = (np.empty((0, 1)) if isinstance(own, Deterministic) and own.value == 0
                      else np.ascontiguousarray(buffered(lambda n: own.sample(streams.request_delay, n),
