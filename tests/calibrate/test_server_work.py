@@ -20,6 +20,7 @@ them (the workbench's cost model did not produce them):
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -273,3 +274,40 @@ def test_each_kind_of_query_is_given_its_own_delays_when_the_log_has_enough_of_t
     assert single["delay"]["by_kind"] == {}  # type: ignore[index]
     assert "request_delay_by_kind_ms" not in yaml.safe_load(
         (tmp_path / "agg-out" / "scenario.yaml").read_text())["cluster"]["network"]
+
+
+def _gc_line(gc_id: int, end_ms: int, pause_ms: float) -> str:
+    """A JDK 17 ``-Xlog:gc`` line with its wall-clock decoration, logged when the pause ends."""
+    wall = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(end_ms // 1000)) + f".{end_ms % 1000:03d}+0000"
+    return (f"[{wall}][{(end_ms - T0) / 1000:.3f}s][info][gc          ] GC({gc_id}) Pause Young (Normal) "
+            f"(G1 Evacuation Pause) 60M->28M(70M) {pause_ms:.3f}ms")
+
+
+def test_delays_of_queries_that_met_a_logged_gc_pause_are_left_out_when_the_gc_log_is_given(tmp_path: Path) -> None:
+    """400 queries 100 ms apart (each alone), 1 ms of measured work, the servers answering in 2 ms: by hand each
+    delay is 2 - 1 = 1 ms. Every 20th query met a 10 ms collection of its server (the GC log puts the pause inside
+    its span: from 1 ms to 11 ms after it arrived) and answered in 12 ms: by hand a delay of 11 ms. Without the GC
+    log those 20 are 5% of the drawn delays; with it they are left out (the model runs the server's collections
+    itself), and every drawn delay is the others' 1 ms."""
+    lines, gc = [], []
+    start = T0 + 24 * HOUR
+    for i in range(400):
+        paused = i % 20 == 0
+        lines.append(_line(i + 1, "A", start + 100 * i, 12 if paused else 2, 1_000_000))
+        if paused:
+            gc.append(_gc_line(len(gc), start + 100 * i + 11, 10.0))
+    paths = cluster.write_inputs(tmp_path / "in", lines)
+    (tmp_path / "gc.log").write_text("\n".join(gc) + "\n", encoding="utf-8")
+
+    def drawn(out: Path, gc_logs: tuple[Path, ...]) -> np.ndarray:
+        calibrate(paths["table_config"], paths["schema"], paths["segments"], paths["query_log"], out,
+                  gc_logs=gc_logs, options=CalibrateOptions(servers=1, server_cores=1, backtest_queries=0,
+                                                            bootstrap=20, seed=1))
+        scenario = yaml.safe_load((out / "scenario.yaml").read_text())
+        return np.array(scenario["cluster"]["network"]["request_delay_ms"]["values"])
+
+    without = drawn(tmp_path / "without", ())
+    assert (without > 5.0).mean() == pytest.approx(20 / 400, abs=0.01)
+    with_gc = drawn(tmp_path / "with", (tmp_path / "gc.log",))
+    assert with_gc.max() < 1.5 and np.median(with_gc) == pytest.approx(1.0, abs=0.15)
+    assert "less the 20 whose span met a server's GC pause" in (tmp_path / "with" / "calibration.json").read_text()

@@ -17,19 +17,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from workbench.calibrate.pipeline import committed_heap
 from workbench.workload.importers.gc_calibrate import calibrate_gc
 from workbench.workload.importers.gc_log import read_gc_log
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "pinot_gc" / "server-1.5.1-195.6qps.log.gz"
+MB = 2**20
 
 
 def _text() -> str:
     return gzip.decompress(LOG.read_bytes()).decode()
 
 
-def _by_hand(text: str) -> tuple[float, list[str]]:
-    """survivor_s (median over young collections after the first of survivors over the allocation rate) and the old
-    regions lines, from the log's text."""
+def _by_hand(text: str) -> tuple[float, list[str], float]:
+    """survivor_s (median over young collections after the first of survivors over the allocation rate), the old
+    regions lines, and the median committed heap after a young collection, from the log's text."""
     start = {int(m[2]): float(m[1]) for m in re.finditer(r"\]\[([0-9.]+)s\]\[info\]\[gc,start\s*\] GC\((\d+)\) "
                                                          r"Pause Young", text)}
     eden = {int(m[1]): int(m[2]) for m in re.finditer(r"GC\((\d+)\) Eden regions: (\d+)->", text)}
@@ -38,13 +40,14 @@ def _by_hand(text: str) -> tuple[float, list[str]]:
     shares = [survivors[i] / (eden[i] / (start[i] - start[p])) for p, i in itertools.pairwise(ids)
               if eden[i] > 0 and start[i] > start[p]]
     old = re.findall(r"Old regions: (\d+->\d+)", text)
-    return float(np.median(shares)), old
+    committed = [int(m[1]) for m in re.finditer(r"Pause Young \([^)]*\) \([^)]*\) \d+M->\d+M\((\d+)M\)", text)]
+    return float(np.median(shares)), old, float(np.median(committed)) * MB
 
 
 def test_survivors_and_promotion_are_read_from_the_regions_of_a_log_without_copied_bytes(tmp_path: Path) -> None:
     text = _text()
     assert "Copied" not in text  # info level: no copied bytes
-    survivor_s, old = _by_hand(text)
+    survivor_s, old, _ = _by_hand(text)
     path = tmp_path / "server.log"
     path.write_text(text)
     gc = calibrate_gc(read_gc_log(path).frame)["gc"]
@@ -54,3 +57,15 @@ def test_survivors_and_promotion_are_read_from_the_regions_of_a_log_without_copi
     # most collections left the old generation as they found it (Old regions: a->a), so none is promoted
     assert sum(a == b for a, b in (o.split("->") for o in old)) > len(old) / 2
     assert gc["promotion_fraction"] == 0.0
+
+
+def test_the_heap_the_model_is_given_is_what_g1_kept_committed(tmp_path: Path) -> None:
+    """The server ran with -Xmx256m (``Heap Max Capacity: 256M``); G1 kept 70 MB committed while it served."""
+    text = _text()
+    assert "Heap Max Capacity: 256M" in text
+    path = tmp_path / "server.log"
+    path.write_text(text)
+    frame = read_gc_log(path).frame
+    gc = calibrate_gc(frame)["gc"]
+    assert committed_heap({str(path): frame}, gc) == pytest.approx(_by_hand(text)[2])
+    assert _by_hand(text)[2] == 70 * MB
