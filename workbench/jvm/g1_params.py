@@ -7,7 +7,8 @@ costs what G1 does in it:
 * **young / mixed**: ``young_base_ms + copied / copy_rate + rs_scan_ms_per_gb x map_GiB^rs_map_exponent x
   scanned``, times
   lognormal noise of ``pause_sigma``. ``copied`` is what survives the collection (``survivor_s`` seconds
-  of allocation, plus the live part of the old regions a mixed collection evacuates). ``scanned`` is the
+  of allocation and ``survivor_bytes`` whatever the rate, plus the live part of the old regions a mixed
+  collection evacuates). ``scanned`` is the
   share of the upsert map the pause scans for references into the young generation: every update of a
   key stores a young record location into an old map node, and once a young region is referenced from
   many old regions G1 coarsens its remembered set to whole regions, so after ``U`` updates since the last
@@ -66,6 +67,9 @@ class G1Params:
         Lognormal sigma of young and mixed pauses around their form.
     survivor_s
         Seconds of allocation still reachable when a young collection runs: copied = rate x this.
+    survivor_bytes
+        Bytes that survive every young collection whatever the allocation rate (the JVM's own state: a query
+        server's caches, buffers and metadata), copied on top of ``survivor_s``'s share.
     promotion_fraction
         Share of the copied bytes promoted to the old generation (there they become garbage).
     mixed_live_ratio
@@ -107,6 +111,7 @@ class G1Params:
     rs_coarsen_updates: float = D.G1_RS_COARSEN_UPDATES
     pause_sigma: float = D.G1_PAUSE_SIGMA
     survivor_s: float = D.G1_SURVIVOR_S
+    survivor_bytes: float = D.G1_SURVIVOR_BYTES
     promotion_fraction: float = D.G1_PROMOTION_FRACTION
     mixed_live_ratio: float = D.G1_MIXED_LIVE_RATIO
     full_base_ms: float = D.G1_FULL_BASE_MS
@@ -161,15 +166,18 @@ def rs_scan_ms(params: G1Params, map_bytes: float, updates: float) -> float:
 
 
 def young_copied_bytes(params: G1Params, eden_bytes: float, allocation_rate: float) -> float:
-    """Bytes a young collection copies: what is still reachable of the last ``survivor_s`` seconds of allocation.
+    """Bytes a young collection copies: what is still reachable of the last ``survivor_s`` seconds of allocation,
+    plus the ``survivor_bytes`` that survive whatever the rate, at most eden.
 
     The model's collections copy this much; a basic GC log, which does not say what was copied, is
     fitted with the same estimate (:func:`workbench.jvm.fit_g1`).
 
     >>> young_copied_bytes(G1Params(survivor_s=0.1), 500e6, 300e6), young_copied_bytes(G1Params(), 1e6, 300e6)
     (30000000.0, 1000000.0)
+    >>> young_copied_bytes(G1Params(survivor_s=0.0, survivor_bytes=1e6), 30e6, 300e6)
+    1000000.0
     """
-    return float(min(eden_bytes, allocation_rate * params.survivor_s))
+    return float(min(eden_bytes, params.survivor_bytes + allocation_rate * params.survivor_s))
 
 
 def young_form_ms(params: G1Params, copied_bytes: float, scan_ms: float) -> float:

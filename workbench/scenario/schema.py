@@ -268,6 +268,7 @@ class GCSpec:
     rs_coarsen_updates: float = _f(D.G1_RS_COARSEN_UPDATES, gt=0)
     pause_sigma: float | None = _f(None, min=0)
     survivor_s: float = _f(D.G1_SURVIVOR_S, min=0, kind="duration")
+    survivor_bytes: float = _f(D.G1_SURVIVOR_BYTES, kind="size", min=0)
     promotion_fraction: float = _f(D.G1_PROMOTION_FRACTION, min=0, max=1)
     mixed_live_ratio: float = _f(D.G1_MIXED_LIVE_RATIO, min=0)
     full_base_ms: float = _f(D.G1_FULL_BASE_MS, min=0, kind="duration_ms")
