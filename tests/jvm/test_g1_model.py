@@ -161,3 +161,25 @@ def test_bad_inputs_name_what_to_fix() -> None:
         G1Params(copy_rate=0.0)
     with pytest.raises(InputError, match=r"gc\.ihop"):
         G1Params(ihop=1.2)
+
+
+def test_a_settled_eden_is_the_largest_the_bounds_allow_or_where_the_pause_reaches_its_target() -> None:
+    """A JVM that has been serving keeps eden where G1's sizing settles (``G1Heap.settle``), by hand:
+
+    * 10 GiB heap, 1 GiB live, 100 MB/s: 0.1 s of allocation (10 MB) survives, a 15 ms pause against the goal's
+      target 160 ms (0.8 x 200): eden is as large as the bounds allow, 60% of the heap (the free heap, 90% less the
+      live 1 GiB, is 8 GiB);
+    * a 1 GiB heap at 10 GB/s with all of the last 10 s surviving: copied = eden, so the pause is 5 ms + eden /
+      1 GB/s, which reaches 160 ms at eden = 155 MB (between the minimum, 51 MiB, and 60%, 614 MiB);
+    * a heap whose live part leaves less room than 60% of it: the room, 90% of 4 GiB less 3 GiB."""
+    heap = G1Heap(QUIET, 10 * GIB, LiveHeap(float(GIB)), rng())
+    heap.settle(100e6)
+    assert heap.eden_target == pytest.approx(0.6 * 10 * GIB)
+    bound = G1Heap(replace(QUIET, survivor_s=10.0), GIB, LiveHeap(0.1 * GIB), rng())
+    bound.settle(10e9)
+    assert bound.eden_target == pytest.approx((160.0 - 5.0) / 1000.0 * 1e9, rel=1e-6)
+    tight = G1Heap(QUIET, 4 * GIB, LiveHeap(3.0 * GIB), rng())
+    tight.settle(100e6)
+    assert tight.eden_target == pytest.approx(0.9 * 4 * GIB - 3 * GIB)
+    cold = G1Heap(QUIET, 10 * GIB, LiveHeap(float(GIB)), rng())
+    assert cold.eden_target == pytest.approx(0.05 * 10 * GIB)  # not settled: G1's minimum, a JVM just started

@@ -44,7 +44,7 @@ from workbench.jvm.live import LiveHeap
 from workbench.jvm.moments import Drive, match_young_moments
 
 __all__ = ["DERIVED", "FITTED", "HELD", "SURVIVAL_RATE_SPREAD", "G1Fit", "fit_g1", "is_basic", "observed_live_bytes",
-           "region_copied", "survival", "with_heap_estimates", "young_features"]
+           "region_copied", "started_warm", "survival", "with_heap_estimates", "young_features"]
 
 _EVACUATIONS = ("young", "mixed")
 _PRIOR_WEIGHT = 0.1  # pull (in log units) towards a default, per parameter
@@ -517,6 +517,21 @@ def _eden_regime(features: pd.DataFrame, params: G1Params, heap_bytes: float) ->
     return "young_growth" if free_running else "goal_share"
 
 
+def started_warm(eden_bytes: np.ndarray, heap_bytes: float, new_size_min: float) -> bool:
+    """Whether a log (or the part of it given) starts in a JVM whose G1 had already grown eden: its first three
+    young collections found more than twice the smallest eden (``new_size_min`` of the heap), as a server's log cut
+    to its serving does. One that starts at the JVM's start, or after a full GC, finds eden near its minimum (the
+    probe's drive phases: 89-102 regions of the 4 GB heap's 102).
+
+    >>> started_warm(np.array([31e6, 32e6, 31e6, 30e6]), 70e6, 0.05)
+    True
+    >>> started_warm(np.array([3.6e6, 5e6, 9e6]), 70e6, 0.05)
+    False
+    """
+    first = eden_bytes[np.isfinite(eden_bytes)][:3]
+    return bool(len(first) and np.median(first) > 2.0 * new_size_min * heap_bytes)
+
+
 def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None, base: G1Params | None = None,
            *, match_moments: bool = True) -> G1Fit:
     """Fit :class:`G1Params` to a G1 log's pause table.
@@ -561,8 +576,12 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
     if basic:  # what survived is not logged: the model's own estimate from the held survivor_s
         features = features.assign(copied_bytes=[young_copied_bytes(base, e, r) for e, r in
                                                  zip(features["eden_bytes"], features["allocation_rate"], strict=True)])
+    heap = float(np.nanmax(_column(frame, "heap_total_bytes")))
+    warm = started_warm(features["eden_bytes"].to_numpy(dtype=float), heap, base.new_size_min)
     figures: dict[str, Any] = {**_workload_figures(features, base, basic), **_cycle_figures(frame, live.total),
                                **_full_figures(frame, base)}
+    if warm:  # eden was grown before the log began: how fast G1 grows it is not shown
+        figures.pop("young_growth", None)
     start = replace(base, **figures)
     given = update_rate is not None
     phased = _phase_fit(features, live, start, update_rate)
@@ -577,10 +596,11 @@ def fit_g1(frame: pd.DataFrame, live: LiveHeap, update_rate: float | None = None
     if match_moments:
         ordered = _sorted(frame)
         span_ms = float(ordered["uptime_s"].iloc[-1] - ordered["uptime_s"].iloc[0]) * 1000.0
-        drive = Drive(float(np.nanmax(_column(frame, "heap_total_bytes"))), live, rate, update_rate, span_ms)
+        drive = Drive(heap, live, rate, update_rate, span_ms, warm=warm)
         young = frame[frame["kind"].astype(str) == "young"]["duration_ms"].to_numpy(dtype=float)
+        knob = _eden_regime(features, params, drive.heap_bytes)
         matched = match_young_moments(params, young, len(young) / max(span_ms / 1000.0, 1e-3), drive,
-                                      rate_knob=_eden_regime(features, params, drive.heap_bytes))
+                                      rate_knob=None if warm and knob == "young_growth" else knob)
         moved = {f.name for f in fields(G1Params) if getattr(matched, f.name) != getattr(params, f.name)}
         params = matched
     record = _record(status, moved if match_moments else set(), "phases" if phased else "basic" if basic else "pauses")

@@ -45,6 +45,8 @@ class Drive:
         Upsert updates of existing keys per second.
     horizon_ms
         Length of each simulated run, ms.
+    warm
+        The log starts in a JVM already serving (its eden grown), not at the JVM's start.
     """
 
     heap_bytes: float
@@ -52,6 +54,7 @@ class Drive:
     allocation_rate: float
     update_rate: float
     horizon_ms: float
+    warm: bool = False
 
 
 def simulate_young(params: G1Params, drive: Drive, seeds: tuple[int, ...] = _SEEDS) -> tuple[np.ndarray, float]:
@@ -60,7 +63,7 @@ def simulate_young(params: G1Params, drive: Drive, seeds: tuple[int, ...] = _SEE
     for seed in seeds:
         pauses, _ = g1_pauses_at_constant_rate(params, drive.heap_bytes, drive.live, drive.allocation_rate,
                                                drive.horizon_ms, np.random.default_rng(seed),
-                                               update_rate=drive.update_rate)
+                                               update_rate=drive.update_rate, warm=drive.warm)
         durations.extend(p.duration_ms for p in pauses if p.kind == "young")
     return np.array(durations), len(durations) / (len(seeds) * drive.horizon_ms / 1000.0)
 

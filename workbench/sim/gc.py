@@ -125,7 +125,9 @@ def _fixed(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Gene
 def _g1_driven(heap: G1Heap, load: Allocation, horizon_ms: float) -> list[Pause]:
     """G1 driven by the server's deliveries: allocation charged in delivery order (after a pause in
     progress), one call per collection (between collections only the eden fill matters)."""
-    heap.eden_used = float(heap.rng.uniform(0.0, heap.eden_target))  # servers are not synchronised
+    rate = load.total_bytes / (horizon_ms / 1000.0) if horizon_ms > 0 else 0.0
+    heap.settle(rate)  # the servers have been serving: eden where G1 keeps it at the run's mean allocation rate
+    heap.prefill(float(heap.rng.uniform(0.0, heap.eden_target)), rate)  # servers are not synchronised
     cum = np.cumsum(load.bytes)
     times, n = load.times_ms, len(load.bytes)
     pauses: list[Pause] = []
@@ -155,7 +157,7 @@ def _g1(gc: GCSpec, heap_bytes: float, mem: ServerMemory, rng: np.random.Generat
         if rate <= 0:
             return ServerHeap(PauseSchedule.empty(), mem.live.total, mem.live.total)
         pauses, heap = g1_pauses_at_constant_rate(params, heap_bytes, mem.live, rate, horizon_ms, rng,
-                                                  update_rate=mem.update_rate)
+                                                  update_rate=mem.update_rate, warm=True)
     else:
         heap = G1Heap(params, heap_bytes, mem.live, rng, update_rate=mem.update_rate)
         pauses = _g1_driven(heap, load, horizon_ms)
