@@ -342,9 +342,8 @@ def committed_heap(frames: Mapping[str, pd.DataFrame], gc: Mapping[str, Any] | N
     Why: the model's G1 sizes eden within the heap it is given and does not grow the heap, where a real G1 commits
     only what its pause and GC-time goals ask for. Apache Pinot 1.5.1's servers, run with ``-Xmx256m``
     (``docs/validation.md``), kept 70 MB committed under query load and made 11.6-12.3 young collections per 1,000
-    queries; given the default 16 GiB the model made 0.3-0.5, given the 70 MB it made 12.1-18.2 (at 1.2-1.9 ms each,
-    Pinot's 1.2-1.5). The back-test on its own files (195.6/s, the last 30% held out) then read p99 +13% where it had
-    read +17%.
+    queries; given the default 16 GiB the model made 0.3-0.5, given the 70 MB (with the survivors the log shows and
+    eden settled, ``docs/validation.md``) it makes 10.6 at 1.4 ms each, Pinot's 1.2-1.5.
 
     >>> f = pd.DataFrame({"heap_total_bytes": [70e6, 73e6, 80e6]})
     >>> committed_heap({"a": f, "b": f.assign(heap_total_bytes=f["heap_total_bytes"] * 2)}, {"collector": "g1"})
