@@ -353,9 +353,8 @@ def committed_heap(frames: Mapping[str, pd.DataFrame], gc: Mapping[str, Any] | N
     """
     if gc is None or gc.get("collector") != "g1":
         return None
-    sizes = [float(np.nanmedian(pd.to_numeric(f["heap_total_bytes"], errors="coerce")))
-             for f in frames.values() if "heap_total_bytes" in f and pd.to_numeric(f["heap_total_bytes"],
-                                                                                   errors="coerce").notna().any()]
+    totals = [pd.to_numeric(f["heap_total_bytes"], errors="coerce") for f in frames.values() if "heap_total_bytes" in f]
+    sizes = [float(t.median()) for t in totals if t.notna().any()]
     return float(np.median(sizes)) if sizes else None
 
 

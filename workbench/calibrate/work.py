@@ -506,11 +506,11 @@ def fit_work(features: LogFeatures, work_ms: np.ndarray, slowest_ms: np.ndarray,
     # given process CPU's share beyond the threads)
     quality["model_work_ms_per_query"] = float(base[use].mean()) + extra * float(
         x[:, FIT_KEYS.index("service.per_request_ms")].mean())
-    fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
     if by_kind:
         notes.append("cluster.network.request_delay_by_kind_ms: " + ", ".join(
             f"{k} {float(np.median(v)):.3g} ms (median of {len(v):,})" for k, v in by_kind.items())
             + f", against {float(np.median(delay)):.3g} ms for all")
+    fit = ServiceFit(params, tuple(keys), cov, var, quality, int(use.sum()), tuple(notes))
     return fit, Delay(delay, values[overhead_key], sources[overhead_key], wake, moved, by_kind)
 
 

@@ -202,11 +202,10 @@ class G1Heap:
         if self.oom or self.in_cycle:
             return
         p = self.params
-        low = max(p.new_size_min * self.heap - self.survivors, self.region)
-        room = (1.0 - p.reserve) * self.heap - self.old - self.survivors
+        low, high, room = self._eden_bounds()
         if room < self.region:  # not even one region: left as it is, as _size_eden leaves it
             return
-        top = min(max(p.new_size_max * self.heap - self.survivors, low), room)
+        top = min(high, room)
         if top <= low or allocation_rate <= 0:
             self.eden_target = top
             return
@@ -237,6 +236,14 @@ class G1Heap:
         if allocation_rate > 0:
             self.last_gc_start_ms = self.last_gc_end_ms = self.last_gc_start_ms - eden_bytes / allocation_rate * 1000.0
 
+    def _eden_bounds(self) -> tuple[float, float, float]:
+        """Eden's bounds now: ``new_size_min`` and ``new_size_max`` of the heap less the survivors (at least one
+        region), and the room the free heap leaves (heap less ``reserve``, old generation and survivors), bytes."""
+        p = self.params
+        low = max(p.new_size_min * self.heap - self.survivors, self.region)
+        high = max(p.new_size_max * self.heap - self.survivors, low)
+        return low, high, (1.0 - p.reserve) * self.heap - self.old - self.survivors
+
     def _size_eden(self, now_ms: float, last_pause_ms: float | None = None) -> bool:
         """Eden for the next cycle (G1's young sizing); False when not even one region fits.
 
@@ -246,9 +253,7 @@ class G1Heap:
         pause shrinks the next eden at once, so eden swings as G1's does in the logs.
         """
         p = self.params
-        low = max(p.new_size_min * self.heap - self.survivors, self.region)
-        high = max(p.new_size_max * self.heap - self.survivors, low)
-        room = (1.0 - p.reserve) * self.heap - self.old - self.survivors
+        low, high, room = self._eden_bounds()
         if room < self.region:
             return False
         if self.in_cycle:  # marking or mixed collections: G1 keeps the young generation at its minimum
