@@ -22,16 +22,20 @@ What it does (``docs/validation.md`` has the table of a run and what it means):
    against the broker's ``timeMs``, per rate and as MAPE over the rates not calibrated on; also the client's
    latency against ``timeMs``, and Pinot's own evidence per rate (scheduler wait, server exec time, GC).
 
-Each measurement first runs ``--warmup`` queries one at a time, not recorded (default 2,000; ``workbench
+Each measurement first runs ``--warmup`` queries one at a time, not recorded (default 15,000; ``workbench
 measure``'s own default is 200). Pinot's JVMs are still compiling long after 200 queries: on the 2026-11-27 ladder
 a query's median ``latencyMs`` fell with its place in the run at every rate alike (10-11 ms for the first 100
 recorded queries, 3-4 ms for the last 600), so a run with a short warm-up mixes a cold start into every rate, and
 a model calibrated on it carries a spread that a long-running cluster does not have. Even 2,000 were not enough:
 the server's C2 compiler then still ran 1.0 ms per query through the measured run, 40% of its JVM's CPU, at every
-rate; so the warm-up goes on (``--jit-settle``, default 120 s at most) until the servers' JIT compilers are quiet.
+rate; so the warm-up goes on (``--jit-settle``, default 180 s at most), at the rate itself, until the servers'
+JIT compilers are quiet. Both halves matter (``docs/validation.md``, "The JIT's lulls"): one at a time, the compilers
+went quiet and then compiled again in bursts through a measured run at 80% of capacity (code that only queries in
+flight together run); at the rate alone, a 26/s run's warm-up sent too few queries and its compilers ran 39% of the
+server's CPU in the measured run. 15,000 one at a time take about a minute here.
 
 Run: ``python benchmarks/validate_pinot.py [--out DIR] [--seconds S] [--warmup N] [--jit-settle S]
-[--calibrate-at I]`` (about 10 minutes on 2 cores). No threshold: it reports. Everything is written under
+[--calibrate-at I]`` (about 20 minutes on 2 cores). No threshold: it reports. Everything is written under
 ``--out`` (default ``reports/validate_pinot``).
 """
 
@@ -157,9 +161,9 @@ def main() -> None:
                              "rest on as many seconds of load as the low rates' (2,000 queries at 501/s were 4 s: "
                              "three runs' p99 were 34, 48 and 59 ms)")
     parser.add_argument("--calibrate-at", type=int, default=0, help="index of the ladder rate to calibrate from")
-    parser.add_argument("--jit-settle", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--jit-settle", type=float, default=180.0, metavar="SECONDS",
                         help="let each warm-up go on up to SECONDS more until the servers' JIT compilers are quiet")
-    parser.add_argument("--warmup", type=int, default=2000,
+    parser.add_argument("--warmup", type=int, default=15000,
                         help="queries run one at a time before each measurement, not recorded (JIT)")
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--segment-rows", type=int, default=10_000)

@@ -595,9 +595,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--warmup", type=_count(0), metavar="N",
                    help="queries run one at a time before each rate, not recorded (default 200)")
     m.add_argument("--jit-settle", type=float, default=0.0, metavar="SECONDS",
-                   help="let each warm-up go on up to SECONDS more until the servers' JIT compilers are quiet (under "
-                        "2%% of a core over 2 s), so the measured run meets no compilation (default 0: exactly "
-                        "--warmup queries)")
+                   help="let each warm-up go on up to SECONDS more, at the rate itself, until the servers' JIT "
+                        "compilers are quiet (under 2%% of a core over 10 s), so the measured run meets no compilation "
+                        "(default 0: exactly --warmup queries)")
     m.add_argument("--seed", type=_count(0), help="seed of the Poisson arrivals (default 0)")
     m.add_argument("--slow", type=_slow, action="append", metavar="SERVER=FACTOR",
                    help="make a scenario server that many times slower (its JVM limited to 1/FACTOR of a core by a "

@@ -304,12 +304,13 @@ def test_replay_sends_the_workloads_queries_at_their_own_arrival_times(
     assert document["arrivals"].startswith("the workload's own arrival times") and document["duration_s"] == 8.0
     name = f"rate-{round((len(arrival) - 1) / arrival.max(), 1):g}"
     assert list(document["rates"]) == [name]
-    # --jit-settle 2: the warm-up ran its 5 queries and went on until the JIT was quiet or 2 s had passed, and says
-    # which (the load generator's own count of what it ran)
+    # --jit-settle 2: the warm-up ran its 5 queries one at a time and went on at the replay's own rate (30 queries
+    # over about 8 s) until the JIT was quiet or 2 s had passed. Quiet is judged over 10 s, so it cannot be within
+    # 2 s: the summary says the compilers were still busy, and the load generator's own count has the queries the
+    # open-loop part sent (its first arrival, from a fixed seed, comes well inside 2 s at about 4 a second)
     warmup = document["rates"][name]["warmup"]
-    assert warmup["queries"] >= 5 and document["jit_settle_s"] == 2.0
-    assert re.fullmatch(r"the servers' JIT compilers (went quiet|were still busy) after \d+\.\d s more.*",
-                        warmup["jit"])
+    assert warmup["queries"] > 5 and document["jit_settle_s"] == 2.0
+    assert re.fullmatch(r"the servers' JIT compilers were still busy after \d+\.\d s more.*", warmup["jit"])
     records = pd.read_parquet(out / name / "records.parquet")
     assert sorted(records["arrivalS"]) == sorted(a for a in arrival if a <= 8.0)
     assert sorted(records["sql"]) == sorted(s for s, a in zip(queries["sql"], arrival, strict=True) if a <= 8.0)

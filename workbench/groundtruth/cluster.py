@@ -128,9 +128,14 @@ JIT_GROUPS = ("C1 CompilerThre", "C2 CompilerThre")
 #: :data:`SETTLE_WINDOW_S`. Why wait for it: Apache Pinot 1.5.1 on one core, after 2,000 warm-up queries, still spent
 #: 1.0 ms of C2 compilation per query in the measured run at every rate from 24 to 194 queries/s (40% of its JVM's
 #: CPU), falling from 16% of the core to 1% over 40 s: bursts of a few ms to 50 ms that a running server no longer
-#: has, and that a calibration would read as per-query CPU.
+#: has, and that a calibration would read as per-query CPU. Why 10 s: on a slower machine (2026-11-27, AMD EPYC,
+#: 3.1 ms of server CPU per query where the first machine took 1.1) the compilers ran in bursts with lulls of 2-3 s
+#: between them (sampled each second: 13, 2, 5 ms, then 277, 20, 126 ms); a 2 s window ended the warm-up in such a
+#: lull, 40 s before the compilers went quiet, and they then ran 15-27% of the server's CPU through every measured
+#: run (0.46-1.0 ms per query) and stretched each query's wall time as the load rose. Over 10 s a lull no longer
+#: passes for quiet.
 SETTLE_SHARE = 0.02
-SETTLE_WINDOW_S = 2.0
+SETTLE_WINDOW_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -425,9 +430,10 @@ def after_warmup(processes: Processes, pids: Mapping[str, int], factors: Mapping
     core, hundreds of ms each, and adaptive selection's latency average would shun it for that alone.
 
     With ``settle_s`` (the load's :attr:`LoadSpec.settle_s`), once the generator's first warm-up queries have run
-    (its ``WARMED`` line) the warm-up goes on until every server's JIT compilers are quiet (:data:`SETTLE_SHARE`) or
-    ``settle_s`` have passed, then ends (:func:`settle_signal`). Returns no thread times when the load generator
-    ended before its warm-up did (it failed: :func:`run_to_end` reports it with its log)."""
+    (its ``WARMED`` line) the warm-up goes on, at the measured run's own rate, until every server's JIT compilers
+    are quiet (:data:`SETTLE_SHARE`) or ``settle_s`` have passed, then ends (:func:`settle_signal`). Returns no
+    thread times when the load generator ended before its warm-up did (it failed: :func:`run_to_end` reports it
+    with its log)."""
     deadline = time.monotonic() + READY_TIMEOUT_S + SLACK_S + settle_s
     samples: deque[tuple[float, dict[str, float]]] = deque()
     warmed: float | None = None

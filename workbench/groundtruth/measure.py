@@ -420,10 +420,11 @@ def measure(sc: Scenario, out: str | Path, *, data: Path, rates: Sequence[float]
     """Measure the scenario's table on Pinot at each open-loop ``rate`` (queries/s); write ``out``; return
     ``measure.json``'s document.
 
-    Before each rate, ``warmup`` queries run one at a time; with ``jit_settle_s`` the warm-up goes on, up to that
-    many seconds more, until the servers' JIT compilers are quiet (:func:`~workbench.groundtruth.cluster.after_warmup`),
-    so the measured run is a running server's and not a warming one's. Each rate's summary says how the warm-up
-    ended (``warmup``) and what each server's threads ran per query in the measured run
+    Before each rate, ``warmup`` queries run one at a time; with ``jit_settle_s`` the warm-up goes on at the rate
+    itself, open-loop, up to that many seconds more, until the servers' JIT compilers are quiet
+    (:func:`~workbench.groundtruth.cluster.after_warmup`), so the measured run is a running server's and not a
+    warming one's (queries in flight together run code that one at a time never does). Each rate's summary says
+    how the warm-up ended (``warmup``) and what each server's threads ran per query in the measured run
     (``server_cpu.threads_ms_per_query``: the query's own ``pqr``/``pqw``, Netty, GC, the JIT's compilers).
 
     ``replay`` sends the workload's first ``queries`` queries at their own arrival times (relative to the first)

@@ -51,6 +51,7 @@ public final class HttpLoad {
             + warm.get("exceptions"));
       }
     }
+    load.settle(index -> () -> send(client, uri, timeout, load.warmupSql(index)));
     load.awaitStartSignal();
     load.run(outFile, index -> () -> send(client, uri, timeout, load._queries.get(index)));
   }

@@ -187,6 +187,10 @@ public final class LoadGenerator {
     for (int i = 0; load.warming(i); i++) {
       runQuery(warmBroker, requestIds.getAndIncrement(), load.warmupSql(i), false);
     }
+    load.settle(index -> {
+      long requestId = requestIds.getAndIncrement();
+      return () -> runQuery(warmBroker, requestId, load.warmupSql(index), false);
+    });
     if (warmRouter != router) {
       warmRouter.shutDown();
     }

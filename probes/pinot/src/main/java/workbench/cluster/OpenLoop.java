@@ -42,8 +42,8 @@ final class OpenLoop {
   final long _timeoutMs;
   final int _threads;
   final int _warmup;
-  /** With it, the warm-up goes on past {@code warmupQueries} until this file appears: the harness makes it once the
-   * servers' JIT compilers have gone quiet, so the measured run meets no compilation. */
+  /** With it, the warm-up goes on past {@code warmupQueries}, at the run's own rate, until this file appears: the
+   * harness makes it once the servers' JIT compilers have gone quiet, so the measured run meets no compilation. */
   final File _settleSignal;
   final File _startSignal;
   /** Given arrival times (s from the run's start, one per query in the queries' order), or null: Poisson. */
@@ -122,28 +122,60 @@ final class OpenLoop {
     System.exit(status);
   }
 
-  /**
-   * Whether the i-th warm-up query runs: the first {@code warmupQueries} always, then, with a {@code settleSignal},
-   * more until its file appears. Says {@code WARMED n} once the first ones have run (with a settle signal: the harness
-   * judges the compilers from then on) and {@code WARMUP n} with the number run when it answers no.
-   */
+  /** Whether the i-th of the first warm-up queries runs: {@code warmupQueries} of them, one at a time. */
   boolean warming(int i) {
-    if (i < _warmup) {
-      return true;
-    }
-    if (_settleSignal != null && i == _warmup) {
-      System.out.println("WARMED " + i);
-      System.out.flush();
-    }
-    boolean more = _settleSignal != null && !_settleSignal.exists();
-    if (!more) {
-      System.out.println("WARMUP " + i);
-      System.out.flush();
-    }
-    return more;
+    return i < _warmup;
   }
 
-  /** The i-th warm-up query's SQL (they run one at a time before the measured run, in the same rotation). */
+  /**
+   * The rest of the warm-up, after the first {@code warmupQueries}: with a {@code settleSignal}, queries at the
+   * measured run's own rate, open-loop (Poisson from another seed; a replay's mean rate), until the signal's file
+   * appears, then waits for those in flight. Says {@code WARMED n} as it starts (the harness judges the compilers
+   * from then on) and {@code WARMUP n} with the number run in all.
+   *
+   * <p>Why at the run's rate and not one at a time: on one core, Apache Pinot 1.5.1's C2 compiler went quiet under
+   * the one-at-a-time warm-up and then compiled again in bursts of 100-380 ms per second through a measured run at
+   * 80% of capacity (queries in flight together, a queue in the scheduler: code the warm-up had not run), a
+   * compilation a server serving that load has long finished, and the queue it made doubled the run's p99.
+   */
+  void settle(Dispatch dispatch)
+      throws InterruptedException {
+    int sent = 0;
+    if (_settleSignal != null) {
+      System.out.println("WARMED " + _warmup);
+      System.out.flush();
+      ExecutorService workers = Executors.newFixedThreadPool(_threads);
+      try {
+        Random random = new Random(_seed + 1);
+        double rate = _arrivals == null ? _rate
+            : _arrivals.size() / Math.max(_arrivals.get(_arrivals.size() - 1), 1e-3);
+        long t0 = System.nanoTime();
+        double atS = 0;
+        while (!_settleSignal.exists()) {
+          atS -= Math.log(1.0 - random.nextDouble()) / rate;
+          long due = t0 + (long) (atS * 1e9);
+          long now;
+          while ((now = System.nanoTime()) < due) {
+            LockSupport.parkNanos(Math.min(due - now, 5_000_000L));
+          }
+          Supplier<ObjectNode> work = dispatch.at((_warmup + sent) % _queries.size());
+          workers.execute(work::get);
+          sent++;
+        }
+        workers.shutdown();
+        if (!workers.awaitTermination(_timeoutMs + 60_000L, TimeUnit.MILLISECONDS)) {
+          throw new IllegalStateException("warm-up queries still running " + (_timeoutMs + 60_000L)
+              + " ms after the last");
+        }
+      } finally {
+        workers.shutdownNow();
+      }
+    }
+    System.out.println("WARMUP " + (_warmup + sent));
+    System.out.flush();
+  }
+
+  /** The i-th warm-up query's SQL (the first ones run one at a time before the measured run, in the same rotation). */
   String warmupSql(int i) {
     return _queries.get(i % _queries.size());
   }
