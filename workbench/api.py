@@ -20,6 +20,7 @@ writes that output atomically.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from workbench.calibrate import CalibrateOptions, CalibrationResult
     from workbench.calibrate.controller import ControllerFiles
     from workbench.groundtruth import Agreement
+    from workbench.groundtruth.measure import MeasuredFiles
     from workbench.report.day_record import Day
     from workbench.studies.scale_out import ScaleOut
     from workbench.studies.upsert_question import UpsertAnswer, UpsertQuestion
@@ -278,6 +280,11 @@ def calibrate(
     if measured is not None:
         files = measured_files(measured, rate)
         chosen = files.rate
+        _check_measured(files, table_config)
+        options = dataclasses.replace(options, pinot_version=files.pinot_version)
+        if server_cores is None and files.server_cores is not None:
+            options = dataclasses.replace(options, server_cores=files.server_cores,
+                                          server_cores_from=files.server_cores_from)
         table_config = table_config or files.table_config
         schema = schema or files.schema
         segments = segments or files.segments
@@ -295,6 +302,32 @@ def calibrate(
     result = run(table_config, schema, segments, query_log, out, gc_logs=gc_logs or (), options=options,
                  overwrite=overwrite, backtest=backtest)
     return dataclasses.replace(result, measured_rate=chosen) if chosen is not None else result
+
+
+def _check_measured(files: MeasuredFiles, table_config: str | Path | None) -> None:
+    """Refuse a ``measure`` directory that is not of the table or the Pinot release calibrated, naming both: a
+    ``--table-config`` of another table than the one measured, or a measurement of another Pinot release than the
+    one this workbench pins (``probes/pinot/pom.xml``; its routing, pruning and logs are that release's)."""
+    from workbench.groundtruth.build import PROBE_DIR, pinned_version
+
+    def bare(name: str) -> str:
+        return name.removesuffix("_OFFLINE").removesuffix("_REALTIME")
+
+    if table_config is not None and files.table is not None:
+        try:
+            given = str(json.loads(Path(table_config).read_text()).get("tableName", ""))
+        except (OSError, ValueError, AttributeError):
+            given = ""  # the importer reports an unreadable config with its own message
+        if given and bare(given) != bare(files.table):
+            raise InputError("--table-config", f"{table_config} is table {given}, but {files.directory} measured "
+                                               f"table {files.table}: give that table's config, or none (--measured "
+                                               "has it)")
+    if files.pinot_version is not None and (PROBE_DIR / "pom.xml").is_file():
+        pinned = pinned_version(PROBE_DIR)
+        if files.pinot_version != pinned:
+            raise InputError(f"--measured {files.directory}", f"was measured on Apache Pinot {files.pinot_version}, "
+                                                              f"and this workbench models Pinot {pinned} "
+                                                              "(probes/pinot/pom.xml): measure again with it")
 
 
 def _calibrate_controller(controller: str | None, table: str | None, table_type: str | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,16 @@ def test_measure_then_calibrate_from_the_directory_then_simulate(tmp_path: Path,
     said = capsys.readouterr()
     assert "measured rate 10/s (rate-10/)" in said.err + said.out
     calibration = json.loads((calibrated / "calibration.json").read_text())
+    # The cores and Pinot release come from measure.json: two servers on this machine's cores run unpinned, each JVM
+    # told it has the scenario's cores (-XX:ActiveProcessorCount), and calibrate charges each server that many
+    document = json.loads((measured / "measure.json").read_text())
+    cores = yaml.safe_load((calibrated / "scenario.yaml").read_text())["cluster"]["server"]["cores"]
+    # (on a machine with a core for each server and one more, each is pinned to one)
+    expected = 1 if document["latency_is_validation"] else sc.cluster.server.cores
+    assert cores == expected == calibration["server_cores"]
+    assert "cluster.server.cores" in (calibrated / "scenario.yaml").read_text()
+    assert "from measure.json" in (calibrated / "scenario.yaml").read_text()
+    assert calibration["pinot_version"] == document["pinot_version"] != ""
     # The segments keep their LLC names (REALTIME to the importer): calibrated as the scenario's own REALTIME table.
     assert json.loads((calibrated / "table_config.json").read_text())["tableType"] == "REALTIME"
     assert calibration["fitted_to"] == "servers' measured work"
@@ -197,4 +208,33 @@ def test_a_directory_that_is_not_a_measurement_gets_one_error_naming_it(tmp_path
     assert main(["calibrate", "--measured", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "rate-5/broker-querylog.log" in err[0], err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_measurement_of_another_table_or_pinot_release_is_refused_naming_both(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``calibrate --measured`` with a table config of another table, or from a directory measured on another Pinot
+    release than the one the pom pins, is one error naming both; the cores come from the pinned CPUs."""
+    pinned = re.search(r"<pinot\.version>([^<]+)<", (ROOT / "probes" / "pinot" / "pom.xml").read_text())
+    assert pinned is not None
+    document = {"table": "events", "pinot_version": pinned.group(1), "checked_as": "OFFLINE",
+                "calibrate_table_config": "scenario_table_config.json",
+                "rates": {"rate-5": {"cpus": {"127.0.0.2:8098": [1], "broker": [0]}}}}
+    (tmp_path / "measure.json").write_text(json.dumps(document))
+    for name in ("scenario_table_config.json", "schema.json", "segments.json"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "rate-5").mkdir()
+    (tmp_path / "rate-5" / "broker-querylog.log").write_text("")
+    files = measured_files(tmp_path)
+    assert (files.table, files.pinot_version, files.server_cores) == ("events", pinned.group(1), 1)
+    other = tmp_path / "airline.json"
+    other.write_text(json.dumps({"tableName": "airlineStats_OFFLINE", "tableType": "OFFLINE"}))
+    assert main(["calibrate", "--measured", str(tmp_path), "--table-config", str(other),
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "airlineStats_OFFLINE" in err[0] and "table events" in err[0], err
+    (tmp_path / "measure.json").write_text(json.dumps({**document, "pinot_version": "1.4.0"}))
+    assert main(["calibrate", "--measured", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Apache Pinot 1.4.0" in err[0] and f"Pinot {pinned.group(1)}" in err[0], err
     assert not (tmp_path / "o").exists()

@@ -89,6 +89,10 @@ class CalibrateOptions:
 
     servers: int | None = None
     server_cores: int | None = None
+    #: Where ``server_cores`` was read when not from ``--server-cores`` (``calibrate --measured``: measure.json).
+    server_cores_from: str | None = None
+    #: The Pinot release that wrote the logs, when known (``calibrate --measured``): recorded in calibration.json.
+    pinot_version: str | None = None
     network_ms: float | None = None
     server_work: bool = True
     server_cpu_ms: float | None = None
@@ -442,7 +446,7 @@ def _entries(inputs: CalibrationInputs, fit: ServiceFit, shape: ClusterShape, gc
         Entry("cluster.servers", shape.servers, f"from {shape.servers_source}"),
         Entry("cluster.brokers", 1, "DEFAULT: one broker's log; give one log per broker to model several"),
         Entry("cluster.server.cores", options.cores,
-              "from --server-cores" if options.server_cores is not None else
+              f"from {options.server_cores_from or '--server-cores'}" if options.server_cores is not None else
               "DEFAULT (workbench/defaults.py SERVER_CORES): in no input; set your servers' cores (--server-cores)"),
         *_network(options, delay),
     ]
@@ -702,7 +706,8 @@ def calibrate(table_config: str | Path, schema: str | Path, segments: str | Path
                        "holdout": {"share": opts.holdout if split.split_s is not None else 0.0,
                                    "split_at_s": split.split_s, "fitted_queries": len(fit_rows)},
                        "dropped": {**inputs.dropped, **dropped}, "notes": list(notes),
-                       "server_cores": opts.cores, "sources": inputs.sources, "import_counts": inputs.counts}
+                       "server_cores": opts.cores, "pinot_version": opts.pinot_version,
+                       "sources": inputs.sources, "import_counts": inputs.counts}
         write_json_atomic(tmp / CALIBRATION_FILE, calibration)
         report = None
         if backtest is not None and opts.backtest_queries > 0:

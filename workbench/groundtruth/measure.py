@@ -573,6 +573,35 @@ class MeasuredFiles:
     segments: Path
     query_log: Path
     gc_logs: tuple[Path, ...]
+    #: The measured table's name (``measure.json``'s ``table``; ``None`` from an older workbench's directory).
+    table: str | None = None
+    #: The Pinot release measured (``pinot_version``).
+    pinot_version: str | None = None
+    #: Each server JVM's cores in the calibrated rate's run, and how that is known (``None``: not known): the CPUs
+    #: it was pinned to, or, unpinned, the processor count it was told (``server_processors``).
+    server_cores: int | None = None
+    server_cores_from: str | None = None
+
+
+def _server_cores(document: Mapping[str, Any], rate: str) -> tuple[int | None, str | None]:
+    """Each server's cores in ``rate``'s run of a ``measure.json`` ``document``, and where that was read.
+
+    >>> _server_cores({"rates": {"rate-5": {"cpus": {"127.0.0.2:1": [1], "broker": [0]}}}}, "rate-5")
+    (1, 'measure.json: each server JVM pinned to 1 cpu')
+    >>> _server_cores({"server_processors": 4, "rates": {"rate-5": {"cpus": {"127.0.0.2:1": [], "broker": []}}}},
+    ...               "rate-5")
+    (4, 'measure.json: each server JVM unpinned and told it has 4 processors (server_processors)')
+    >>> _server_cores({"rates": {"rate-5": {"cpus": {"127.0.0.2:1": [], "broker": []}}}}, "rate-5")
+    (None, None)
+    """
+    cpus = document.get("rates", {}).get(rate, {}).get("cpus", {})
+    pinned = [len(v) for k, v in cpus.items() if k != "broker" and v]
+    if pinned and len(pinned) == len([k for k in cpus if k != "broker"]):
+        return min(pinned), f"measure.json: each server JVM pinned to {min(pinned)} cpu{'s' if min(pinned) > 1 else ''}"
+    told = document.get("server_processors")
+    if isinstance(told, int) and told > 0:
+        return told, f"measure.json: each server JVM unpinned and told it has {told} processors (server_processors)"
+    return None, None
 
 
 def _rates(directory: Path, document: Mapping[str, Any]) -> dict[str, float]:
@@ -627,5 +656,9 @@ def measured_files(directory: str | Path, rate: float | None = None) -> Measured
     for label, path in files.items():
         if not path.is_file():
             raise InputError(f"--measured {root}", f"{what.format(path.relative_to(root))} (the {label})")
+    cores, cores_from = _server_cores(document, chosen)
     return MeasuredFiles(root, chosen, files["table config"], files["schema"], files["segments"],
-                         files["broker query log"], tuple(sorted(rate_dir.glob("gc-server-*.log"))))
+                         files["broker query log"], tuple(sorted(rate_dir.glob("gc-server-*.log"))),
+                         str(document["table"]) if document.get("table") else None,
+                         str(document["pinot_version"]) if document.get("pinot_version") else None,
+                         cores, cores_from)
