@@ -164,7 +164,7 @@ def main() -> None:
     parser.add_argument("--jit-settle", type=float, default=180.0, metavar="SECONDS",
                         help="let each warm-up go on up to SECONDS more until the servers' JIT compilers are quiet")
     parser.add_argument("--warmup", type=int, default=15000,
-                        help="queries run one at a time before each measurement, not recorded (JIT)")
+                        help="queries run one at a time before each measurement, not recorded (JIT; default 15,000)")
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--segment-rows", type=int, default=10_000)
     parser.add_argument("--variability", type=float, action="append", default=[],

@@ -155,8 +155,12 @@ final class OpenLoop {
           atS -= Math.log(1.0 - random.nextDouble()) / rate;
           long due = t0 + (long) (atS * 1e9);
           long now;
-          while ((now = System.nanoTime()) < due) {
+          // the signal is looked for every 5 ms: at a low rate the next arrival may be seconds away
+          while ((now = System.nanoTime()) < due && !_settleSignal.exists()) {
             LockSupport.parkNanos(Math.min(due - now, 5_000_000L));
+          }
+          if (now < due) {
+            break;
           }
           Supplier<ObjectNode> work = dispatch.at((_warmup + sent) % _queries.size());
           workers.execute(work::get);
