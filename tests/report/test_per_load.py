@@ -79,7 +79,6 @@ def test_page_one_gives_one_answer_per_load(load_sweep: Path, tmp_path: Path) ->
     from workbench.report import build_sizing_report
 
     pdf = build_sizing_report(load_sweep, tmp_path / "r.pdf")
-    pdfium.PdfDocument(str(pdf))[0].render(scale=1.3).to_pil().save("/tmp/lv/page1.png")
     text = " ".join(pdfium.PdfDocument(str(pdf))[0].get_textpage().get_text_range().split())
     assert "One answer per load" in text
     low = text.index("(arrival.qps=40): buy 2 servers x 4 cores")
