@@ -20,7 +20,6 @@ writes that output atomically.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -315,9 +314,10 @@ def _check_measured(files: MeasuredFiles, table_config: str | Path | None) -> No
 
     if table_config is not None and files.table is not None:
         try:
-            given = str(json.loads(Path(table_config).read_text()).get("tableName", ""))
-        except (OSError, ValueError, AttributeError):
-            given = ""  # the importer reports an unreadable config with its own message
+            document = read_document(table_config, "table config")
+        except InputError:
+            document = None  # the importer reports an unreadable config with its own message
+        given = str(document.get("tableName", "")) if isinstance(document, dict) else ""
         if given and bare(given) != bare(files.table):
             raise InputError("--table-config", f"{table_config} is table {given}, but {files.directory} measured "
                                                f"table {files.table}: give that table's config, or none (--measured "

@@ -597,7 +597,8 @@ def _server_cores(document: Mapping[str, Any], rate: str) -> tuple[int | None, s
     cpus = document.get("rates", {}).get(rate, {}).get("cpus", {})
     pinned = [len(v) for k, v in cpus.items() if k != "broker" and v]
     if pinned and len(pinned) == len([k for k in cpus if k != "broker"]):
-        return min(pinned), f"measure.json: each server JVM pinned to {min(pinned)} cpu{'s' if min(pinned) > 1 else ''}"
+        cores = min(pinned)
+        return cores, f"measure.json: each server JVM pinned to {cores} cpu{'s' if cores > 1 else ''}"
     told = document.get("server_processors")
     if isinstance(told, int) and told > 0:
         return told, f"measure.json: each server JVM unpinned and told it has {told} processors (server_processors)"
